@@ -1,0 +1,2 @@
+import ReelCore
+print("reel \(ReelCore.version)")
