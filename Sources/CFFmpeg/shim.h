@@ -30,4 +30,12 @@ static inline int reel_avseek_size(void) { return AVSEEK_SIZE; }
 static inline int reel_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int reel_av_time_base(void) { return AV_TIME_BASE; }
 
+// Header versions (AV_VERSION_INT is a macro Swift cannot evaluate).
+static inline unsigned reel_header_avformat_version(void) { return LIBAVFORMAT_VERSION_INT; }
+static inline unsigned reel_header_avcodec_version(void) { return LIBAVCODEC_VERSION_INT; }
+static inline unsigned reel_header_avutil_version(void) { return LIBAVUTIL_VERSION_INT; }
+static inline unsigned reel_header_swscale_version(void) { return LIBSWSCALE_VERSION_INT; }
+static inline unsigned reel_header_swresample_version(void) { return LIBSWRESAMPLE_VERSION_INT; }
+static inline unsigned reel_header_avfilter_version(void) { return LIBAVFILTER_VERSION_INT; }
+
 #endif
