@@ -284,6 +284,360 @@ struct MediaTimeConvertScaleTests {
     }
 }
 
+@Suite("MediaTime addition and subtraction")
+struct MediaTimeAdditiveTests {
+    @Test func sameTimescaleIsKept() {
+        let sum = t(1, 30) + t(2, 30)
+        #expect(sum.value == 3 && sum.timescale == 30 && sum.flags == .valid)
+        let difference = t(1, 30) - t(2, 30)
+        #expect(difference.value == -1 && difference.timescale == 30)
+    }
+
+    @Test func differentTimescalesUseTheirLeastCommonMultiple() {
+        let sum = t(1, 6) + t(1, 4)  // 2/12 + 3/12
+        #expect(sum.value == 5 && sum.timescale == 12 && !sum.hasBeenRounded)
+
+        let ntsc = t(1001, 30000) + t(1, 25)  // lcm(30000, 25) = 30000; 1001 + 1200
+        #expect(ntsc.value == 2201 && ntsc.timescale == 30000)
+
+        let difference = t(1, 6) - t(1, 4)
+        #expect(difference.value == -1 && difference.timescale == 12)
+    }
+
+    @Test func leastCommonMultipleAboveTheMaximumIsCappedAndRounded() {
+        // lcm(2^31 - 1, 2) = 2^32 - 2. 1/max + 1/2 at max = (2 + max) / 2 = 1073741824.5 → …825.
+        let sum = t(1, MediaTime.maxTimescale) + t(1, 2)
+        #expect(sum.timescale == MediaTime.maxTimescale)
+        #expect(sum.value == 1_073_741_825)
+        #expect(sum.hasBeenRounded)
+
+        // Capped, but exact at the maximum timescale: not rounded.
+        let exact = t(0, MediaTime.maxTimescale) + t(2, 2)
+        #expect(exact.timescale == MediaTime.maxTimescale)
+        #expect(exact.value == Int64(MediaTime.maxTimescale))
+        #expect(!exact.hasBeenRounded)
+    }
+
+    @Test func valueOverflowHalvesTheTimescale() {
+        // (2^63 - 1)/3 + 1/3 = 2^63/3: overflows at 3; at 1 it is 3074457345618258602.67 → …603.
+        let rounded = t(.max, 3) + t(1, 3)
+        #expect(rounded.timescale == 1)
+        #expect(rounded.value == 3_074_457_345_618_258_603)
+        #expect(rounded.hasBeenRounded)
+
+        // (2^63 - 1)/2 + 1/2 = 2^63/2 overflows at 2; at 1 it is exactly 2^62: not rounded.
+        let exact = t(.max, 2) + t(1, 2)
+        #expect(exact.timescale == 1)
+        #expect(exact.value == 1 << 62)
+        #expect(!exact.hasBeenRounded)
+
+        // Halving stops as soon as the value fits: 2^63/1000 fits at 500.
+        let halfway = t(.max, 1000) + t(1, 1000)
+        #expect(halfway.timescale == 500)
+        #expect(halfway.value == 4_611_686_018_427_387_904)
+    }
+
+    @Test func overflowAtTimescaleOneIsInfinite() {
+        #expect((t(.max, 1) + t(1, 1)).isPositiveInfinity)
+        #expect((t(.min, 1) + t(-1, 1)).isNegativeInfinity)
+        #expect((t(.min, 1) - t(1, 1)).isNegativeInfinity)
+        #expect((t(.max, 1) - t(-1, 1)).isPositiveInfinity)
+        // Int64.min itself is a representable result.
+        #expect((t(.min, 1) + .zero).value == .min)
+    }
+
+    @Test func roundingFlagPropagatesFromEitherOperand() {
+        #expect((roundedThird + t(1, 3)).hasBeenRounded)
+        #expect((t(1, 3) + roundedThird).hasBeenRounded)
+        #expect((roundedThird - t(1, 3)).hasBeenRounded)
+        #expect((t(1, 3) - roundedThird).hasBeenRounded)
+        #expect(!(t(1, 3) + t(1, 3)).hasBeenRounded)
+    }
+
+    static let kindPairs: [(TimeKind, TimeKind)] = TimeKind.allCases.flatMap { a in TimeKind.allCases.map { (a, $0) } }
+
+    /// The Core Media rules for `+`: invalid wins; opposite infinities are invalid; an
+    /// infinity wins over everything else; then indefinite; else numeric.
+    static func expectedSum(_ a: TimeKind, _ b: TimeKind) -> TimeKind {
+        switch (a, b) {
+        case (.invalid, _), (_, .invalid): .invalid
+        case (.positiveInfinity, .negativeInfinity), (.negativeInfinity, .positiveInfinity): .invalid
+        case (.positiveInfinity, _), (_, .positiveInfinity): .positiveInfinity
+        case (.negativeInfinity, _), (_, .negativeInfinity): .negativeInfinity
+        case (.indefinite, _), (_, .indefinite): .indefinite
+        default: .numeric
+        }
+    }
+
+    @Test(arguments: kindPairs)
+    func additionOfEachKind(_ a: TimeKind, _ b: TimeKind) {
+        #expect(TimeKind(a.sample + b.sample) == Self.expectedSum(a, b))
+    }
+
+    @Test func additionTableSpotChecks() {
+        // Written out, so that the table above cannot be wrong in the same way as the code.
+        #expect(TimeKind(.positiveInfinity + .negativeInfinity) == .invalid)
+        #expect(TimeKind(.negativeInfinity + .positiveInfinity) == .invalid)
+        #expect(TimeKind(.positiveInfinity + .positiveInfinity) == .positiveInfinity)
+        #expect(TimeKind(.negativeInfinity + .negativeInfinity) == .negativeInfinity)
+        #expect(TimeKind(.positiveInfinity + t(5, 1)) == .positiveInfinity)
+        #expect(TimeKind(t(5, 1) + .negativeInfinity) == .negativeInfinity)
+        #expect(TimeKind(.indefinite + t(5, 1)) == .indefinite)
+        #expect(TimeKind(.positiveInfinity + .indefinite) == .positiveInfinity)
+        #expect(TimeKind(.invalid + .indefinite) == .invalid)
+        #expect(TimeKind(.invalid + .positiveInfinity) == .invalid)
+    }
+
+    @Test(arguments: kindPairs)
+    func subtractionOfEachKind(_ a: TimeKind, _ b: TimeKind) {
+        let expected: TimeKind
+        switch (a, b) {
+        case (.invalid, _), (_, .invalid): expected = .invalid
+        case (.positiveInfinity, .positiveInfinity), (.negativeInfinity, .negativeInfinity): expected = .invalid
+        case (.positiveInfinity, _), (_, .negativeInfinity): expected = .positiveInfinity
+        case (.negativeInfinity, _), (_, .positiveInfinity): expected = .negativeInfinity
+        case (.indefinite, _), (_, .indefinite): expected = .indefinite
+        default: expected = .numeric
+        }
+        #expect(TimeKind(a.sample - b.sample) == expected)
+    }
+
+    @Test func subtractionTableSpotChecks() {
+        #expect(TimeKind(.positiveInfinity - .positiveInfinity) == .invalid)
+        #expect(TimeKind(.negativeInfinity - .negativeInfinity) == .invalid)
+        #expect(TimeKind(.positiveInfinity - .negativeInfinity) == .positiveInfinity)
+        #expect(TimeKind(.negativeInfinity - .positiveInfinity) == .negativeInfinity)
+        #expect(TimeKind(t(5, 1) - .positiveInfinity) == .negativeInfinity)
+        #expect(TimeKind(t(5, 1) - .negativeInfinity) == .positiveInfinity)
+        #expect(TimeKind(.indefinite - .positiveInfinity) == .negativeInfinity)
+        #expect(TimeKind(t(5, 1) - .indefinite) == .indefinite)
+        #expect(TimeKind(.indefinite - .invalid) == .invalid)
+    }
+
+    @Test func epochsOfSums() {
+        // Same epoch (zero or not) → epoch 0.
+        let same = t(1, 1, epoch: 3) + t(1, 1, epoch: 3)
+        #expect(same.value == 2 && same.epoch == 0)
+        #expect((t(1, 1) + t(1, 1)).epoch == 0)
+        // A duration (epoch 0) added to a time in epoch n → epoch n, either order.
+        #expect((t(1, 1) + t(1, 1, epoch: 3)).epoch == 3)
+        #expect((t(1, 1, epoch: 3) + t(1, 1)).epoch == 3)
+        // Different non-zero epochs → invalid.
+        #expect(!(t(1, 1, epoch: 3) + t(1, 1, epoch: 4)).isValid)
+        // Epochs only matter between numeric times.
+        #expect((t(1, 1, epoch: 3) + .positiveInfinity).isPositiveInfinity)
+    }
+
+    @Test func epochsOfDifferences() {
+        let duration = t(5, 1, epoch: 3) - t(2, 1, epoch: 3)
+        #expect(duration.value == 3 && duration.epoch == 0)
+        let moved = t(5, 1, epoch: 3) - t(2, 1)
+        #expect(moved.value == 3 && moved.epoch == 3)
+        // Undocumented by Core Media; Reel keeps the symmetric rule.
+        let reversed = t(5, 1) - t(2, 1, epoch: 3)
+        #expect(reversed.value == 3 && reversed.epoch == 3)
+        #expect(!(t(5, 1, epoch: 3) - t(2, 1, epoch: 4)).isValid)
+    }
+
+    @Test func compoundAssignment() {
+        var time = t(1, 2)
+        time += t(1, 3)
+        #expect(time.value == 5 && time.timescale == 6)
+        time -= t(1, 6)
+        #expect(time.value == 4 && time.timescale == 6)
+    }
+
+    @Test func negation() {
+        let negated = -t(1, 3)
+        #expect(negated.value == -1 && negated.timescale == 3)
+        let keepsEverything = -MediaTime(value: 7, timescale: 2, epoch: 5)
+        #expect(keepsEverything.value == -7 && keepsEverything.epoch == 5)
+        #expect((-roundedThird).hasBeenRounded)
+        #expect((-MediaTime.positiveInfinity).isNegativeInfinity)
+        #expect((-MediaTime.negativeInfinity).isPositiveInfinity)
+        #expect((-MediaTime.indefinite).isIndefinite)
+        #expect(!(-MediaTime.invalid).isValid)
+        // -Int64.min does not fit: the timescale is halved (exactly, here) …
+        let halved = -t(.min, 2)
+        #expect(halved.value == 1 << 62 && halved.timescale == 1 && !halved.hasBeenRounded)
+        // … or the result is +infinity at timescale 1.
+        #expect((-t(.min, 1)).isPositiveInfinity)
+    }
+
+    @Test func absoluteValue() {
+        let positive = MediaTime.abs(t(-3, 2, epoch: 1))
+        #expect(positive.value == 3 && positive.timescale == 2 && positive.epoch == 1)
+        #expect(MediaTime.abs(t(3, 2)).value == 3)
+        #expect(MediaTime.abs(.zero) == .zero)
+        #expect(MediaTime.abs(.negativeInfinity).isPositiveInfinity)
+        #expect(MediaTime.abs(.positiveInfinity).isPositiveInfinity)
+        #expect(MediaTime.abs(.indefinite).isIndefinite)
+        #expect(!MediaTime.abs(.invalid).isValid)
+    }
+}
+
+@Suite("MediaTime multiplication")
+struct MediaTimeMultiplicationTests {
+    @Test func byInteger() {
+        let tripled = t(1001, 30000) * Int32(3)
+        #expect(tripled.value == 3003 && tripled.timescale == 30000 && tripled.flags == .valid)
+        let negated = Int32(-2) * t(1001, 30000)
+        #expect(negated.value == -2002 && negated.timescale == 30000)
+        var time = t(1, 2, epoch: 6)
+        time *= 5
+        #expect(time.value == 5 && time.epoch == 6)
+        #expect((t(1, 2) * 3).value == 3)  // plain integer literals work
+        #expect((roundedThird * 3).hasBeenRounded)
+    }
+
+    @Test func byIntegerHalvesTheTimescaleOnOverflow() {
+        // 2^62 × 3 overflows at 1000; at 500 it is 2^62 × 3 / 2 exactly.
+        let exact = t(1 << 62, 1000) * 3
+        #expect(exact.timescale == 500 && exact.value == 6_917_529_027_641_081_856)
+        #expect(!exact.hasBeenRounded)
+        // (2^62 + 1) × 3 / 2 = …857.5 → …858, rounded.
+        let rounded = t((1 << 62) + 1, 1000) * 3
+        #expect(rounded.timescale == 500 && rounded.value == 6_917_529_027_641_081_858)
+        #expect(rounded.hasBeenRounded)
+    }
+
+    @Test func byIntegerOverflowIsInfinite() {
+        #expect((t(.max, 1) * 2).isPositiveInfinity)
+        #expect((t(.max, 1) * -2).isNegativeInfinity)
+        #expect((t(.min, 1) * -1).isPositiveInfinity)
+    }
+
+    @Test func byIntegerSpecialTimes() {
+        #expect((MediaTime.positiveInfinity * 2).isPositiveInfinity)
+        #expect((MediaTime.positiveInfinity * -2).isNegativeInfinity)
+        #expect((MediaTime.negativeInfinity * -2).isPositiveInfinity)
+        #expect(!(MediaTime.positiveInfinity * 0).isValid)
+        #expect((MediaTime.indefinite * 2).isIndefinite)
+        #expect(!(MediaTime.invalid * 2).isValid)
+        let zero = t(5, 3) * 0
+        #expect(zero.value == 0 && zero.timescale == 3)
+    }
+
+    @Test func byFloatRaisesTheTimescaleToAtLeast65536() {
+        // 30 doubled 12 times is 122880; 1/30 × 0.5 = 1/60 = 2048/122880, exactly.
+        let half = t(1, 30).multiplied(byFloat64: 0.5)
+        #expect(half.timescale == 122_880 && half.value == 2048 && !half.hasBeenRounded)
+        // 600 doubled 7 times is 76800; 43804/600 × 0.25 = 1401728/76800.
+        let quarter = t(43804, 600).multiplied(byFloat64: 0.25)
+        #expect(quarter.timescale == 76_800 && quarter.value == 1_401_728 && !quarter.hasBeenRounded)
+        // A timescale of 65536 or more is kept.
+        let doubled = t(1, 90000).multiplied(byFloat64: 2.0)
+        #expect(doubled.timescale == 90000 && doubled.value == 2)
+        #expect(t(1, 65536).multiplied(byFloat64: 1.0).timescale == 65536)
+        #expect(t(7, 2, epoch: 3).multiplied(byFloat64: 1.0).epoch == 3)
+    }
+
+    @Test func byFloatRoundsTheExactProduct() {
+        // 0.1 is 0.1000000000000000055511151231257827…, × 65536 = 6553.6000000000003638 → 6554.
+        let tenth = t(1, 1).multiplied(byFloat64: 0.1)
+        #expect(tenth.timescale == 65536 && tenth.value == 6554 && tenth.hasBeenRounded)
+        let negative = t(-1, 1).multiplied(byFloat64: 0.1)
+        #expect(negative.value == -6554 && negative.hasBeenRounded)
+        #expect(roundedThird.multiplied(byFloat64: 1.0).hasBeenRounded)
+        // Only the lowest bits are discarded: 1 + 2^-52 units is still rounded to 1.
+        let almostOne = t(1, 65536).multiplied(byFloat64: 1 + .ulpOfOne)
+        #expect(almostOne.value == 1 && almostOne.timescale == 65536 && almostOne.hasBeenRounded)
+        #expect(!t(1, 65536).multiplied(byFloat64: 1).hasBeenRounded)
+    }
+
+    @Test func byFloatHalvesTheTimescaleOnOverflow() {
+        // 2^50 × 1.5 × 65536 overflows; the first timescale that fits is 4096 (value 1.5 × 2^62).
+        let time = t(1 << 50, 1).multiplied(byFloat64: 1.5)
+        #expect(time.timescale == 4096 && time.value == 6_917_529_027_641_081_856)
+        #expect(!time.hasBeenRounded)
+        #expect(t(.max, 1).multiplied(byFloat64: 2.0).isPositiveInfinity)
+        #expect(t(.max, 1).multiplied(byFloat64: -2.0).isNegativeInfinity)
+        #expect(t(1, 1).multiplied(byFloat64: 1e300).isPositiveInfinity)
+        #expect(t(1, 1).multiplied(byFloat64: -1e300).isNegativeInfinity)
+    }
+
+    @Test func byFloatSpecialCases() {
+        #expect(!t(1, 1).multiplied(byFloat64: Double.nan).isValid)
+        #expect(t(1, 1).multiplied(byFloat64: Double.infinity).isPositiveInfinity)
+        #expect(t(-1, 1).multiplied(byFloat64: Double.infinity).isNegativeInfinity)
+        #expect(t(1, 1).multiplied(byFloat64: -Double.infinity).isNegativeInfinity)
+        #expect(!t(0, 1).multiplied(byFloat64: Double.infinity).isValid)
+        #expect(MediaTime.positiveInfinity.multiplied(byFloat64: 2.0).isPositiveInfinity)
+        #expect(MediaTime.positiveInfinity.multiplied(byFloat64: -2.0).isNegativeInfinity)
+        #expect(MediaTime.negativeInfinity.multiplied(byFloat64: 0.5).isNegativeInfinity)
+        #expect(!MediaTime.positiveInfinity.multiplied(byFloat64: 0.0).isValid)
+        #expect(!MediaTime.positiveInfinity.multiplied(byFloat64: Double.nan).isValid)
+        #expect(MediaTime.indefinite.multiplied(byFloat64: 2.0).isIndefinite)
+        #expect(!MediaTime.invalid.multiplied(byFloat64: 2.0).isValid)
+        let zero = t(5, 1).multiplied(byFloat64: 0.0)
+        #expect(zero.value == 0 && zero.isNumeric && !zero.hasBeenRounded)
+    }
+
+    @Test func byRatioKeepsTheExactValue() {
+        // Core Media's documented behaviour: 43804/600 × 1/4 is 43804/2400.
+        let quarter = t(43804, 600).multiplied(byRatio: 1, divisor: 4)
+        #expect(quarter.value == 43804 && quarter.timescale == 2400 && quarter.flags == .valid)
+        let thrice = t(1, 3).multiplied(byRatio: 3, divisor: 1)
+        #expect(thrice.value == 3 && thrice.timescale == 3)
+        // The ratio is reduced first: 2/4 is 1/2.
+        let half = t(1, 30).multiplied(byRatio: 2, divisor: 4)
+        #expect(half.value == 1 && half.timescale == 60)
+        // A negative divisor moves the sign to the value.
+        let negative = t(1, 2).multiplied(byRatio: 1, divisor: -3)
+        #expect(negative.value == -1 && negative.timescale == 6)
+        let epoch = t(1, 2, epoch: 8).multiplied(byRatio: 1, divisor: 2)
+        #expect(epoch.epoch == 8)
+        #expect(roundedThird.multiplied(byRatio: 1, divisor: 2).hasBeenRounded)
+    }
+
+    @Test func byRatioUsesA128BitIntermediate() {
+        // x × 3/3 is exactly x, even next to Int64.max.
+        let same = t(.max - 1, 7).multiplied(byRatio: 3, divisor: 3)
+        #expect(same.value == .max - 1 && same.timescale == 7 && !same.hasBeenRounded)
+        // 3·2^61 × 2 = 3·2^62 overflows Int64 on the way, but the result 2^62 fits.
+        let twoThirds = t(3 << 61, 1).multiplied(byRatio: 2, divisor: 3)
+        #expect(twoThirds.value == 1 << 62 && twoThirds.timescale == 1 && !twoThirds.hasBeenRounded)
+    }
+
+    @Test func byRatioRoundsHalfAwayFromZeroWhenInexact() {
+        // (2^62 - 1) × 3 / 2 = 6917529027641081854.5 → …855 at timescale 1.
+        let time = t((1 << 62) - 1, 1).multiplied(byRatio: 3, divisor: 2)
+        #expect(time.value == 6_917_529_027_641_081_855 && time.timescale == 1 && time.hasBeenRounded)
+        let negative = t(-((1 << 62) - 1), 1).multiplied(byRatio: 3, divisor: 2)
+        #expect(negative.value == -6_917_529_027_641_081_855 && negative.hasBeenRounded)
+        // A denominator past the maximum timescale: 1/(2·max) at max is 0.5 → 1.
+        let tiny = t(1, MediaTime.maxTimescale).multiplied(byRatio: 1, divisor: 2)
+        #expect(tiny.value == 1 && tiny.timescale == MediaTime.maxTimescale && tiny.hasBeenRounded)
+    }
+
+    @Test func byRatioOverflowIsInfinite() {
+        #expect(t(.max, 1).multiplied(byRatio: .max, divisor: 1).isPositiveInfinity)
+        #expect(t(.max, 1).multiplied(byRatio: .min, divisor: 1).isNegativeInfinity)
+    }
+
+    @Test func byRatioWithAZeroDivisor() {
+        #expect(t(1, 2).multiplied(byRatio: 3, divisor: 0).isPositiveInfinity)
+        #expect(t(-1, 2).multiplied(byRatio: 3, divisor: 0).isNegativeInfinity)
+        #expect(t(1, 2).multiplied(byRatio: -3, divisor: 0).isNegativeInfinity)
+        #expect(!t(0, 2).multiplied(byRatio: 3, divisor: 0).isValid)
+        #expect(!t(1, 2).multiplied(byRatio: 0, divisor: 0).isValid)
+        #expect(MediaTime.negativeInfinity.multiplied(byRatio: 3, divisor: 0).isNegativeInfinity)
+        #expect(!MediaTime.positiveInfinity.multiplied(byRatio: 0, divisor: 0).isValid)
+    }
+
+    @Test func byRatioSpecialTimes() {
+        #expect(MediaTime.positiveInfinity.multiplied(byRatio: 1, divisor: 2).isPositiveInfinity)
+        #expect(MediaTime.positiveInfinity.multiplied(byRatio: -1, divisor: 2).isNegativeInfinity)
+        #expect(MediaTime.positiveInfinity.multiplied(byRatio: 1, divisor: -2).isNegativeInfinity)
+        #expect(MediaTime.negativeInfinity.multiplied(byRatio: -1, divisor: -2).isNegativeInfinity)
+        #expect(!MediaTime.positiveInfinity.multiplied(byRatio: 0, divisor: 5).isValid)
+        #expect(MediaTime.indefinite.multiplied(byRatio: 1, divisor: 2).isIndefinite)
+        #expect(!MediaTime.invalid.multiplied(byRatio: 1, divisor: 2).isValid)
+        let zero = t(5, 600).multiplied(byRatio: 0, divisor: 7)
+        #expect(zero.value == 0 && zero.timescale == 600)
+    }
+}
+
 @Suite("MediaTime ordering, equality and hashing")
 struct MediaTimeComparisonTests {
     /// One of every kind, in ascending order.
