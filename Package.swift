@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "reel", targets: ["reel"]),
         .library(name: "ReelCore", targets: ["ReelCore"]),
+        .library(name: "ReelLoading", targets: ["ReelLoading"]),
+        .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
     ],
     dependencies: [
@@ -35,6 +37,21 @@ let package = Package(
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore"),
 
+        // Loaders: files now; HTTP, the range cache and the preloader next.
+        .target(
+            name: "ReelLoading",
+            dependencies: [
+                "ReelCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // FFmpeg behind one bridge: AVIO, demux, decode, conversion, the player.
+        .target(
+            name: "ReelMedia",
+            dependencies: ["ReelCore", "CFFmpeg"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -46,8 +63,8 @@ let package = Package(
             name: "reel",
             dependencies: [
                 "ReelCore",
-                "CFFmpeg",
-                "CSDL2",
+                "ReelLoading",
+                "ReelMedia",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -62,7 +79,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelTestSupportTests",
-            dependencies: ["ReelCore", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelLoading", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

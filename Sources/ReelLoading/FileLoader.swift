@@ -1,0 +1,150 @@
+import Foundation
+import ReelCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads local files (`file://` URLs) through the ``ResourceLoader`` contract.
+///
+/// Reads are pulled on the reader's thread with `pread`, so a player reading a
+/// local file pays no thread hop. The entity tag is made from the file's device,
+/// inode, size and modification time, so a replaced or rewritten file is a new
+/// version to any cache above this loader.
+public struct FileLoader: ResourceLoader {
+    /// The largest chunk a read returns at once.
+    public var chunkSize: Int
+
+    public init(chunkSize: Int = 256 * 1024) {
+        self.chunkSize = chunkSize
+    }
+
+    public func read(_ url: URL, range: ByteRange) -> ByteStream {
+        guard url.isFileURL else {
+            return .failed(ResourceLoaderError.notFound(url: url))
+        }
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR {
+                return .failed(ResourceLoaderError.notFound(url: url))
+            }
+            return .failed(ResourceLoaderError.io(url: url, range: range, reason: String(cString: strerror(code))))
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            return .failed(ResourceLoaderError.io(url: url, range: range, reason: reason))
+        }
+        if (status.st_mode & S_IFMT) == S_IFDIR {
+            close(descriptor)
+            return .failed(ResourceLoaderError.io(url: url, range: range, reason: "is a directory"))
+        }
+        let info = Self.information(url: url, status: status)
+        let length = Int64(status.st_size)
+        guard range.offset <= length else {
+            close(descriptor)
+            return .failed(
+                ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length),
+                contentInformation: info
+            )
+        }
+        let reader = FileReader(
+            descriptor: descriptor, url: url, range: range,
+            end: min(range.end ?? length, length)
+        )
+        let chunkSize = self.chunkSize
+        return ByteStream(
+            contentInformation: info,
+            pull: { max in try reader.read(maxLength: Swift.min(max, chunkSize)) },
+            onCancel: { reader.close() }
+        )
+    }
+
+    public func contentInformation(for url: URL) async throws -> ContentInformation {
+        guard url.isFileURL else { throw ResourceLoaderError.notFound(url: url) }
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw ResourceLoaderError.notFound(url: url) }
+            throw ResourceLoaderError.io(url: url, range: .all, reason: String(cString: strerror(code)))
+        }
+        return Self.information(url: url, status: status)
+    }
+
+    private static func information(url: URL, status: stat) -> ContentInformation {
+        let modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        let tag = "\"\(String(status.st_dev, radix: 16))-\(String(status.st_ino, radix: 16))-\(String(status.st_size, radix: 16))-\(String(modified, radix: 16))\""
+        return ContentInformation(
+            length: Int64(status.st_size),
+            contentType: ContentInformation.contentType(forPathExtension: url.pathExtension),
+            isByteRangeAccessSupported: true,
+            entityTag: tag,
+            lastModified: nil,
+            finalURL: url
+        )
+    }
+}
+
+/// One open file being read from `position` to `end`; closed at the end, on
+/// cancellation, or when released.
+private final class FileReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var descriptor: Int32
+    private var position: Int64
+    private let end: Int64
+    private let url: URL
+    private let range: ByteRange
+
+    init(descriptor: Int32, url: URL, range: ByteRange, end: Int64) {
+        self.descriptor = descriptor
+        self.position = range.offset
+        self.end = end
+        self.url = url
+        self.range = range
+    }
+
+    deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
+
+    func read(maxLength: Int) throws -> Data? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard descriptor >= 0 else {
+            if position >= end { return nil }
+            throw CancellationError()
+        }
+        let wanted = Int(Swift.min(Int64(maxLength), end - position))
+        if wanted <= 0 {
+            closeLocked()
+            return nil
+        }
+        var data = Data(count: wanted)
+        let count = data.withUnsafeMutableBytes { raw in
+            pread(descriptor, raw.baseAddress, wanted, off_t(position))
+        }
+        if count < 0 {
+            let reason = String(cString: strerror(errno))
+            closeLocked()
+            throw ResourceLoaderError.io(url: url, range: range, reason: reason)
+        }
+        if count == 0 {
+            // The file shrank under us: what we promised is not there.
+            closeLocked()
+            throw ResourceLoaderError.io(url: url, range: range, reason: "file ended at byte \(position), expected \(end)")
+        }
+        position += Int64(count)
+        if count < wanted { data.removeSubrange(count..<wanted) }
+        return data
+    }
+
+    func close() {
+        lock.withLock { closeLocked() }
+    }
+
+    private func closeLocked() {
+        if descriptor >= 0 {
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}

@@ -1,2 +1,0 @@
-import ReelCore
-print("reel \(ReelCore.version)")

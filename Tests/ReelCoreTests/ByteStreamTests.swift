@@ -1,0 +1,170 @@
+import Foundation
+@testable import ReelCore
+import Testing
+
+private let info = ContentInformation(length: 10, contentType: "video/mp4")
+
+@Suite struct ByteStreamTests {
+    @Test func deliversInformationThenChunksThenEnd() async throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        #expect(stream.receivedContentInformation == nil)
+        continuation.respond(with: info)
+        continuation.yield(Data([1, 2, 3]))
+        continuation.yield(Data([4]))
+        continuation.finish()
+        #expect(try await stream.contentInformation() == info)
+        var chunks: [Data] = []
+        for try await chunk in stream { chunks.append(chunk) }
+        #expect(chunks == [Data([1, 2, 3]), Data([4])])
+    }
+
+    @Test func errorComesAfterTheBytesBeforeIt() async throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        continuation.yield(Data([9, 9]))
+        let url = URL(string: "https://origin.example/a.mp4")!
+        continuation.finish(throwing: ResourceLoaderError.network(url: url, range: .all, reason: "reset"))
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() == Data([9, 9]))
+        await #expect(throws: ResourceLoaderError.network(url: url, range: .all, reason: "reset")) {
+            _ = try await iterator.next()
+        }
+    }
+
+    @Test func blockingReadSplitsChunksToTheRequestedSize() throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        continuation.yield(Data(0..<10))
+        continuation.finish()
+        #expect(try stream.waitForContentInformation() == info)
+        #expect(try stream.read(maxLength: 4) == Data([0, 1, 2, 3]))
+        #expect(try stream.read(maxLength: 4) == Data([4, 5, 6, 7]))
+        #expect(try stream.read(maxLength: 4) == Data([8, 9]))
+        #expect(try stream.read(maxLength: 4) == nil)
+    }
+
+    @Test func readIntoBufferCopiesAcrossChunks() throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        continuation.yield(Data([1, 2]))
+        continuation.yield(Data([3, 4, 5]))
+        continuation.finish()
+        var buffer = [UInt8](repeating: 0, count: 4)
+        let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+        #expect(n == 4)
+        #expect(buffer == [1, 2, 3, 4])
+        let m = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+        #expect(m == 1)
+        #expect(buffer[0] == 5)
+        #expect(try buffer.withUnsafeMutableBytes { try stream.read(into: $0) } == 0)
+    }
+
+    @Test func blockedReaderWakesWhenBytesArrive() async throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        let result = onThread { try stream.read(maxLength: 100) }
+        try await Task.sleep(nanoseconds: 5_000_000)
+        continuation.yield(Data([42]))
+        #expect(try await result.value() == Data([42]))
+    }
+
+    @Test func cancelWakesABlockedReaderAndRunsTheProducersHandler() async throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        let stopped = AsyncGate()
+        continuation.onCancel { stopped.open() }
+        continuation.respond(with: info)
+        let reader = onThread { () -> Bool in
+            do { _ = try stream.read(maxLength: 10); return false } catch is CancellationError { return true }
+        }
+        try await Task.sleep(nanoseconds: 5_000_000)
+        stream.cancel()
+        #expect(try await reader.value())
+        await stopped.wait()
+        #expect(continuation.isCancelled)
+        // Bytes pushed after cancellation are dropped.
+        continuation.yield(Data([1]))
+        #expect(stream.bufferedByteCount == 0)
+    }
+
+    @Test func sendWaitsAtTheHighWaterMarkUntilTheReaderCatchesUp() async throws {
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: 8)
+        continuation.respond(with: info)
+        let progress = ManagedCounter()
+        let producer = Task {
+            for _ in 0..<4 {
+                try await continuation.send(Data(repeating: 1, count: 6))
+                progress.increment()
+            }
+            continuation.finish()
+        }
+        // 6 bytes fit under the mark; the second send buffers 12 > 8 and waits.
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(progress.value == 1)
+        #expect(stream.bufferedByteCount == 12)
+        let all = try await stream.collect()
+        #expect(all.count == 24)
+        try await producer.value
+        #expect(progress.value == 4)
+    }
+
+    @Test func idleOnlyWhenNothingBufferedAndTheProducerSaysSo() {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        #expect(!stream.isIdle)
+        continuation.setIdle(true)
+        #expect(stream.isIdle)
+        continuation.yield(Data([1]))
+        #expect(!stream.isIdle, "a reader has something to read")
+        _ = try? stream.read(maxLength: 1)
+        #expect(stream.isIdle)
+        continuation.finish()
+        #expect(!stream.isIdle, "a finished stream is not waiting for anything")
+    }
+
+    @Test func pulledStreamReadsOnTheReadersThread() async throws {
+        let source = ManagedCounter()
+        let stream = ByteStream(contentInformation: info, pull: { max in
+            source.increment()
+            return source.value <= 3 ? Data(repeating: UInt8(source.value), count: min(max, 2)) : nil
+        })
+        #expect(try await stream.collect() == Data([1, 1, 2, 2, 3, 3]))
+    }
+}
+
+final class ManagedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// Runs blocking work on its own thread (never on the cooperative pool, which it
+/// would starve) and hands back its result.
+final class ThreadResult<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+    private var waiter: CheckedContinuation<Result<T, any Error>, Never>?
+
+    func set(_ value: Result<T, any Error>) {
+        let w: CheckedContinuation<Result<T, any Error>, Never>? = lock.withLock {
+            result = value
+            defer { waiter = nil }
+            return waiter
+        }
+        w?.resume(returning: value)
+    }
+
+    func value() async throws -> T {
+        let r = await withCheckedContinuation { (c: CheckedContinuation<Result<T, any Error>, Never>) in
+            lock.lock()
+            if let result { lock.unlock(); c.resume(returning: result) } else { waiter = c; lock.unlock() }
+        }
+        return try r.get()
+    }
+}
+
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> ThreadResult<T> {
+    let box = ThreadResult<T>()
+    Thread.detachNewThread { box.set(Result { try body() }) }
+    return box
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Synchronization
+@testable import ReelCore
+import Testing
+
+private func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+
+/// Records what ran, in order, from any thread.
+private final class Recorder: Sendable {
+    private let items = Mutex<[String]>([])
+    func add(_ item: String) { items.withLock { $0.append(item) } }
+    var all: [String] { items.withLock { $0 } }
+}
+
+@Suite struct ManualClockTests {
+    @Test func timeMovesOnlyWhenAdvanced() {
+        let clock = ManualClock(now: ms(500))
+        #expect(clock.now == ms(500))
+        clock.advance(by: ms(250))
+        #expect(clock.now == ms(750))
+        clock.advance(to: ms(100))  // never backwards
+        #expect(clock.now == ms(750))
+    }
+
+    @Test func actionsRunSynchronouslyInDeadlineOrderSeeingTheirOwnDeadline() {
+        let clock = ManualClock()
+        let log = Recorder()
+        clock.schedule(at: ms(30)) { log.add("c@\(clock.now.seconds)") }
+        clock.schedule(at: ms(10)) { log.add("a@\(clock.now.seconds)") }
+        clock.schedule(at: ms(20)) { log.add("b@\(clock.now.seconds)") }
+        clock.schedule(at: ms(50)) { log.add("late") }
+        #expect(log.all.isEmpty)
+        clock.advance(by: ms(40))
+        // Synchronous: everything due has run when advance returns.
+        #expect(log.all == ["a@0.01", "b@0.02", "c@0.03"])
+        #expect(clock.now == ms(40))
+        #expect(clock.nextDeadline == ms(50))
+    }
+
+    @Test func tiesRunInSchedulingOrder() {
+        let clock = ManualClock()
+        let log = Recorder()
+        for name in ["first", "second", "third"] {
+            clock.schedule(at: ms(5)) { log.add(name) }
+        }
+        clock.advance(by: ms(5))
+        #expect(log.all == ["first", "second", "third"])
+    }
+
+    @Test func actionsScheduledByActionsRunIfDueWithinTheSameAdvance() {
+        let clock = ManualClock()
+        let log = Recorder()
+        clock.schedule(at: ms(10)) {
+            log.add("outer")
+            clock.schedule(after: ms(5)) { log.add("inner@\(clock.now.seconds)") }
+            clock.schedule(after: ms(100)) { log.add("too late") }
+        }
+        clock.advance(by: ms(20))
+        #expect(log.all == ["outer", "inner@0.015"])
+        #expect(clock.pendingCount == 1)
+    }
+
+    @Test func cancelledActionsNeverRun() {
+        let clock = ManualClock()
+        let log = Recorder()
+        let handle = clock.schedule(at: ms(10)) { log.add("cancelled") }
+        clock.schedule(at: ms(10)) { log.add("kept") }
+        handle.cancel()
+        clock.advance(by: ms(10))
+        #expect(log.all == ["kept"])
+    }
+
+    @Test func pastDeadlinesRunOnTheNextAdvance() {
+        let clock = ManualClock(now: ms(100))
+        let log = Recorder()
+        clock.schedule(at: ms(50)) { log.add("past") }
+        clock.runDue()
+        #expect(log.all == ["past"])
+        #expect(clock.now == ms(100))
+    }
+
+    @Test func advanceToNextDeadline() {
+        let clock = ManualClock()
+        let log = Recorder()
+        clock.schedule(at: ms(7)) { log.add("x") }
+        #expect(clock.advanceToNextDeadline())
+        #expect(clock.now == ms(7))
+        #expect(log.all == ["x"])
+        #expect(!clock.advanceToNextDeadline())
+    }
+
+    @Test func asyncSleepResumesWhenTheClockPassesTheDeadline() async throws {
+        let clock = ManualClock()
+        let woke = Mutex(false)
+        let sleeper = Task {
+            try await clock.sleep(until: ms(100))
+            woke.withLock { $0 = true }
+        }
+        // Wait until the sleeper has registered its wake-up.
+        while clock.pendingCount == 0 { await Task.yield() }
+        clock.advance(by: ms(99))
+        #expect(!woke.withLock { $0 })
+        clock.advance(by: ms(1))
+        try await sleeper.value
+        #expect(woke.withLock { $0 })
+    }
+
+    @Test func cancellingASleeperThrowsAndForgetsItsWakeUp() async throws {
+        let clock = ManualClock()
+        let sleeper = Task { try await clock.sleep(until: ms(100)) }
+        while clock.pendingCount == 0 { await Task.yield() }
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(clock.pendingCount == 0)
+    }
+}
+
+@Suite struct HostClockTests {
+    @Test func isMonotonicInNanoseconds() {
+        let clock = HostClock()
+        var previous = clock.now
+        #expect(previous.timescale == 1_000_000_000)
+        for _ in 0..<1000 {
+            let next = clock.now
+            #expect(next >= previous)
+            previous = next
+        }
+    }
+
+    @Test func scheduledActionsRunAfterTheirDeadlineInOrder() async throws {
+        let clock = HostClock()
+        let log = Recorder()
+        let start = clock.now
+        let done = AsyncGate()
+        clock.schedule(at: start + ms(30)) { log.add("b:\(clock.now >= start + ms(30))"); done.open() }
+        clock.schedule(at: start + ms(10)) { log.add("a:\(clock.now >= start + ms(10))") }
+        let cancelled = clock.schedule(at: start + ms(20)) { log.add("cancelled") }
+        cancelled.cancel()
+        await done.wait()
+        #expect(log.all == ["a:true", "b:true"])
+    }
+
+    @Test func sleepWaitsAtLeastTheDuration() async throws {
+        let clock = HostClock()
+        let start = clock.now
+        try await clock.sleep(for: ms(15))
+        #expect(clock.now - start >= ms(15))
+    }
+}
+
+/// Opens once; waiters before and after get through.
+final class AsyncGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    func open() {
+        let list: [CheckedContinuation<Void, Never>] = lock.withLock {
+            isOpen = true
+            defer { waiters = [] }
+            return waiters
+        }
+        list.forEach { $0.resume() }
+    }
+    func wait() async {
+        await withCheckedContinuation { c in
+            lock.lock()
+            if isOpen { lock.unlock(); c.resume() } else { waiters.append(c); lock.unlock() }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Reel builds and tests with. Idempotent: packages
+# already installed are skipped, and when nothing is missing it does nothing.
+# Needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+packages=(
+    pkg-config
+    # FFmpeg: demux, decode, scale, resample, filter (atempo), and the encoders
+    # that make test fixtures and the demo feed.
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    # SDL2 and SDL2_ttf: the window, GL context, audio device, text.
+    libsdl2-dev libsdl2-ttf-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+else
+    echo "setup.sh: missing packages (${missing[*]}) and not root; run as root or install them" >&2
+    exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
