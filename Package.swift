@@ -49,7 +49,10 @@ let package = Package(
         // FFmpeg behind one bridge: AVIO, demux, decode, conversion, the player.
         .target(
             name: "ReelMedia",
-            dependencies: ["ReelCore", "CFFmpeg"]
+            dependencies: [
+                "ReelCore", "CFFmpeg",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).

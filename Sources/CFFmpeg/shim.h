@@ -13,6 +13,8 @@
 #include <libavutil/display.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/log.h>
+#include <libavutil/md5.h>
+#include <libavutil/audio_fifo.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 #include <libavfilter/avfilter.h>

@@ -1,0 +1,324 @@
+import Foundation
+import ReelCore
+internal import CFFmpeg
+
+/// An open container: libavformat reading through an ``AVIOBridge``.
+final class Demuxer: @unchecked Sendable {
+    let url: URL
+    let bridge: AVIOBridge
+    private(set) var format: UnsafeMutablePointer<AVFormatContext>?
+    private(set) var videoStreamIndex: Int32?
+    private(set) var audioStreamIndex: Int32?
+    /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
+    private(set) var usedStreamInfoProbe = false
+    private(set) var info: MediaInfo
+
+    /// Opens `url` through `loader`.
+    ///
+    /// With `fastStart`, probing is kept small and `avformat_find_stream_info` is
+    /// skipped when the container header already gives what decoding needs (MP4,
+    /// MOV, Matroska and WebM usually do); otherwise it runs with a small budget.
+    /// Without it (for `reel probe`), streams are probed fully so every field is known.
+    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true,
+         activity: (PipelineActivity, PipelineActivity.Worker)? = nil,
+         onContentInformation: (() -> Void)? = nil, onFirstByte: (() -> Void)? = nil) throws {
+        self.url = url
+        let bridge = try AVIOBridge(url: url, loader: loader)
+        bridge.activity = activity
+        bridge.onContentInformation = onContentInformation
+        bridge.onFirstByte = onFirstByte
+        self.bridge = bridge
+        self.info = MediaInfo(container: "", containerLongName: "", duration: nil, bitRate: nil, streams: [])
+
+        guard let context = avformat_alloc_context() else {
+            throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
+        }
+        context.pointee.pb = bridge.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context.pointee.interrupt_callback.callback = avioInterrupt
+        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if fastStart {
+            av_dict_set(&options, "probesize", "524288", 0)
+            av_dict_set(&options, "analyzeduration", "1000000", 0)
+            av_dict_set(&options, "fpsprobesize", "0", 0)
+        }
+        // The name only hints the format (by extension); FFmpeg opens nothing.
+        var opened: UnsafeMutablePointer<AVFormatContext>? = context
+        let hint = url.lastPathComponent.isEmpty ? "input" : url.lastPathComponent
+        let code = avformat_open_input(&opened, hint, nil, &options)
+        if code < 0 {
+            // avformat_open_input frees the context on failure.
+            let loaderError = bridge.lastLoaderError
+            bridge.close()
+            if let loaderError { throw MediaError.loading(loaderError) }
+            if bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
+            if code == reel_averror_invaliddata() {
+                throw MediaError.unrecognizedFormat(url: url, message: ffmpegErrorString(code))
+            }
+            throw MediaError.ffmpeg(operation: "avformat_open_input", code: code, message: ffmpegErrorString(code), url: url)
+        }
+        format = opened
+
+        selectStreams()
+        let needsProbe = !fastStart || !headerIsEnough()
+        if needsProbe {
+            usedStreamInfoProbe = true
+            let probeCode = avformat_find_stream_info(opened, nil)
+            if probeCode < 0 {
+                if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
+                if bridge.isInterrupted { throw MediaError.cancelled }
+                throw MediaError.ffmpeg(operation: "avformat_find_stream_info", code: probeCode, message: ffmpegErrorString(probeCode), url: url)
+            }
+            selectStreams()
+        }
+        guard videoStreamIndex != nil || audioStreamIndex != nil else {
+            throw MediaError.noPlayableStreams(url: url)
+        }
+        // Only the selected streams are demuxed.
+        for i in 0..<Int(opened!.pointee.nb_streams) {
+            let stream = opened!.pointee.streams[i]!
+            let index = Int32(i)
+            if index != videoStreamIndex && index != audioStreamIndex {
+                stream.pointee.discard = AVDISCARD_ALL
+            }
+        }
+        info = describe()
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        bridge.interrupt()
+        if format != nil {
+            avformat_close_input(&format)
+        }
+        bridge.close()
+    }
+
+    // MARK: Streams
+
+    func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream>? {
+        guard let format, index >= 0, index < Int32(format.pointee.nb_streams) else { return nil }
+        return format.pointee.streams[Int(index)]
+    }
+
+    func timeBase(of index: Int32) -> TimeBase {
+        TimeBase(stream(index)?.pointee.time_base ?? AVRational(num: 1, den: 1))
+    }
+
+    /// The container's duration, or `nil` when unknown.
+    var duration: MediaTime? { info.duration }
+
+    private func selectStreams() {
+        guard let format else { return }
+        var video: Int32?
+        var videoIsDefault = false
+        var audio: Int32?
+        var audioIsDefault = false
+        for i in 0..<Int(format.pointee.nb_streams) {
+            guard let stream = format.pointee.streams[i], let parameters = stream.pointee.codecpar else { continue }
+            let disposition = stream.pointee.disposition
+            let isDefault = disposition & AV_DISPOSITION_DEFAULT != 0
+            switch parameters.pointee.codec_type {
+            case AVMEDIA_TYPE_VIDEO:
+                if disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { continue }
+                if avcodec_find_decoder(parameters.pointee.codec_id) == nil { continue }
+                if video == nil || (isDefault && !videoIsDefault) {
+                    video = Int32(i)
+                    videoIsDefault = isDefault
+                }
+            case AVMEDIA_TYPE_AUDIO:
+                if avcodec_find_decoder(parameters.pointee.codec_id) == nil { continue }
+                if audio == nil || (isDefault && !audioIsDefault) {
+                    audio = Int32(i)
+                    audioIsDefault = isDefault
+                }
+            default:
+                continue
+            }
+        }
+        videoStreamIndex = video
+        audioStreamIndex = audio
+    }
+
+    /// Whether the header gave everything decoding needs, so probing can be skipped.
+    private func headerIsEnough() -> Bool {
+        guard let format, let iformat = format.pointee.iformat else { return false }
+        let name = String(cString: iformat.pointee.name)
+        guard name.contains("mov") || name.contains("matroska") else { return false }
+        if let index = videoStreamIndex, let parameters = stream(index)?.pointee.codecpar {
+            if parameters.pointee.width <= 0 || parameters.pointee.height <= 0 { return false }
+            if parameters.pointee.codec_id == AV_CODEC_ID_NONE { return false }
+        }
+        if let index = audioStreamIndex, let parameters = stream(index)?.pointee.codecpar {
+            if parameters.pointee.sample_rate <= 0 || parameters.pointee.ch_layout.nb_channels <= 0 { return false }
+        }
+        // A file whose only decodable streams are missing is not enough either.
+        return videoStreamIndex != nil || audioStreamIndex != nil
+    }
+
+    /// Clockwise degrees (0, 90, 180, 270) the stream's display matrix asks for,
+    /// computed as FFmpeg's own autorotate does.
+    func rotation(of index: Int32) -> Int {
+        guard let counterClockwise = displayMatrixAngle(of: index) else { return 0 }
+        var theta = -counterClockwise.rounded()
+        theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
+        let quarter = Int((theta / 90).rounded()) % 4
+        return quarter * 90
+    }
+
+    /// The display matrix's counterclockwise angle in degrees, if the stream has one.
+    func displayMatrixAngle(of index: Int32) -> Double? {
+        guard let stream = stream(index) else { return nil }
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return nil }
+        let matrix = UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self)
+        let angle = av_display_rotation_get(matrix)
+        return angle.isFinite ? angle : nil
+    }
+
+    private func describe() -> MediaInfo {
+        guard let format else { return info }
+        let iformat = format.pointee.iformat
+        var result = MediaInfo(
+            container: iformat.map { String(cString: $0.pointee.name) } ?? "unknown",
+            containerLongName: iformat.flatMap { $0.pointee.long_name.map { String(cString: $0) } } ?? "",
+            duration: format.pointee.duration != AV_NOPTS && format.pointee.duration > 0
+                ? MediaTime(value: format.pointee.duration, timescale: reel_av_time_base()) : nil,
+            bitRate: format.pointee.bit_rate > 0 ? Int(format.pointee.bit_rate) : nil,
+            streams: []
+        )
+        for i in 0..<Int(format.pointee.nb_streams) {
+            guard let stream = format.pointee.streams[i], let parameters = stream.pointee.codecpar else { continue }
+            let p = parameters.pointee
+            let kind: StreamInfo.Kind
+            switch p.codec_type {
+            case AVMEDIA_TYPE_VIDEO: kind = .video
+            case AVMEDIA_TYPE_AUDIO: kind = .audio
+            case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+            case AVMEDIA_TYPE_DATA: kind = .data
+            case AVMEDIA_TYPE_ATTACHMENT: kind = .attachment
+            default: kind = .unknown
+            }
+            let tb = TimeBase(stream.pointee.time_base)
+            var s = StreamInfo(index: i, kind: kind, codec: String(cString: avcodec_get_name(p.codec_id)), timeBase: tb.description)
+            if let profile = avcodec_profile_name(p.codec_id, p.profile) { s.profile = String(cString: profile) }
+            s.isDefault = stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0
+            s.isAttachedPicture = stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+            s.isSelected = Int32(i) == videoStreamIndex || Int32(i) == audioStreamIndex
+            if stream.pointee.duration != AV_NOPTS && stream.pointee.duration > 0 {
+                s.duration = tb.time(stream.pointee.duration)
+            }
+            if p.bit_rate > 0 { s.bitRate = Int(p.bit_rate) }
+            if let entry = av_dict_get(stream.pointee.metadata, "language", nil, 0), let value = entry.pointee.value {
+                s.language = String(cString: value)
+            }
+            if kind == .video {
+                s.width = Int(p.width)
+                s.height = Int(p.height)
+                s.rotation = rotation(of: Int32(i))
+                s.displayMatrixRotation = displayMatrixAngle(of: Int32(i)).map { Int($0.rounded()) }
+                if p.format >= 0, let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: p.format)) {
+                    s.pixelFormat = String(cString: name)
+                }
+                let rate = stream.pointee.avg_frame_rate
+                if rate.num > 0 && rate.den > 0 {
+                    s.frameRate = MediaTime(value: Int64(rate.num), timescale: rate.den)
+                }
+            } else if kind == .audio {
+                s.sampleRate = Int(p.sample_rate)
+                s.channels = Int(p.ch_layout.nb_channels)
+                var layout = parameters.pointee.ch_layout
+                var buffer = [CChar](repeating: 0, count: 128)
+                if av_channel_layout_describe(&layout, &buffer, buffer.count) > 0 {
+                    s.channelLayout = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+            }
+            result.streams.append(s)
+        }
+        return result
+    }
+
+    // MARK: Reading
+
+    /// The next packet of a selected stream; `nil` at the end of the input.
+    func readPacket() throws -> Packet? {
+        guard let format else { throw MediaError.cancelled }
+        var damaged = 0
+        while true {
+            guard let packet = Packet() else {
+                throw MediaError.ffmpeg(operation: "av_packet_alloc", code: -12, message: "out of memory", url: url)
+            }
+            let code = av_read_frame(format, packet.pointer)
+            if code == AVERROR_EOF_CODE { return nil }
+            if code < 0 {
+                if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
+                if bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
+                // A damaged or truncated file plays what is readable: skip what the
+                // container can't read, and end when it keeps failing.
+                if code == reel_averror_invaliddata() || code == reel_averror(EIO) {
+                    damaged += 1
+                    if damaged > 64 { return nil }
+                    continue
+                }
+                throw MediaError.ffmpeg(operation: "av_read_frame", code: code, message: ffmpegErrorString(code), url: url)
+            }
+            if packet.streamIndex == videoStreamIndex || packet.streamIndex == audioStreamIndex {
+                return packet
+            }
+        }
+    }
+
+    /// Seeks so the next packet of `streamIndex` is the keyframe at or before `timestamp`
+    /// (in the stream's time base).
+    func seek(streamIndex: Int32, timestamp: Int64) throws {
+        guard let format else { throw MediaError.cancelled }
+        var code = av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
+        if code < 0 {
+            // Some demuxers can only seek by byte or from the start; try the generic path.
+            code = avformat_seek_file(format, streamIndex, Int64.min, timestamp, timestamp, 0)
+        }
+        if code < 0 {
+            if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
+            if bridge.isInterrupted { throw MediaError.cancelled }
+            throw MediaError.ffmpeg(operation: "av_seek_frame", code: code, message: ffmpegErrorString(code), url: url)
+        }
+    }
+
+    /// Keyframe timestamps the container's index knows for `streamIndex`, ascending.
+    func keyframeTimestamps(streamIndex: Int32) -> [Int64] {
+        guard let stream = stream(streamIndex) else { return [] }
+        let count = avformat_index_get_entries_count(stream)
+        var result: [Int64] = []
+        result.reserveCapacity(Int(count))
+        for i in 0..<count {
+            guard let entry = avformat_index_get_entry(stream, i) else { continue }
+            if entry.pointee.flags & AVINDEX_KEYFRAME != 0 {
+                result.append(entry.pointee.timestamp)
+            }
+        }
+        return result.sorted()
+    }
+
+    /// The byte position the index gives for the first sample at or after `timestamp`,
+    /// for converting seconds of media to bytes (the preloader's estimate).
+    func bytePosition(streamIndex: Int32, timestamp: Int64) -> Int64? {
+        guard let stream = stream(streamIndex) else { return nil }
+        let count = avformat_index_get_entries_count(stream)
+        guard count > 0 else { return nil }
+        var best: Int64?
+        for i in 0..<count {
+            guard let entry = avformat_index_get_entry(stream, i) else { continue }
+            if entry.pointee.timestamp >= timestamp {
+                return entry.pointee.pos
+            }
+            best = entry.pointee.pos + Int64(entry.pointee.size)
+        }
+        return best
+    }
+}

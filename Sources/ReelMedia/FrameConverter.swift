@@ -1,0 +1,118 @@
+import Foundation
+import ReelCore
+internal import CFFmpeg
+
+/// Scales and converts frames with libswscale, keeping its context between calls
+/// of the same shape (make one per consumer thread; it is not thread-safe).
+public final class FrameScaler: @unchecked Sendable {
+    private var context: OpaquePointer?
+    private let flags: Int32
+
+    /// `smooth` uses area averaging (best for large downscales, the terminal's
+    /// case); otherwise bilinear.
+    public init(smooth: Bool = true) {
+        flags = smooth ? SWS_AREA : SWS_BILINEAR
+    }
+
+    deinit {
+        sws_freeContext(context)
+    }
+
+    /// `frame` scaled to `width` × `height` as packed RGB (no rotation applied).
+    public func rgb(_ frame: VideoFrame, width: Int, height: Int) throws -> RGBImage {
+        guard width > 0, height > 0 else { return RGBImage(width: max(width, 0), height: max(height, 0)) }
+        let source = frame.box.pointer
+        context = sws_getCachedContext(
+            context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
+            Int32(width), Int32(height), AV_PIX_FMT_RGB24, flags, nil, nil, nil
+        )
+        guard let context else {
+            throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
+        }
+        applyColorDetails(context, frame: frame)
+        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        let scaled = bytes.withUnsafeMutableBufferPointer { out -> Int32 in
+            var destination: UnsafeMutablePointer<UInt8>? = out.baseAddress
+            var stride = Int32(width * 3)
+            return withUnsafePointer(to: &source.pointee.data) { dataTuple in
+                withUnsafePointer(to: &source.pointee.linesize) { lineTuple in
+                    dataTuple.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { data in
+                        lineTuple.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                            sws_scale(context, data, lines, 0, source.pointee.height, &destination, &stride)
+                        }
+                    }
+                }
+            }
+        }
+        guard scaled > 0 else {
+            throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
+        }
+        return RGBImage(width: width, height: height, bytes: bytes)
+    }
+
+    /// `frame` converted to `format` at its own size.
+    public func convert(_ frame: VideoFrame, to format: PixelFormat) throws -> VideoFrame {
+        let source = frame.box.pointer
+        context = sws_getCachedContext(
+            context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
+            source.pointee.width, source.pointee.height, format.avFormat, SWS_BILINEAR, nil, nil, nil
+        )
+        guard let context, let out = FrameBox() else {
+            throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat) to \(format)", url: nil)
+        }
+        out.pointer.pointee.width = source.pointee.width
+        out.pointer.pointee.height = source.pointee.height
+        out.pointer.pointee.format = format.avFormat.rawValue
+        try ffcall("av_frame_get_buffer") { av_frame_get_buffer(out.pointer, 0) }
+        try ffcall("av_frame_copy_props") { av_frame_copy_props(out.pointer, source) }
+        applyColorDetails(context, frame: frame)
+        let scaled = withUnsafePointer(to: &source.pointee.data) { dataTuple in
+            withUnsafePointer(to: &source.pointee.linesize) { lineTuple in
+                withUnsafeMutablePointer(to: &out.pointer.pointee.data) { outData in
+                    withUnsafePointer(to: &out.pointer.pointee.linesize) { outLines in
+                        dataTuple.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { data in
+                            lineTuple.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                                outData.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { od in
+                                    outLines.withMemoryRebound(to: Int32.self, capacity: 8) { ol in
+                                        sws_scale(context, data, lines, 0, source.pointee.height, od, ol)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard scaled > 0 else {
+            throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
+        }
+        return VideoFrame(box: out, pts: frame.pts, duration: frame.duration, rotation: frame.rotation, serial: frame.serial)
+    }
+
+    /// Tells swscale the source's matrix and range, so colours come out right.
+    private func applyColorDetails(_ context: OpaquePointer, frame: VideoFrame) {
+        guard frame.pixelFormat.isYUV else { return }
+        let space: Int32
+        switch frame.colorMatrix {
+        case .bt601: space = SWS_CS_ITU601
+        case .bt709: space = SWS_CS_ITU709
+        case .bt2020: space = SWS_CS_BT2020
+        }
+        var inverse: UnsafeMutablePointer<Int32>?
+        var table: UnsafeMutablePointer<Int32>?
+        var srcRange: Int32 = 0, dstRange: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
+        guard sws_getColorspaceDetails(context, &inverse, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0 else { return }
+        let coefficients = sws_getCoefficients(space)
+        sws_setColorspaceDetails(context, coefficients, frame.colorRange == .full ? 1 : 0, table, dstRange, brightness, contrast, saturation)
+    }
+}
+
+enum FrameConverter {
+    static func rgb(_ frame: VideoFrame, width: Int, height: Int) throws -> RGBImage {
+        try FrameScaler().rgb(frame, width: width, height: height)
+    }
+
+    static func convert(_ frame: VideoFrame, to format: PixelFormat) throws -> VideoFrame {
+        try FrameScaler().convert(frame, to: format)
+    }
+}

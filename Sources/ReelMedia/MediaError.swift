@@ -1,0 +1,67 @@
+import Foundation
+import ReelCore
+internal import CFFmpeg
+
+/// Why media could not be opened, demuxed or decoded. Each case carries what a
+/// user needs to act: the URL, the operation, and FFmpeg's own words.
+public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// An FFmpeg call failed: which one, its error code, and FFmpeg's message.
+    case ffmpeg(operation: String, code: Int32, message: String, url: URL?)
+    /// The loader could not deliver the bytes.
+    case loading(ResourceLoaderError)
+    /// The file holds nothing Reel can play (no audio or video stream).
+    case noPlayableStreams(url: URL)
+    /// A stream's codec has no decoder in this FFmpeg build.
+    case unsupportedCodec(name: String, url: URL)
+    /// The input is not media FFmpeg recognises.
+    case unrecognizedFormat(url: URL, message: String)
+    /// Encoding (fixtures, the demo feed) failed.
+    case encoding(String)
+    /// The operation was cancelled (the item was replaced or the player released).
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .ffmpeg(let operation, let code, let message, let url):
+            let place = url.map { "\(Self.display($0)): " } ?? ""
+            return "\(place)\(operation) failed: \(message) (\(code))"
+        case .loading(let error):
+            return error.description
+        case .noPlayableStreams(let url):
+            return "\(Self.display(url)): no audio or video stream"
+        case .unsupportedCodec(let name, let url):
+            return "\(Self.display(url)): no decoder for codec \(name)"
+        case .unrecognizedFormat(let url, let message):
+            return "\(Self.display(url)): not a media file Reel can read (\(message))"
+        case .encoding(let message):
+            return "encoding failed: \(message)"
+        case .cancelled:
+            return "cancelled"
+        }
+    }
+
+    static func display(_ url: URL) -> String { url.isFileURL ? url.path : url.absoluteString }
+}
+
+/// FFmpeg's text for an error code.
+func ffmpegErrorString(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    av_strerror(code, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Runs an FFmpeg call and turns a negative return into a thrown ``MediaError``
+/// (the NIO pattern of one helper for every C call).
+@discardableResult
+func ffcall(_ operation: @autoclosure () -> String, url: URL? = nil, _ body: () -> Int32) throws -> Int32 {
+    let code = body()
+    if code < 0 {
+        throw MediaError.ffmpeg(operation: operation(), code: code, message: ffmpegErrorString(code), url: url)
+    }
+    return code
+}
+
+let AVERROR_EOF_CODE: Int32 = reel_averror_eof()
+let AVERROR_EAGAIN_CODE: Int32 = reel_averror_eagain()
+let AVERROR_EXIT_CODE: Int32 = reel_averror_exit()
+let AV_NOPTS: Int64 = reel_av_nopts_value()

@@ -1,0 +1,137 @@
+import Foundation
+import ReelCore
+
+/// The lock every stage of one player's pipeline shares, and the knowledge of
+/// which stage is waiting for what — so a deterministic test (or `--clock fast`)
+/// can wait until the pipeline has done all it can before time moves on.
+///
+/// A pipeline is *settled* when every worker thread is waiting and nothing it
+/// waits for has happened yet: a queue it pops is empty, a queue it pushes is full,
+/// or the loader stream it reads has nothing and its producer is idle (waiting
+/// for a manual clock or a scripted stall). With a ``ManualClock`` that state is
+/// reached after every advance, so the same script gives the same result every run.
+final class PipelineActivity: @unchecked Sendable {
+    /// The pipeline lock. Every queue and every piece of shared player state is
+    /// guarded by it; every change that could wake a waiter broadcasts it.
+    let condition = NSCondition()
+
+    final class Worker: @unchecked Sendable {
+        let name: String
+        /// While waiting on the pipeline lock: returns `true` once the worker can go on.
+        fileprivate var readiness: (() -> Bool)?
+        /// While blocked reading the loader.
+        fileprivate var stream: ByteStream?
+        fileprivate var readingIO = false
+        fileprivate var exited = false
+        init(name: String) { self.name = name }
+    }
+
+    private var workers: [Worker] = []
+
+    func register(_ name: String) -> Worker {
+        let worker = Worker(name: name)
+        condition.withLock { workers.append(worker) }
+        return worker
+    }
+
+    /// Marks `worker` finished for good. Call without the lock held.
+    func exit(_ worker: Worker) {
+        condition.withLock {
+            worker.exited = true
+            condition.broadcast()
+        }
+    }
+
+    /// Waits (with the lock held) until `ready()` is true.
+    func wait(_ worker: Worker, until ready: @escaping () -> Bool) {
+        while !ready() {
+            worker.readiness = ready
+            condition.wait()
+        }
+        worker.readiness = nil
+    }
+
+    /// Like ``wait(_:until:)`` but gives up at `deadline` (wall time); returns `ready()`.
+    func wait(_ worker: Worker, until ready: @escaping () -> Bool, deadline: Date) -> Bool {
+        while !ready() {
+            worker.readiness = ready
+            if !condition.wait(until: deadline) {
+                worker.readiness = nil
+                return ready()
+            }
+        }
+        worker.readiness = nil
+        return true
+    }
+
+    /// Wakes every waiter (call with the lock held, after changing shared state).
+    func broadcast() { condition.broadcast() }
+
+    /// The worker is about to block in a loader read (without the pipeline lock).
+    func enterIO(_ worker: Worker, stream: ByteStream?) {
+        condition.withLock {
+            worker.readingIO = true
+            worker.stream = stream
+        }
+    }
+
+    /// The worker is back from the loader read.
+    func leaveIO(_ worker: Worker) {
+        condition.withLock {
+            worker.readingIO = false
+            worker.stream = nil
+            condition.broadcast()
+        }
+    }
+
+    /// Whether every worker is waiting for something that has not happened.
+    /// Call with the lock held.
+    func isSettledLocked() -> Bool {
+        for worker in workers where !worker.exited {
+            if worker.readingIO {
+                guard let stream = worker.stream, stream.isIdle else { return false }
+                continue
+            }
+            guard let readiness = worker.readiness, !readiness() else { return false }
+        }
+        return true
+    }
+
+    /// Blocks until the pipeline is settled. Only meaningful when the time the
+    /// pipeline waits on is a manual clock; with real time it returns when the
+    /// pipeline happens to be idle. Gives up after `timeout` seconds of wall time
+    /// (a stage busy that long is a bug, and hanging a test forever is worse).
+    @discardableResult
+    func waitUntilSettled(timeout: TimeInterval = 60) -> Bool {
+        let giveUp = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        var warned = false
+        while !isSettledLocked() {
+            if Date() > giveUp { return false }
+            if !warned, Date() > giveUp.addingTimeInterval(-timeout + 2) {
+                warned = true
+                let states = workers.map { w in "\(w.name): exited=\(w.exited) io=\(w.readingIO) idle=\(w.stream?.isIdle ?? false) waiting=\(w.readiness != nil) ready=\(w.readiness?() ?? false)" }
+                FileHandle.standardError.write(Data("settle slow: \(states)\n".utf8))
+            }
+            // Workers broadcast on every change; the short timeout covers loader
+            // streams, whose state changes do not go through this lock. A worker
+            // that can go on but was not woken is woken here.
+            condition.broadcast()
+            _ = condition.wait(until: Date().addingTimeInterval(0.0005))
+        }
+        return true
+    }
+
+    /// Names of workers not settled, for diagnostics.
+    func busyWorkers() -> [String] {
+        condition.withLock {
+            workers.filter { worker in
+                if worker.exited { return false }
+                if worker.readingIO { return !(worker.stream?.isIdle ?? false) }
+                guard let readiness = worker.readiness else { return true }
+                return readiness()
+            }.map(\.name)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import ReelCore
+
+/// How a frame became current: when, and how many frames were dropped so far.
+public struct Presentation: Sendable, Hashable {
+    /// Host-clock time of the presentation.
+    public var presentedAt: MediaTime
+    /// Frames dropped (late) since the item opened.
+    public var droppedFrames: Int
+    /// The first frame of the item (or of a seek).
+    public var isFirstFrameOfSequence: Bool
+
+    public init(presentedAt: MediaTime, droppedFrames: Int, isFirstFrameOfSequence: Bool) {
+        self.presentedAt = presentedAt
+        self.droppedFrames = droppedFrames
+        self.isFirstFrameOfSequence = isFirstFrameOfSequence
+    }
+}
+
+/// Where video frames go: a window, a terminal, a test recorder. The player calls
+/// ``present(_:presentation:)`` when a frame becomes current; implementations keep
+/// it short (store the frame, wake a render loop) — it runs on the engine's clock
+/// context, not on a thread of the sink's choosing.
+public protocol VideoSink: AnyObject, Sendable {
+    func present(_ frame: VideoFrame, presentation: Presentation)
+    /// The item was replaced or removed: forget the current frame.
+    func clear()
+}
+
+extension VideoSink {
+    public func clear() {}
+}
+
+/// The sample format sinks take: interleaved 32-bit float at a rate and channel count.
+public struct AudioFormat: Sendable, Hashable {
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(sampleRate: Int, channels: Int) {
+        precondition(sampleRate > 0 && channels > 0)
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    public static let stereo48k = AudioFormat(sampleRate: 48_000, channels: 2)
+}
+
+/// How a sink takes audio.
+public enum AudioSinkMode: Sendable, Hashable {
+    /// The sink's device pulls samples on its own thread (``AudioSink/start(pulling:)``).
+    case pull
+    /// The engine pushes blocks of this many frames at the pace of its clock
+    /// (``AudioSink/write(_:)``): files and null outputs, real time or simulated.
+    case push(blockFrames: Int)
+}
+
+/// Where audio goes: a device, a WAV file, nowhere.
+public protocol AudioSink: AnyObject, Sendable {
+    var format: AudioFormat { get }
+    /// Time from handing samples over to hearing them.
+    var latency: MediaTime { get }
+    var mode: AudioSinkMode { get }
+    /// Pull mode: the device starts calling `source.render`.
+    func start(pulling source: AudioPullSource)
+    /// Pull mode: the device stops calling.
+    func stop()
+    /// Push mode: the next block of interleaved samples.
+    func write(_ samples: [Float])
+}
+
+extension AudioSink {
+    public func start(pulling source: AudioPullSource) {}
+    public func stop() {}
+    public func write(_ samples: [Float]) {}
+}
+
+/// What a pulling audio device calls to get samples.
+public final class AudioPullSource: @unchecked Sendable {
+    private let body: @Sendable (Int) -> [Float]
+
+    init(_ body: @escaping @Sendable (Int) -> [Float]) {
+        self.body = body
+    }
+
+    /// The next `frameCount` frames, interleaved (silence when nothing is playing).
+    public func render(frameCount: Int) -> [Float] { body(frameCount) }
+}
+
+/// A video sink that keeps the last frame and counts — the minimal reference sink
+/// (mpv's `vo_null`), for headless playback and tests.
+public final class HeadlessVideoSink: VideoSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: VideoFrame?
+    private var count = 0
+    private let onFrame: (@Sendable (VideoFrame, Presentation) -> Void)?
+
+    /// `onFrame` runs for every presented frame (on the engine's clock context).
+    public init(onFrame: (@Sendable (VideoFrame, Presentation) -> Void)? = nil) {
+        self.onFrame = onFrame
+    }
+
+    public func present(_ frame: VideoFrame, presentation: Presentation) {
+        lock.withLock {
+            last = frame
+            count += 1
+        }
+        onFrame?(frame, presentation)
+    }
+
+    public func clear() { lock.withLock { last = nil } }
+
+    /// The frame shown now.
+    public var currentFrame: VideoFrame? { lock.withLock { last } }
+    /// Frames presented so far.
+    public var presentedCount: Int { lock.withLock { count } }
+}
+
+/// An audio sink that takes samples at the clock's pace and drops them: keeps
+/// audio as the master clock without a device.
+public final class NullAudioSink: AudioSink, @unchecked Sendable {
+    public let format: AudioFormat
+    public let latency: MediaTime = .zero
+    public let mode: AudioSinkMode
+    private let lock = NSLock()
+    private var frames = 0
+
+    public init(format: AudioFormat = .stereo48k, blockFrames: Int = 1024) {
+        self.format = format
+        self.mode = .push(blockFrames: blockFrames)
+    }
+
+    public func write(_ samples: [Float]) {
+        lock.withLock { frames += samples.count / format.channels }
+    }
+
+    /// Frames written so far.
+    public var framesWritten: Int { lock.withLock { frames } }
+}

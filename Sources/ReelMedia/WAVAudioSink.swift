@@ -1,0 +1,85 @@
+import Foundation
+import ReelCore
+
+/// Writes what the player plays to a 16-bit PCM WAV file, at the pace of the
+/// player's clock (so `--clock fast` writes as fast as decoding allows, and a 2x
+/// run writes time-stretched audio, as heard). The header is kept valid as the
+/// file grows, so even an interrupted run leaves a readable file.
+public final class WAVAudioSink: AudioSink, @unchecked Sendable {
+    public let format: AudioFormat
+    public let latency: MediaTime = .zero
+    public let mode: AudioSinkMode
+    private let lock = NSLock()
+    private let handle: FileHandle
+    private var dataBytes: UInt32 = 0
+    private var sinceHeader = 0
+    private var finished = false
+
+    /// Creates (or truncates) the file at `url`.
+    public init(url: URL, format: AudioFormat = .stereo48k, blockFrames: Int = 1024) throws {
+        self.format = format
+        self.mode = .push(blockFrames: blockFrames)
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        handle = try FileHandle(forWritingTo: url)
+        try handle.write(contentsOf: header(dataBytes: 0))
+    }
+
+    deinit { finish() }
+
+    public func write(_ samples: [Float]) {
+        var pcm = Data(count: samples.count * 2)
+        pcm.withUnsafeMutableBytes { raw in
+            let out = raw.bindMemory(to: Int16.self)
+            for (i, sample) in samples.enumerated() {
+                let clipped = max(-1, min(1, sample.isFinite ? sample : 0))
+                out[i] = Int16((clipped * 32767).rounded()).littleEndian
+            }
+        }
+        lock.withLock {
+            guard !finished else { return }
+            try? handle.seekToEnd()
+            try? handle.write(contentsOf: pcm)
+            dataBytes &+= UInt32(pcm.count)
+            sinceHeader += pcm.count
+            if sinceHeader >= format.sampleRate * format.channels * 2 {
+                sinceHeader = 0
+                rewriteHeader()
+            }
+        }
+    }
+
+    /// Writes the final sizes and closes the file.
+    public func finish() {
+        lock.withLock {
+            guard !finished else { return }
+            finished = true
+            rewriteHeader()
+            try? handle.close()
+        }
+    }
+
+    /// Frames written so far.
+    public var framesWritten: Int { lock.withLock { Int(dataBytes) / (2 * format.channels) } }
+
+    private func rewriteHeader() {
+        try? handle.seek(toOffset: 0)
+        try? handle.write(contentsOf: header(dataBytes: dataBytes))
+        try? handle.seekToEnd()
+    }
+
+    private func header(dataBytes: UInt32) -> Data {
+        var d = Data()
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
+        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
+        let channels = UInt16(format.channels)
+        let rate = UInt32(format.sampleRate)
+        d.append(contentsOf: Array("RIFF".utf8)); u32(36 &+ dataBytes)
+        d.append(contentsOf: Array("WAVE".utf8))
+        d.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(1); u16(channels)
+        u32(rate); u32(rate * UInt32(channels) * 2); u16(channels * 2); u16(16)
+        d.append(contentsOf: Array("data".utf8)); u32(dataBytes)
+        return d
+    }
+}

@@ -1,0 +1,238 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+
+struct PlayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a media file or URL.",
+        discussion: """
+            --headless plays without output (for tests and benchmarks); --trace writes one JSON \
+            object per presented frame (pts, framemd5-compatible md5, time, drops) and per event.
+            """
+    )
+
+    enum ClockKind: String, ExpressibleByArgument, CaseIterable {
+        case realtime, fast
+    }
+
+    @Argument(help: "A file path or an http(s) URL.")
+    var input: String
+
+    @Flag(help: "Play without a window or terminal output.")
+    var headless = false
+
+    @Option(help: "Start at this time (seconds), with an exact seek.")
+    var start: Double?
+
+    @Option(help: "Playback rate (0.5 to 4).")
+    var rate: Double = 1
+
+    @Option(help: "Stop after this many presented frames.")
+    var frames: Int?
+
+    @Option(help: "realtime paces to the host clock; fast presents as fast as decoding allows.")
+    var clock: ClockKind = .realtime
+
+    @Option(help: "Write a JSON-lines trace here.")
+    var trace: String?
+
+    @Option(name: .customLong("audio-out"), help: "Write the played audio to this WAV file.")
+    var audioOut: String?
+
+    @Flag(help: "Loop at the end instead of stopping.")
+    var loop = false
+
+    @OptionGroup var loading: LoadingOptions
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
+        if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
+        if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
+        if !headless { throw ValidationError("this build plays with --headless only (the window and terminal come with their own options)") }
+    }
+
+    func run() async throws {
+        global.apply()
+        let source = try MediaSource(input)
+        let loader = try loading.makeLoader(for: source)
+        let session = try HeadlessSession(
+            source: source, loader: loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
+            tracePath: trace, audioOut: audioOut, loop: loop
+        )
+        let outcome = try await session.run()
+        if case .failed(let message) = outcome {
+            throw CommandFailure.media(message)
+        }
+    }
+}
+
+/// A headless playback run: the player, its sinks, the trace, and when to stop.
+final class HeadlessSession: @unchecked Sendable {
+    enum Outcome: Sendable { case finished, failed(String) }
+
+    let player: Player
+    private let manual: ManualClock?
+    private let trace: TraceWriter
+    private let wav: WAVAudioSink?
+    private let item: PlayerItem
+    private let rate: Double
+    private let lock = NSLock()
+    private var outcome: Outcome?
+    private var waiter: CheckedContinuation<Outcome, Never>?
+
+    init(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, frames: Int?, fast: Bool,
+         tracePath: String?, audioOut: String?, loop: Bool) throws {
+        let manual = fast ? ManualClock() : nil
+        let clock: any EngineClock = manual ?? HostClock.shared
+        self.manual = manual
+        let trace = try TraceWriter(path: tracePath)
+        self.trace = trace
+        self.rate = rate
+        if let audioOut {
+            do {
+                wav = try WAVAudioSink(url: URL(fileURLWithPath: audioOut))
+            } catch {
+                throw CommandFailure.usage("cannot write \(audioOut)")
+            }
+        } else {
+            wav = nil
+        }
+        let startTime = start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) }
+        item = PlayerItem(url: source.url, loader: loader, startTime: startTime)
+        let openedAt = clock.now
+        let counter = FrameCounter(limit: frames)
+        let traceFrames = trace.isEnabled
+        let sink = HeadlessVideoSink { frame, presentation in
+            if traceFrames {
+                trace.write([
+                    "type": "frame", "pts": frame.pts.stringValue, "seconds": frame.pts.seconds,
+                    "md5": frame.md5(), "presentedAt": (presentation.presentedAt - openedAt).seconds,
+                    "dropped": presentation.droppedFrames,
+                ])
+            }
+            counter.increment()
+        }
+        player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink())
+        player.actionAtItemEnd = loop ? .loop : .pause
+        counter.onLimit = { [weak self] in self?.finish(.finished) }
+        player.addEventObserver { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .framePresented, .statusChanged, .timeControlStatusChanged:
+                break
+            case .firstFrame(let report):
+                trace.write(TraceWriter.firstFrame(report))
+            case .seekCompleted(let target, let landed, let finished):
+                var object: [String: Any] = ["type": "seek", "target": target.stringValue, "finished": finished]
+                if let landed { object["landed"] = landed.stringValue }
+                trace.write(object)
+            case .rateChanged(let rate):
+                trace.write(["type": "rate", "rate": rate, "at": (clock.now - openedAt).seconds])
+            case .stall(let stalled):
+                trace.write(["type": "stall", "stalled": stalled, "at": (clock.now - openedAt).seconds])
+            case .ended(let looping):
+                let stats = self.player.statistics
+                trace.write(["type": "end", "at": (clock.now - openedAt).seconds, "looping": looping,
+                             "presentedFrames": stats.presentedFrames, "droppedFrames": stats.droppedFrames])
+                if !looping { self.finish(.finished) }
+            case .failed(let error):
+                trace.write(["type": "error", "message": error.description])
+                self.finish(.failed(error.description))
+            }
+        }
+    }
+
+    private func finish(_ result: Outcome) {
+        let waiter: CheckedContinuation<Outcome, Never>? = lock.withLock {
+            guard outcome == nil else { return nil }
+            outcome = result
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    private var finished: Outcome? { lock.withLock { outcome } }
+
+    func run() async throws -> Outcome {
+        player.replaceCurrentItem(with: item)
+        player.defaultRate = rate
+        player.play()
+        let result: Outcome
+        if let manual {
+            result = await runSimulated(manual)
+        } else {
+            result = await withCheckedContinuation { continuation in
+                lock.lock()
+                if let outcome {
+                    lock.unlock()
+                    continuation.resume(returning: outcome)
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
+            }
+        }
+        player.pause()
+        player.replaceCurrentItem(with: nil)
+        wav?.finish()
+        trace.close()
+        return result
+    }
+
+    /// `--clock fast`: time jumps to the next thing due as soon as the pipeline
+    /// has done all it can, so playback runs as fast as decoding allows while every
+    /// decision (pacing, drops, the audio clock) is the one real time would make.
+    private func runSimulated(_ clock: ManualClock) async -> Outcome {
+        await onThread(named: "reel.simulation") {
+            var idleSince: Date?
+            while self.finished == nil {
+                self.player.waitUntilSettled()
+                if clock.advanceToNextDeadline() {
+                    idleSince = nil
+                    continue
+                }
+                // Nothing scheduled: a real network may still be delivering.
+                let now = Date()
+                if let since = idleSince, now.timeIntervalSince(since) > 30 {
+                    return Outcome.failed("playback made no progress for 30 s")
+                }
+                if idleSince == nil { idleSince = now }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            return self.finished ?? .finished
+        }
+    }
+}
+
+/// Counts presented frames and says when a limit is reached.
+final class FrameCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private let limit: Int?
+    var onLimit: (@Sendable () -> Void)?
+
+    init(limit: Int?) { self.limit = limit }
+
+    func increment() {
+        let reached: Bool = lock.withLock {
+            count += 1
+            return limit.map { count == $0 } ?? false
+        }
+        if reached { onLimit?() }
+    }
+}
+
+/// Runs blocking work on a thread of its own (never on the concurrency pool).
+func onThread<T: Sendable>(named name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.name = name
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
