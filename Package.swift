@@ -58,7 +58,7 @@ let package = Package(
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
-            dependencies: ["ReelCore"]
+            dependencies: ["ReelCore", "ReelMedia"]
         ),
 
         // The command line: wiring only.
@@ -83,6 +83,10 @@ let package = Package(
         .testTarget(
             name: "ReelTestSupportTests",
             dependencies: ["ReelCore", "ReelLoading", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelMediaTests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

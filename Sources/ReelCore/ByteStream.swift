@@ -28,6 +28,7 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     private var failure: (any Error)?
     private var cancelled = false
     private var producerIdle = false
+    private var consumerProgress = 0
     private var cancelHandlers: [@Sendable () -> Void] = []
     private var consumerWaiter: CheckedContinuation<Void, Never>?
     private var producerWaiters: [CheckedContinuation<Void, Never>] = []
@@ -217,6 +218,12 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     /// The content information if it has arrived, without waiting.
     public var receivedContentInformation: ContentInformation? { condition.withLock { info } }
 
+    /// Counts the blocking reads (and information waits) that have returned. A
+    /// thread that noted it before a read and sees it unchanged has not been handed
+    /// anything since — what deterministic tests use to tell a blocked reader from
+    /// one that just got bytes and is busy with them.
+    public var consumerProgressCount: Int { condition.withLock { consumerProgress } }
+
     /// Bytes buffered and not yet read.
     public var bufferedByteCount: Int { condition.withLock { bufferedBytes } }
 
@@ -232,7 +239,10 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     /// Blocks the calling thread until the content information arrives.
     public func waitForContentInformation() throws -> ContentInformation {
         condition.lock()
-        defer { condition.unlock() }
+        defer {
+            consumerProgress += 1
+            condition.unlock()
+        }
         while true {
             if let info { return info }
             if cancelled { throw CancellationError() }
@@ -260,7 +270,10 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
             return try pull(maxLength)
         }
         condition.lock()
-        defer { condition.unlock() }
+        defer {
+            consumerProgress += 1
+            condition.unlock()
+        }
         while true {
             if cancelled { throw CancellationError() }
             if !chunks.isEmpty { return takeLocked(maxLength) }
@@ -282,7 +295,10 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
             return data.count
         }
         condition.lock()
-        defer { condition.unlock() }
+        defer {
+            consumerProgress += 1
+            condition.unlock()
+        }
         while true {
             if cancelled { throw CancellationError() }
             if !chunks.isEmpty {

@@ -84,9 +84,13 @@ final class AVIOBridge: @unchecked Sendable {
         open?.cancel()
     }
 
-    /// Lets callbacks run again after ``interrupt()``.
+    /// Lets callbacks run again after ``interrupt()``. The read the interrupt
+    /// cancelled is forgotten; the next read opens a fresh one where it left off.
     func resume() {
-        lock.withLock { interrupted = false }
+        lock.withLock {
+            interrupted = false
+            if stream?.isCancelled == true { stream = nil }
+        }
     }
 
     var isInterrupted: Bool { lock.withLock { interrupted } }
@@ -179,7 +183,7 @@ final class AVIOBridge: @unchecked Sendable {
     private func openStreamIfNeeded() throws -> ByteStream {
         let (existing, offset, wasInterrupted) = lock.withLock { (stream, position, interrupted) }
         if wasInterrupted { throw CancellationError() }
-        if let existing { return existing }
+        if let existing, !existing.isCancelled { return existing }
         if let length = contentInformation?.length, offset >= length {
             // Reading at the end: an empty stream, no request.
             let (empty, continuation) = ByteStream.makeStream()

@@ -22,6 +22,8 @@ final class PipelineActivity: @unchecked Sendable {
         /// While blocked reading the loader.
         fileprivate var stream: ByteStream?
         fileprivate var readingIO = false
+        /// The stream's progress count when the read began.
+        fileprivate var ioMark = 0
         fileprivate var exited = false
         init(name: String) { self.name = name }
     }
@@ -67,9 +69,18 @@ final class PipelineActivity: @unchecked Sendable {
     /// Wakes every waiter (call with the lock held, after changing shared state).
     func broadcast() { condition.broadcast() }
 
+    /// For debugging determinism: a snapshot of who waits on what.
+    func debugState() -> String {
+        condition.withLock {
+            workers.map { w in "\(w.name): exited=\(w.exited) io=\(w.readingIO) idle=\(w.stream?.isIdle ?? false) waiting=\(w.readiness != nil) ready=\(w.readiness?() ?? false)" }.joined(separator: "; ")
+        }
+    }
+
     /// The worker is about to block in a loader read (without the pipeline lock).
     func enterIO(_ worker: Worker, stream: ByteStream?) {
+        let mark = stream?.consumerProgressCount ?? 0
         condition.withLock {
+            worker.ioMark = mark
             worker.readingIO = true
             worker.stream = stream
         }
@@ -89,7 +100,10 @@ final class PipelineActivity: @unchecked Sendable {
     func isSettledLocked() -> Bool {
         for worker in workers where !worker.exited {
             if worker.readingIO {
-                guard let stream = worker.stream, stream.isIdle else { return false }
+                // Blocked on the loader only if the stream has nothing and handed
+                // nothing over since the read began (else the worker is busy with it).
+                guard let stream = worker.stream, stream.isIdle,
+                      stream.consumerProgressCount == worker.ioMark else { return false }
                 continue
             }
             guard let readiness = worker.readiness, !readiness() else { return false }

@@ -57,15 +57,15 @@ extension PlaybackEngine {
         if let index = demuxer.videoStreamIndex, let stream = demuxer.stream(index),
            let parameters = CodecParameters(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) {
             let decoderWorker = activity.register("video-decode")
-            spawn("reel.video-decode") { [self] in
-                runVideoDecoder(decoderWorker, parameters: parameters)
+            spawn("reel.video-decode") { [weak self] in
+                self?.runVideoDecoder(decoderWorker, parameters: parameters)
             }
         }
         if hasAudio, let index = demuxer.audioStreamIndex, let stream = demuxer.stream(index),
            let parameters = CodecParameters(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) {
             let decoderWorker = activity.register("audio-decode")
-            spawn("reel.audio-decode") { [self] in
-                runAudioDecoder(decoderWorker, parameters: parameters)
+            spawn("reel.audio-decode") { [weak self] in
+                self?.runAudioDecoder(decoderWorker, parameters: parameters)
             }
         }
         kickPresenter()
@@ -155,20 +155,24 @@ extension PlaybackEngine {
         var seekTimestamp = timeBase.timestamp(request.target)
         var discardUntil = lower
         if request.before > .zero || request.after > .zero {
-            // A tolerant seek: the keyframe nearest the target inside the window, if the index has one.
-            var best: (Int64, MediaTime)?
-            for ts in demuxer.keyframeTimestamps(streamIndex: index) {
+            // A tolerant seek: the keyframe nearest the target inside the window, if the
+            // index has one. Index times may be decode times (MP4) while seeking goes by
+            // presentation time, so aim between that keyframe and the next one: the
+            // backward seek then lands on it whatever the reordering delay.
+            let keyframes = demuxer.keyframeTimestamps(streamIndex: index)
+            var best: Int?
+            for (i, ts) in keyframes.enumerated() {
                 let time = timeBase.time(ts)
                 guard time >= lower, time <= upper else { continue }
-                if let current = best {
-                    if MediaTime.abs(time - request.target) < MediaTime.abs(current.1 - request.target) { best = (ts, time) }
+                if let b = best {
+                    if MediaTime.abs(time - request.target) < MediaTime.abs(timeBase.time(keyframes[b]) - request.target) { best = i }
                 } else {
-                    best = (ts, time)
+                    best = i
                 }
             }
-            if let (ts, time) = best {
-                seekTimestamp = ts
-                discardUntil = time
+            if let b = best {
+                let ts = keyframes[b]
+                seekTimestamp = b + 1 < keyframes.count ? ts + (keyframes[b + 1] - ts) / 2 : ts + (ts - (b > 0 ? keyframes[b - 1] : 0)) / 2 + 1
             }
         }
         do {

@@ -162,7 +162,7 @@ final class PlaybackEngine: @unchecked Sendable {
     /// Starts the demux thread (which opens the item and starts the decoders).
     func start() {
         let worker = activity.register("demux")
-        spawn("reel.demux") { [self] in runDemux(worker) }
+        spawn("reel.demux") { [weak self] in self?.runDemux(worker) }
         if let audioSink, audioSink.mode == .pull {
             audioSink.start(pulling: AudioPullSource { [weak self] n in
                 self?.renderAudio(frameCount: n) ?? [Float](repeating: 0, count: n * audioSink.format.channels)
@@ -197,6 +197,7 @@ final class PlaybackEngine: @unchecked Sendable {
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
         exited.wait()
         lock.lock()
+        threads = []
         videoPackets.removeAll()
         audioPackets.removeAll()
         videoFrames = []

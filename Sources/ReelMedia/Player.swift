@@ -77,6 +77,7 @@ public final class Player: @unchecked Sendable {
     private var eventObservers: [Int: @Sendable (PlayerEvent) -> Void] = [:]
     private var timeObservers: [Int: TimeObserver] = [:]
     private var firstFrame: FirstFrameReport?
+    private var pendingCompletions: [() -> Void] = []
     private var lastTime: MediaTime = .zero
     private var volumeValue: Float = 1
     private var muted = false
@@ -324,8 +325,7 @@ public final class Player: @unchecked Sendable {
                 if let waiter = seekWaiters.removeValue(forKey: id) {
                     let landed = seekLanded.removeValue(forKey: id)
                     events.append(.seekCompleted(target: waiter.target, landed: landed, finished: finished))
-                    let done = waiter.done
-                    DispatchQueue.global().async { done(finished) }
+                    pendingCompletions.append { waiter.done(finished) }
                 }
             case .restartFromBeginning:
                 nextID += 1
@@ -344,8 +344,13 @@ public final class Player: @unchecked Sendable {
     }
 
     private func dispatch(_ events: [PlayerEvent]) {
-        guard !events.isEmpty else { return }
-        let observers = lock.withLock { Array(eventObservers.values) }
+        let (observers, completions) = lock.withLock { () -> ([@Sendable (PlayerEvent) -> Void], [() -> Void]) in
+            defer { pendingCompletions = [] }
+            return (Array(eventObservers.values), pendingCompletions)
+        }
+        // Seek completions run on the engine's context, like observers: synchronous
+        // with a manual clock, so tests see them exactly when the seek lands.
+        for completion in completions { completion() }
         for event in events {
             for observer in observers { observer(event) }
         }
@@ -373,6 +378,9 @@ public final class Player: @unchecked Sendable {
             if let queue { queue.async { block(time) } } else { block(time) }
         }
     }
+
+    /// The current engine (for tests that check it is released).
+    var engineForTesting: PlaybackEngine? { lock.withLock { engine } }
 
     private func isCurrent(_ engine: PlaybackEngine) -> Bool { lock.withLock { self.engine === engine } }
 }

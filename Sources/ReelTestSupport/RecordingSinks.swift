@@ -1,0 +1,75 @@
+import Foundation
+import ReelCore
+import ReelMedia
+
+/// A video sink that records every presented frame: its time, md5 and when it
+/// was presented. For asserting exactly what a player showed.
+public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
+    public struct Record: Sendable, Hashable {
+        public var pts: MediaTime
+        public var md5: String
+        public var presentedAt: MediaTime
+        public var droppedSoFar: Int
+        public var isFirstOfSequence: Bool
+        public var width: Int
+        public var height: Int
+        public var rotation: Int
+    }
+
+    private let lock = NSLock()
+    private var records: [Record] = []
+    private var last: VideoFrame?
+    private let hashes: Bool
+
+    /// `hashes` computes each frame's md5 (costs time on large frames).
+    public init(hashes: Bool = true) {
+        self.hashes = hashes
+    }
+
+    public func present(_ frame: VideoFrame, presentation: Presentation) {
+        let record = Record(
+            pts: frame.pts, md5: hashes ? frame.md5() : "", presentedAt: presentation.presentedAt,
+            droppedSoFar: presentation.droppedFrames, isFirstOfSequence: presentation.isFirstFrameOfSequence,
+            width: frame.width, height: frame.height, rotation: frame.rotation
+        )
+        lock.withLock {
+            records.append(record)
+            last = frame
+        }
+    }
+
+    public func clear() { lock.withLock { last = nil } }
+
+    public var frames: [Record] { lock.withLock { records } }
+    public var currentFrame: VideoFrame? { lock.withLock { last } }
+    public func reset() { lock.withLock { records = [] } }
+}
+
+/// An audio sink taking pushed blocks at the clock's pace and keeping them.
+public final class RecordingAudioSink: AudioSink, @unchecked Sendable {
+    public let format: AudioFormat
+    public let latency: MediaTime = .zero
+    public let mode: AudioSinkMode
+    private let lock = NSLock()
+    private var samples: [Float] = []
+
+    public init(format: AudioFormat = AudioFormat(sampleRate: 48_000, channels: 2), blockFrames: Int = 480) {
+        self.format = format
+        self.mode = .push(blockFrames: blockFrames)
+    }
+
+    public func write(_ block: [Float]) {
+        lock.withLock { samples.append(contentsOf: block) }
+    }
+
+    /// Everything written, interleaved.
+    public var written: [Float] { lock.withLock { samples } }
+    /// Frames written that are not silence.
+    public var audibleFrameCount: Int {
+        lock.withLock {
+            var count = 0
+            for i in stride(from: 0, to: samples.count, by: format.channels) where abs(samples[i]) > 1e-4 { count += 1 }
+            return count
+        }
+    }
+}

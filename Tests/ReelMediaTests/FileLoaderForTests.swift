@@ -1,0 +1,3 @@
+import ReelLoading
+
+typealias FileLoaderForTests = FileLoader
