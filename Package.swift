@@ -10,11 +10,13 @@ let package = Package(
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
+        .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each behind one bridge module.
@@ -46,6 +48,16 @@ let package = Package(
             ]
         ),
 
+        // A loopback HTTP/1.1 range server with latency, bandwidth and fault injection.
+        .target(
+            name: "ReelOrigin",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
         // FFmpeg behind one bridge: AVIO, demux, decode, conversion, the player.
         .target(
             name: "ReelMedia",
@@ -65,6 +77,7 @@ let package = Package(
                 "ReelCore",
                 "ReelLoading",
                 "ReelMedia",
+                "ReelOrigin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -80,6 +93,10 @@ let package = Package(
         .testTarget(
             name: "ReelTestSupportTests",
             dependencies: ["ReelCore", "ReelLoading", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelOriginTests",
+            dependencies: ["ReelOrigin"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
