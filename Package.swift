@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
@@ -39,12 +40,16 @@ let package = Package(
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore"),
 
-        // Loaders: files now; HTTP, the range cache and the preloader next.
+        // Loaders: files and HTTP ranges now; the range cache and the preloader next.
         .target(
             name: "ReelLoading",
             dependencies: [
                 "ReelCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
 
@@ -97,6 +102,10 @@ let package = Package(
         .testTarget(
             name: "ReelOriginTests",
             dependencies: ["ReelOrigin"]
+        ),
+        .testTarget(
+            name: "ReelLoadingTests",
+            dependencies: ["ReelCore", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

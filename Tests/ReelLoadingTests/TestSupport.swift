@@ -1,0 +1,72 @@
+import Foundation
+import NIOCore
+import ReelCore
+import ReelLoading
+import ReelOrigin
+import ReelTestSupport
+
+/// A fresh temporary directory, removed by `remove()`.
+struct TemporaryDirectory: Sendable {
+    let url: URL
+
+    init(_ label: String = "reel-test") throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    var path: String { url.path }
+
+    func write(_ data: Data, to name: String) throws {
+        let file = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: file)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// An ``OriginServer`` serving given files from a temporary directory.
+final class TestOrigin: Sendable {
+    let server: OriginServer
+    let directory: TemporaryDirectory
+
+    init(files: [String: Data], latency: TimeAmount = .zero, bandwidthKbps: Int? = nil,
+         fault: OriginFault? = nil, routes: [OriginRoute] = []) async throws {
+        directory = try TemporaryDirectory("reel-origin")
+        for (name, data) in files { try directory.write(data, to: name) }
+        server = OriginServer(configuration: .init(
+            root: directory.url, latency: latency, bandwidthKbps: bandwidthKbps, fault: fault, routes: routes
+        ))
+        try await server.start()
+    }
+
+    func url(_ name: String) -> URL { server.url(for: name) }
+
+    func stop() async {
+        await server.stop()
+        directory.remove()
+    }
+}
+
+/// HTTP loader settings that keep failing tests fast.
+func fastHTTPConfiguration(maxAttempts: Int = 4) -> HTTPLoader.Configuration {
+    HTTPLoader.Configuration(
+        connectTimeout: .seconds(2),
+        responseTimeout: .seconds(3),
+        readTimeout: .milliseconds(400),
+        maxAttemptsWithoutProgress: maxAttempts,
+        initialBackoff: .milliseconds(10),
+        maxBackoff: .milliseconds(50)
+    )
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
