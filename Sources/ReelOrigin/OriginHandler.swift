@@ -71,7 +71,10 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             range: head.headers.first(name: "range"), ifRange: head.headers.first(name: "if-range")
         )
         let request = Request(head: head, origin: origin, index: index, number: number)
-        let latency = state.configuration.latency
+        let latency = TimeAmount.nanoseconds(
+            state.configuration.latency.components.seconds * 1_000_000_000
+                + state.configuration.latency.components.attoseconds / 1_000_000_000
+        )
         if latency > .zero {
             context.eventLoop.assumeIsolated().scheduleTask(in: latency) {
                 self.respond(context: context, request: request)

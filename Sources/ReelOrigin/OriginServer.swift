@@ -29,7 +29,7 @@ public final class OriginServer: Sendable {
         /// The port; 0 picks a free one (see ``OriginServer/start()``).
         public var port: Int
         /// Time from a request to its response head (a round trip, as a CDN far away adds).
-        public var latency: TimeAmount
+        public var latency: Duration
         /// The cap on body bytes for all connections together, in kilobits per second; `nil` for none.
         public var bandwidthKbps: Int?
         /// The fault to inject into file responses, if any.
@@ -41,7 +41,7 @@ public final class OriginServer: Sendable {
             root: URL,
             host: String = "127.0.0.1",
             port: Int = 0,
-            latency: TimeAmount = .zero,
+            latency: Duration = .zero,
             bandwidthKbps: Int? = nil,
             fault: OriginFault? = nil,
             routes: [OriginRoute] = []

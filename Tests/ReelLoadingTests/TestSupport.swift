@@ -31,7 +31,7 @@ final class TestOrigin: Sendable {
     let server: OriginServer
     let directory: TemporaryDirectory
 
-    init(files: [String: Data], latency: TimeAmount = .zero, bandwidthKbps: Int? = nil,
+    init(files: [String: Data], latency: Duration = .zero, bandwidthKbps: Int? = nil,
          fault: OriginFault? = nil, routes: [OriginRoute] = []) async throws {
         directory = try TemporaryDirectory("reel-origin")
         for (name, data) in files { try directory.write(data, to: name) }

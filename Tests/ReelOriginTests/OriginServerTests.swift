@@ -16,7 +16,7 @@ let clip: Data = {
 
 /// A server for one test, serving `clip.mp4` (and `sub/other.bin`) from a fresh directory.
 func withOrigin(
-    latency: TimeAmount = .zero, bandwidthKbps: Int? = nil, fault: OriginFault? = nil,
+    latency: Duration = .zero, bandwidthKbps: Int? = nil, fault: OriginFault? = nil,
     routes: [OriginRoute] = [], _ body: (OriginServer, Int) async throws -> Void
 ) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-origin-\(UUID().uuidString)")
