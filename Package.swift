@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries, each behind one bridge module.
@@ -40,7 +41,7 @@ let package = Package(
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore"),
 
-        // Loaders: files and HTTP ranges now; the range cache and the preloader next.
+        // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
             name: "ReelLoading",
             dependencies: [
@@ -50,6 +51,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
