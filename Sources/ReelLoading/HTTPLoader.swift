@@ -122,6 +122,9 @@ public final class HTTPLoader: ResourceLoader, Sendable {
         )
         clientConfiguration.httpVersion = .http1Only
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(30))
+        // A refused connection fails the attempt at once; this loader's own backoff
+        // decides about retrying, instead of the pool retrying until the connect timeout.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 
@@ -519,8 +522,11 @@ private final class HTTPRead: Sendable {
                 if client.description.contains("unsupportedScheme") {
                     return AttemptFailure.fatal(.notFound(url: url))
                 }
-                return AttemptFailure.retryable(.network(url: url, range: range, reason: client.shortDescription))
+                return AttemptFailure.retryable(.network(url: url, range: range, reason: client.shortDescription.lowercased()))
             }
+        }
+        if let io = error as? IOError {
+            return AttemptFailure.retryable(.network(url: url, range: range, reason: String(cString: strerror(io.errnoCode)).lowercased()))
         }
         return AttemptFailure.retryable(.network(url: url, range: range, reason: "\(error)"))
     }
