@@ -18,7 +18,8 @@ final class SpanWriter: @unchecked Sendable {
     /// Who is writing: playback and index prefetches are waited for; preloads give way.
     enum Priority: Sendable { case playback, preload }
 
-    unowned let cache: RangeCache
+    // Strong: a writer outlives nothing but its own task (it leaves the index when it finishes).
+    let cache: RangeCache
     let entry: CacheEntry
     let start: Int64
     let priority: Priority
@@ -156,6 +157,7 @@ final class SpanWriter: @unchecked Sendable {
     func waitForProgress(beyond position: Int64, timeout: Duration) async -> Bool {
         let id = UUID()
         let startEnd = cache.withLock { writtenEnd }
+        let timer = DispatchWorkItem { [weak self] in self?.resumeWaiter(id) }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = cache.withLock { () -> Bool in
@@ -168,13 +170,12 @@ final class SpanWriter: @unchecked Sendable {
                     return
                 }
                 let nanos = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { [self] in
-                    self.resumeWaiter(id)
-                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos)), execute: timer)
             }
         } onCancel: {
             self.resumeWaiter(id)
         }
+        timer.cancel()
         return cache.withLock { isFinished || writtenEnd != startEnd }
     }
 
