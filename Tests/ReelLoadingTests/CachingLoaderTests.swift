@@ -31,12 +31,12 @@ struct CachingLoaderTests {
         let directory = try TemporaryDirectory()
         defer { Task { await http.shutdown(); await origin.stop(); directory.remove() } }
         let loader = CachingLoader(upstream: http, cache: try makeTestCache(directory))
-        #expect(try await loader.data(origin.url("a.mp4")) == bytes)
+        #expect((try await loader.data(origin.url("a.mp4"))).fingerprint == (bytes).fingerprint)
         let served = origin.server.statistics.bytesServed
         let requests = origin.server.statistics.requestCount
         loader.resetStatistics()
-        #expect(try await loader.data(origin.url("a.mp4")) == bytes)
-        #expect(try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 777, length: 100_000)) == bytes.subdata(in: 777..<100_777))
+        #expect((try await loader.data(origin.url("a.mp4"))).fingerprint == (bytes).fingerprint)
+        #expect((try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 777, length: 100_000))).fingerprint == (bytes.subdata(in: 777..<100_777)).fingerprint)
         #expect(try await loader.contentInformation(for: origin.url("a.mp4")).length == 1_500_000)
         #expect(origin.server.statistics.bytesServed == served)
         #expect(origin.server.statistics.requestCount == requests)
@@ -53,7 +53,7 @@ struct CachingLoaderTests {
         _ = try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 100_000, length: 100_000))
         _ = try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 300_000, length: 100_000))
         origin.server.resetStatistics()
-        #expect(try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 50_000)) == bytes.suffix(from: 50_000))
+        #expect((try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 50_000))).fingerprint == (bytes.suffix(from: 50_000)).fingerprint)
         // Only the holes went to the network, each as its own range.
         #expect(origin.server.statistics.requests.map(\.range) == ["bytes=50000-99999", "bytes=200000-299999", "bytes=400000-1499999"])
         #expect(origin.server.statistics.bytesServed == 1_450_000 - 200_000)
@@ -71,7 +71,7 @@ struct CachingLoaderTests {
         _ = try await iterator.next()
         let start = ContinuousClock.now
         let tail = try await loader.data(origin.url("a.mp4"), range: ByteRange(offset: 1_400_000))
-        #expect(tail == bytes.suffix(from: 1_400_000))
+        #expect((tail).fingerprint == (bytes.suffix(from: 1_400_000)).fingerprint)
         #expect(ContinuousClock.now - start < .seconds(2))
         #expect(origin.server.statistics.requests.contains { $0.range == "bytes=1400000-1499999" })
         head.cancel()
@@ -94,8 +94,8 @@ struct CachingLoaderTests {
         #expect(loader.statistics.entityChanges == 1)
         #expect(cache.statistics.invalidations == 1)
         // The next read sees only the new version, and caches it.
-        #expect(try await loader.data(origin.url("a.mp4")) == changed)
-        #expect(try await loader.data(origin.url("a.mp4")) == changed)
+        #expect((try await loader.data(origin.url("a.mp4"))).fingerprint == (changed).fingerprint)
+        #expect((try await loader.data(origin.url("a.mp4"))).fingerprint == (changed).fingerprint)
         #expect(cache.summary(for: origin.url("a.mp4"))?.length == 1_400_000)
         #expect(RangeCache.inspect(directory: directory.url, verifyContents: true).isClean)
     }
@@ -115,17 +115,17 @@ struct CachingLoaderTests {
         let head = loader.read(url, range: .all)
         var iterator = head.makeAsyncIterator()
         let first = try #require(try await iterator.next())
-        #expect(first == file.prefix(first.count))
+        #expect(first.fingerprint == file.prefix(first.count).fingerprint)
         head.cancel()
         // The tail was asked for without anyone reading it.
         #expect(await eventually { origin.server.statistics.requests.contains { $0.range == "bytes=\(mdatEnd)-\(file.count - 1)" } })
         #expect(loader.statistics.indexPrefetches == 1)
-        #expect(try await loader.data(url, range: ByteRange(offset: mdatEnd)) == file.suffix(from: Int(mdatEnd)))
+        #expect((try await loader.data(url, range: ByteRange(offset: mdatEnd))).fingerprint == (file.suffix(from: Int(mdatEnd))).fingerprint)
         // The head went on downloading after the player left, up to its limit.
         #expect(await eventually { (cache.cachedRanges(for: url).first?.upperBound ?? 0) >= 1 << 20 })
         #expect(cache.cachedRanges(for: url).first.map { $0.lowerBound == 0 && $0.upperBound < mdatEnd } == true)
         let requestsBefore = origin.server.statistics.requestCount
-        #expect(try await loader.data(url, range: ByteRange(offset: 32, length: 500_000)) == file.subdata(in: 32..<500_032))
+        #expect((try await loader.data(url, range: ByteRange(offset: 32, length: 500_000))).fingerprint == (file.subdata(in: 32..<500_032)).fingerprint)
         #expect(origin.server.statistics.requestCount == requestsBefore)
         #expect(cache.contentInformation(for: url) != nil)
         #expect(cache.lease(url).metadataAndRelease()?.mp4IndexOffset == mdatEnd)

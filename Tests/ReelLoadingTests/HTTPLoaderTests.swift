@@ -77,7 +77,7 @@ struct HTTPLoaderBehaviourTests {
         let stream = loader.read(origin.url("a.bin"), range: .all)
         var iterator = stream.makeAsyncIterator()
         let first = try #require(try await iterator.next())
-        #expect(first == mediumBytes.prefix(first.count))
+        #expect(first.fingerprint == mediumBytes.prefix(first.count).fingerprint)
         try origin.directory.write(LoaderContract.pattern(count: 600_001, seed: 4), to: "a.bin")
         do {
             while let _ = try await iterator.next() {}
@@ -98,7 +98,7 @@ struct HTTPLoaderBehaviourTests {
         let loader = HTTPLoader(configuration: fastHTTPConfiguration())
         defer { Task { await loader.shutdown(); await origin.stop() } }
         let got = try await loader.data(origin.url("a.bin"))
-        #expect(got == mediumBytes)
+        #expect((got).fingerprint == (mediumBytes).fingerprint)
         let requests = origin.server.statistics.requests
         #expect(requests.count > 5)
         let starts = requests.compactMap { $0.range?.dropFirst("bytes=".count).split(separator: "-").first.flatMap { Int($0) } }
@@ -113,7 +113,7 @@ struct HTTPLoaderBehaviourTests {
         let origin = try await TestOrigin(files: ["a.bin": mediumBytes], fault: .fiveHundredFirst, routes: [always503])
         let loader = HTTPLoader(configuration: fastHTTPConfiguration(maxAttempts: 3))
         defer { Task { await loader.shutdown(); await origin.stop() } }
-        #expect(try await loader.data(origin.url("a.bin")) == mediumBytes)
+        #expect((try await loader.data(origin.url("a.bin"))).fingerprint == (mediumBytes).fingerprint)
         #expect(origin.server.statistics.requests(for: "/a.bin").map(\.status) == [500, 206])
         await #expect(throws: ResourceLoaderError.httpStatus(url: origin.url("busy"), range: .all, status: 503)) {
             _ = try await loader.data(origin.url("busy"))
@@ -126,7 +126,7 @@ struct HTTPLoaderBehaviourTests {
         let loader = HTTPLoader(configuration: fastHTTPConfiguration())
         defer { Task { await loader.shutdown(); await origin.stop() } }
         let start = ContinuousClock.now
-        #expect(try await loader.data(origin.url("a.bin")) == mediumBytes)
+        #expect((try await loader.data(origin.url("a.bin"))).fingerprint == (mediumBytes).fingerprint)
         #expect(ContinuousClock.now - start >= .milliseconds(350))
         #expect(origin.server.statistics.requests(for: "/a.bin").count == 2)
     }
@@ -141,7 +141,7 @@ struct HTTPLoaderBehaviourTests {
         let stream = loader.read(origin.url("short"), range: ByteRange(offset: 10, length: 100))
         let info = try await stream.contentInformation()
         #expect(info.finalURL == origin.url("media/a.bin"))
-        #expect(try await stream.collect() == mediumBytes.subdata(in: 10..<110))
+        #expect((try await stream.collect()).fingerprint == (mediumBytes.subdata(in: 10..<110)).fingerprint)
         await #expect(throws: ResourceLoaderError.self) { _ = try await loader.data(origin.url("loop")) }
     }
 
@@ -166,7 +166,7 @@ struct HTTPLoaderBehaviourTests {
         await #expect(throws: ResourceLoaderError.unauthorized(url: origin.url("forbidden"), status: 403)) {
             _ = try await anonymous.data(origin.url("forbidden"))
         }
-        #expect(try await authorized.data(origin.url("private")) == Data("secret".utf8))
+        #expect((try await authorized.data(origin.url("private"))).fingerprint == (Data("secret".utf8)).fingerprint)
     }
 
     @Test func unknownLengthAndIgnoredRangesAreReported() async throws {
@@ -176,12 +176,12 @@ struct HTTPLoaderBehaviourTests {
         defer { Task { await loader.shutdown(); await chunked.stop(); await whole.stop() } }
         let info = try await loader.contentInformation(for: chunked.url("a.bin"))
         #expect(info.length == nil)
-        #expect(try await loader.data(chunked.url("a.bin"), range: ByteRange(offset: 599_990)) == mediumBytes.suffix(10))
+        #expect((try await loader.data(chunked.url("a.bin"), range: ByteRange(offset: 599_990))).fingerprint == (mediumBytes.suffix(10)).fingerprint)
         let stream = loader.read(whole.url("a.bin"), range: ByteRange(offset: 500_000, length: 10))
         let wholeInfo = try await stream.contentInformation()
         #expect(wholeInfo.length == 600_000)
         #expect(wholeInfo.isByteRangeAccessSupported == false)
-        #expect(try await stream.collect() == mediumBytes.subdata(in: 500_000..<500_010))
+        #expect((try await stream.collect()).fingerprint == (mediumBytes.subdata(in: 500_000..<500_010)).fingerprint)
     }
 
     @Test func cancellingClosesTheConnectionAtOnce() async throws {

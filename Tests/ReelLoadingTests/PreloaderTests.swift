@@ -82,7 +82,7 @@ struct PreloaderTests {
         #expect(rig.preloader.statistics.completed == [fakeURL("a"), fakeURL("b"), fakeURL("c")])
         // The preloaded bytes are what a player then reads, from the disk.
         rig.fake.resetCounts()
-        #expect(try await rig.loader.data(fakeURL("b"), range: ByteRange(offset: 0, length: 300_000)) == big.prefix(300_000))
+        #expect((try await rig.loader.data(fakeURL("b"), range: ByteRange(offset: 0, length: 300_000))).fingerprint == (big.prefix(300_000)).fingerprint)
         #expect(rig.fake.requestCount == 0)
     }
 

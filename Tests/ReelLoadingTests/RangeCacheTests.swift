@@ -73,8 +73,8 @@ struct RangeCacheTests {
         #expect(cache.summary(for: fakeURL("a"))?.area == .temp)
         #expect(cache.contentInformation(for: fakeURL("a"))?.length == 300_000)
         // Served from disk: no request to the origin.
-        #expect(try await loader.data(fakeURL("a"), range: ByteRange(offset: 2000, length: 50_000)) == bytes.subdata(in: 2000..<52_000))
-        #expect(try await loader.data(fakeURL("b")) == bytes)
+        #expect((try await loader.data(fakeURL("a"), range: ByteRange(offset: 2000, length: 50_000))).fingerprint == (bytes.subdata(in: 2000..<52_000)).fingerprint)
+        #expect((try await loader.data(fakeURL("b"))).fingerprint == (bytes).fingerprint)
         #expect(fake.requestCount == 0)
     }
 
@@ -108,7 +108,7 @@ struct RangeCacheTests {
         fake.add(bytes, at: signedA)
         fake.add(bytes, at: signedB)
         _ = try await loader.data(signedA)
-        #expect(try await loader.data(signedB) == bytes)
+        #expect((try await loader.data(signedB)).fingerprint == (bytes).fingerprint)
         #expect(fake.requests.map(\.url) == [signedA])
         #expect(cache.summary(for: signedB)?.key == "https://fake.example/v/a")
         #expect(CacheLayout.directoryName(forKey: "https://fake.example/v/a").count == 32)
@@ -180,7 +180,7 @@ struct RangeCacheTests {
             configuration.tempLimit = .init(maxBytes: 250_000, maxAge: 24 * 3600)
         }
         for name in ["a", "b", "c"] {
-            #expect(try await loader.data(fakeURL(name), range: ByteRange(offset: 0, length: 200_000)) == bytes.prefix(200_000))
+            #expect((try await loader.data(fakeURL(name), range: ByteRange(offset: 0, length: 200_000))).fingerprint == (bytes.prefix(200_000)).fingerprint)
         }
         #expect(cache.statistics.tempBytes <= 250_000 + 64 * 1024)
         #expect(cache.summary(for: fakeURL("c")) != nil)
@@ -203,9 +203,9 @@ struct RangeCacheTests {
         let fake = FakeResourceLoader(clock: HostClock.shared, resources: [fakeURL("a"): bytes, fakeURL("b"): bytes])
         let reader = CachingLoader(upstream: fake, cache: second)
         // It sees what the first one cached, and reads the rest without storing.
-        #expect(try await reader.data(fakeURL("a"), range: ByteRange(offset: 50_000, length: 100_000)) == bytes.subdata(in: 50_000..<150_000))
+        #expect((try await reader.data(fakeURL("a"), range: ByteRange(offset: 50_000, length: 100_000))).fingerprint == (bytes.subdata(in: 50_000..<150_000)).fingerprint)
         #expect(fake.bytesServed == 50_000)
-        #expect(try await reader.data(fakeURL("b")) == bytes)
+        #expect((try await reader.data(fakeURL("b"))).fingerprint == (bytes).fingerprint)
         #expect(second.summary(for: fakeURL("b")) == nil)
         #expect(first.summary(for: fakeURL("b")) == nil)
         second.removeAll()  // does nothing read-only
@@ -255,9 +255,9 @@ struct RangeCacheTests {
         async let second = loader.data(fakeURL("a"))
         async let third = loader.data(fakeURL("a"), range: ByteRange(offset: 100_000, length: 50_000))
         let (a, b, c) = try await (first, second, third)
-        #expect(a == bytes)
-        #expect(b == bytes)
-        #expect(c == bytes.subdata(in: 100_000..<150_000))
+        #expect((a).fingerprint == (bytes).fingerprint)
+        #expect((b).fingerprint == (bytes).fingerprint)
+        #expect((c).fingerprint == (bytes.subdata(in: 100_000..<150_000)).fingerprint)
         // The followers waited for the writer instead of fetching the same bytes again.
         #expect(fake.bytesServed < Int64(bytes.count) * 3 / 2)
     }
@@ -276,8 +276,8 @@ struct RangeCacheTests {
                 }
             })
         }
-        #expect(try await loader.data(fakeURL("a")) == bytes)
-        #expect(try await loader.data(fakeURL("b")) == bytes)
+        #expect((try await loader.data(fakeURL("a"))).fingerprint == (bytes).fingerprint)
+        #expect((try await loader.data(fakeURL("b"))).fingerprint == (bytes).fingerprint)
         #expect(!cache.isStoring)
         #expect(cache.statistics.storingStopped)
         #expect(log.warnings.count == 1)
@@ -297,7 +297,7 @@ struct RangeCacheTests {
             configuration.logger = LogCounter().logger
             configuration.faults = .init(beforeMetadataWrite: { ENOSPC })
         }
-        #expect(try await loader.data(fakeURL("a")) == bytes)
+        #expect((try await loader.data(fakeURL("a"))).fingerprint == (bytes).fingerprint)
         #expect(!cache.isStoring)
         #expect(RangeCache.inspect(directory: directory.url, verifyContents: true).isClean)
     }
@@ -340,7 +340,7 @@ struct RangeCacheTests {
         let firstSpan = CacheLayout.parseSpanName(spans[0])!
         let lastSpan = CacheLayout.parseSpanName(spans[3])!
         #expect(cache.cachedRanges(for: fakeURL("a")) == [0..<firstSpan.length, lastSpan.offset..<lastSpan.offset + lastSpan.length])
-        #expect(try await loader.data(fakeURL("a")) == bytes)
+        #expect((try await loader.data(fakeURL("a"))).fingerprint == (bytes).fingerprint)
         #expect(fake.bytesServed == Int64(bytes.count) - firstSpan.length - lastSpan.length)
         cache.purgeTrash()
         let after = RangeCache.inspect(directory: directory.url, verifyContents: true)
@@ -376,7 +376,7 @@ struct RangeCacheTests {
         _ = try await loader.data(fakeURL("a"))
         cache.remove(fakeURL("a"))
         #expect(cache.summary(for: fakeURL("a")) == nil)
-        #expect(try await loader.data(fakeURL("a")) == bytes)
+        #expect((try await loader.data(fakeURL("a"))).fingerprint == (bytes).fingerprint)
         cache.removeAll()
         #expect(cache.statistics.resources == 0)
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import ReelCore
@@ -69,4 +70,36 @@ func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async 
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// A byte string's size and MD5, compared instead of the bytes: Swift Testing explains a
+/// failed `==` of two collections with a diff, which never ends for megabytes.
+struct Fingerprint: Hashable, CustomStringConvertible {
+    let count: Int
+    let md5: String
+
+    init(_ data: Data) {
+        count = data.count
+        md5 = Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    var description: String { "\(count) bytes, md5 \(md5)" }
+}
+
+extension Data {
+    var fingerprint: Fingerprint { Fingerprint(self) }
+}
+
+/// Ends a child process: SIGTERM, then SIGKILL if it lingers, polling without blocking a thread.
+func stopProcess(_ process: Process, grace: Duration = .seconds(3)) async {
+    guard process.isRunning else { return }
+    if grace > .zero { process.terminate() }
+    let deadline = ContinuousClock.now + grace
+    while process.isRunning, ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
 }
