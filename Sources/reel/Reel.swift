@@ -13,7 +13,7 @@ struct Reel: AsyncParsableCommand {
             Exit codes: 0 success, 2 usage error, 3 media or network error.
             """,
         version: versionText,
-        subcommands: [VersionCommand.self]
+        subcommands: [VersionCommand.self, ServeCommand.self, CacheCommand.self]
     )
 
     static var versionText: String {
