@@ -78,7 +78,7 @@ public final class Preloader: @unchecked Sendable {
     public struct Statistics: Sendable, Hashable {
         /// Requests whose bytes are all in the cache.
         public var completed: [URL] = []
-        /// Bytes fetched from the network by preloads.
+        /// Bytes fetched from the network by preloads that completed.
         public var bytesFetched: Int64 = 0
         /// Preloads cancelled because playback needed the connection or paused too long.
         public var interruptions = 0
@@ -99,7 +99,6 @@ public final class Preloader: @unchecked Sendable {
     private var failures: [URL: Int] = [:]
     private var stats = Statistics()
     private var worker: Task<Void, Never>?
-    private var wakeUp: CheckedContinuation<Void, Never>?
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var cancelHandlerID: UUID?
     private var interrupted = false
@@ -137,18 +136,16 @@ public final class Preloader: @unchecked Sendable {
     public func setPreloadQueue(_ requests: [PreloadRequest]) {
         var seen: Set<URL> = []
         let unique = requests.filter { seen.insert($0.url).inserted }
-        let (toCancel, waiter) = lock.withLock { () -> (Task<Outcome, Never>?, CheckedContinuation<Void, Never>?) in
+        let toCancel = lock.withLock { () -> Task<Outcome, Never>? in
             var cancel: Task<Outcome, Never>?
             if let running, !unique.contains(where: { $0.url == running.request.url }) {
                 cancel = running.task
             }
             queue = unique.filter { $0.url != running?.request.url || cancel != nil }
             if worker == nil, !queue.isEmpty { startWorkerLocked() }
-            defer { wakeUp = nil }
-            return (cancel, wakeUp)
+            return cancel
         }
         toCancel?.cancel()
-        waiter?.resume()
     }
 
     /// The requests waiting (not the running one).
@@ -169,7 +166,7 @@ public final class Preloader: @unchecked Sendable {
     public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = lock.withLock { () -> Bool in
-                if queue.isEmpty && running == nil { return true }
+                if queue.isEmpty && running == nil && worker == nil { return true }
                 idleWaiters.append(continuation)
                 return false
             }
@@ -180,9 +177,11 @@ public final class Preloader: @unchecked Sendable {
     // MARK: - The worker
 
     private func startWorkerLocked() {
-        worker = Task { [weak self] in await self?.work() }
+        worker = Task { await self.work() }
     }
 
+    /// Runs the queue until it is empty, then ends (``setPreloadQueue(_:)`` starts it again),
+    /// so a preloader nobody uses holds no task.
     private func work() async {
         while !Task.isCancelled {
             // Playback first: wait until no player is loading, then a little longer.
@@ -190,10 +189,15 @@ public final class Preloader: @unchecked Sendable {
                 try? await clock.sleep(for: configuration.resumeDelay)
                 if Task.isCancelled { return }
             }
-            guard let request = nextRequest() else {
-                await waitForWork()
-                continue
+            let next = lock.withLock { () -> PreloadRequest? in
+                if let first = queue.first { return first }
+                worker = nil
+                let waiters = idleWaiters
+                idleWaiters = []
+                waiters.forEach { $0.resume() }
+                return nil
             }
+            guard let request = next else { return }
             let task = Task { await self.preload(request) }
             let stillWanted = lock.withLock { () -> Bool in
                 guard queue.first?.url == request.url else { return false }
@@ -208,7 +212,7 @@ public final class Preloader: @unchecked Sendable {
                 continue
             }
             let outcome = await task.value
-            let idle = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            lock.withLock {
                 running = nil
                 switch outcome {
                 case .done:
@@ -231,33 +235,12 @@ public final class Preloader: @unchecked Sendable {
                         stats.failed.append(request.url)
                     }
                 }
-                guard queue.isEmpty else { return [] }
-                defer { idleWaiters = [] }
-                return idleWaiters
             }
-            idle.forEach { $0.resume() }
             if case .failed = outcome {
                 try? await clock.sleep(for: configuration.retryDelay)
             }
         }
-    }
-
-    private func nextRequest() -> PreloadRequest? {
-        lock.withLock { queue.first }
-    }
-
-    private func waitForWork() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = lock.withLock { () -> Bool in
-                if !queue.isEmpty { return true }
-                wakeUp = continuation
-                let waiters = idleWaiters
-                idleWaiters = []
-                waiters.forEach { $0.resume() }
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        lock.withLock { worker = nil }
     }
 
     /// Cancels the running preload because playback needs the connection.
