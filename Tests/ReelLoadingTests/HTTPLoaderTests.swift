@@ -12,7 +12,7 @@ struct HTTPLoaderSubject: LoaderContractSubject {
 
     func makeFixture(serving resources: [String: Data]) async throws -> LoaderFixture {
         let origin = try await TestOrigin(files: resources, fault: fault)
-        let loader = HTTPLoader(configuration: fastHTTPConfiguration())
+        let loader = HTTPLoader(configuration: fastHTTPConfiguration(readTimeout: readTimeout(for: fault)))
         return LoaderFixture(
             loader: loader,
             url: { origin.url($0) },
@@ -123,12 +123,14 @@ struct HTTPLoaderBehaviourTests {
 
     @Test func aStalledBodyTimesOutAndIsResumed() async throws {
         let origin = try await TestOrigin(files: ["a.bin": mediumBytes], fault: .stallAfterHeaders)
-        let loader = HTTPLoader(configuration: fastHTTPConfiguration())
+        let loader = HTTPLoader(configuration: fastHTTPConfiguration(readTimeout: .seconds(1)))
         defer { Task { await loader.shutdown(); await origin.stop() } }
         let start = ContinuousClock.now
         #expect((try await loader.data(origin.url("a.bin"))).fingerprint == (mediumBytes).fingerprint)
-        #expect(ContinuousClock.now - start >= .milliseconds(350))
-        #expect(origin.server.statistics.requests(for: "/a.bin").count == 2)
+        #expect(ContinuousClock.now - start >= .milliseconds(950))
+        // The stalled first answer, then at least one more (a busy machine may need another).
+        #expect(origin.server.statistics.requests(for: "/a.bin").count >= 2)
+        #expect(loader.statistics.retries >= 1)
     }
 
     @Test func redirectsAreFollowedAndTheFinalURLKept() async throws {
@@ -185,8 +187,8 @@ struct HTTPLoaderBehaviourTests {
     }
 
     @Test func cancellingClosesTheConnectionAtOnce() async throws {
-        // 8 Mbit/s: the 600 kB body takes most of a second, so it is mid-body when cancelled.
-        let origin = try await TestOrigin(files: ["a.bin": mediumBytes], bandwidthKbps: 8000)
+        // 1.6 Mbit/s: the 600 kB body takes three seconds, so it is mid-body when cancelled.
+        let origin = try await TestOrigin(files: ["a.bin": mediumBytes], bandwidthKbps: 1600)
         let loader = HTTPLoader(configuration: fastHTTPConfiguration())
         defer { Task { await loader.shutdown(); await origin.stop() } }
         let stream = loader.read(origin.url("a.bin"), range: .all)
@@ -194,7 +196,8 @@ struct HTTPLoaderBehaviourTests {
         _ = try await iterator.next()
         #expect(origin.server.statistics.openConnections == 1)
         stream.cancel()
-        #expect(await eventually(timeout: .milliseconds(300)) { origin.server.statistics.openConnections == 0 })
+        // Kept alive, a finished connection would stay open in the pool: closed means cancelled.
+        #expect(await eventually(timeout: .seconds(2)) { origin.server.statistics.openConnections == 0 })
         #expect(origin.server.statistics.bytesServed < Int64(mediumBytes.count))
     }
 

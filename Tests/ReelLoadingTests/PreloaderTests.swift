@@ -7,8 +7,8 @@ import Testing
 /// Moves a manual clock in small steps, letting the tasks it wakes run between steps,
 /// until `condition` holds (or a real-time limit passes).
 func drive(
-    _ clock: ManualClock, step: MediaTime = MediaTime(value: 10, timescale: 1000),
-    timeout: Duration = .seconds(10), until condition: () -> Bool
+    _ clock: ManualClock, step: MediaTime = MediaTime(value: 20, timescale: 1000),
+    timeout: Duration = .seconds(30), until condition: () -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
@@ -24,7 +24,7 @@ func settle() async {
     for _ in 0..<20 { try? await Task.sleep(for: .milliseconds(1)) }
 }
 
-/// A preloader over a fake origin timed on a manual clock: 1 MB/s in 64 KiB chunks.
+/// A preloader over a fake origin timed on a manual clock: 4 MB/s in 64 KiB chunks.
 struct PreloadRig {
     let clock = ManualClock()
     let fake: FakeResourceLoader
@@ -36,7 +36,7 @@ struct PreloadRig {
 
     init(files: [String: Data], estimator: Preloader.Estimator? = nil) throws {
         fake = FakeResourceLoader(clock: clock, script: .init(
-            latency: MediaTime(value: 20, timescale: 1000), bytesPerSecond: 1_000_000, chunkSize: 64 * 1024
+            latency: MediaTime(value: 20, timescale: 1000), bytesPerSecond: 4_000_000, chunkSize: 64 * 1024
         ))
         for (name, data) in files { fake.add(data, at: fakeURL(name)) }
         directory = try TemporaryDirectory()
@@ -113,8 +113,8 @@ struct PreloaderTests {
         await settle()
         let atPause = rig.loader.statistics.bytesFromNetwork
         // A second of clock time (the pause limit is two): nothing more is taken.
-        for _ in 0..<100 {
-            rig.clock.advance(by: MediaTime(value: 10, timescale: 1000))
+        for _ in 0..<50 {
+            rig.clock.advance(by: MediaTime(value: 20, timescale: 1000))
             try? await Task.sleep(for: .milliseconds(1))
         }
         #expect(rig.loader.statistics.bytesFromNetwork <= atPause + 64 * 1024)
@@ -138,8 +138,8 @@ struct PreloaderTests {
         let cachedAtCancel = rig.cached("a").first?.upperBound ?? 0
         #expect(cachedAtCancel >= 200_000)
         // Nothing starts while the player loads.
-        for _ in 0..<50 {
-            rig.clock.advance(by: MediaTime(value: 10, timescale: 1000))
+        for _ in 0..<25 {
+            rig.clock.advance(by: MediaTime(value: 20, timescale: 1000))
             try? await Task.sleep(for: .milliseconds(1))
         }
         #expect(rig.fake.requestCount == 1)

@@ -27,6 +27,11 @@ struct TemporaryDirectory: Sendable {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
+/// The read timeout for a test against `fault`: short when the origin stalls on purpose.
+func readTimeout(for fault: OriginFault?) -> Duration {
+    fault == .stallAfterHeaders ? .seconds(1) : .seconds(3)
+}
+
 /// An ``OriginServer`` serving given files from a temporary directory.
 final class TestOrigin: Sendable {
     let server: OriginServer
@@ -50,12 +55,13 @@ final class TestOrigin: Sendable {
     }
 }
 
-/// HTTP loader settings that keep failing tests fast.
-func fastHTTPConfiguration(maxAttempts: Int = 4) -> HTTPLoader.Configuration {
+/// HTTP loader settings that keep failing tests fast. The read timeout is short only where
+/// a test waits for it (a stalled origin): on two busy cores a healthy body can pause longer.
+func fastHTTPConfiguration(maxAttempts: Int = 4, readTimeout: Duration = .seconds(3)) -> HTTPLoader.Configuration {
     HTTPLoader.Configuration(
         connectTimeout: .seconds(2),
-        responseTimeout: .seconds(3),
-        readTimeout: .milliseconds(400),
+        responseTimeout: .seconds(5),
+        readTimeout: readTimeout,
         maxAttemptsWithoutProgress: maxAttempts,
         initialBackoff: .milliseconds(10),
         maxBackoff: .milliseconds(50)
@@ -63,7 +69,7 @@ func fastHTTPConfiguration(maxAttempts: Int = 4) -> HTTPLoader.Configuration {
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
