@@ -20,9 +20,11 @@ public struct CacheReport: Sendable {
             case incomplete = "incomplete resource"
         }
 
+        /// What is wrong.
         public var kind: Kind
         /// Relative to the cache directory.
         public var path: String
+        /// The particulars (sizes, digests).
         public var detail: String
 
         public var description: String { "\(kind.rawValue): \(path): \(detail)" }
@@ -30,9 +32,13 @@ public struct CacheReport: Sendable {
 
     /// The cache directory.
     public var directory: String
+    /// Resource directories with readable metadata.
     public var resources = 0
+    /// Those with every byte present.
     public var completeResources = 0
+    /// Span files whose size matches their name.
     public var spans = 0
+    /// Bytes in such spans, in `temp/` and in `media/`.
     public var tempBytes: Int64 = 0
     public var mediaBytes: Int64 = 0
     /// Files of writes a crash interrupted; the next open discards them. Not a problem.
@@ -45,6 +51,7 @@ public struct CacheReport: Sendable {
     public var writerPID: Int32?
     /// Whether some process holds the cache lock.
     public var isInUse = false
+    /// What cannot be trusted or does not belong, one entry per file or directory.
     public var problems: [Problem] = []
 
     /// No problem found.

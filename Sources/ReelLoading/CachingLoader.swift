@@ -75,7 +75,9 @@ public final class CachingLoader: ResourceLoader, Sendable {
         public var entityChanges = 0
     }
 
+    /// Where holes are fetched from.
     public let upstream: any ResourceLoader
+    /// Where bytes are kept.
     public let cache: RangeCache
     public let configuration: Configuration
     let logger: Logger
@@ -97,8 +99,10 @@ public final class CachingLoader: ResourceLoader, Sendable {
     /// Counts since creation (or ``resetStatistics()``).
     public var statistics: Statistics { counters.value }
 
+    /// Sets every count back to zero.
     public func resetStatistics() { counters.withValue { $0 = Statistics() } }
 
+    /// Starts a read through the cache (see the type's documentation for what it does).
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
         counters.withValue { $0.reads += 1 }
         let (stream, continuation) = ByteStream.makeStream(highWaterMark: configuration.highWaterMark)

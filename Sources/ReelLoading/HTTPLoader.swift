@@ -147,6 +147,7 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     /// Counts of what this loader has done.
     public var statistics: Statistics { counters.value }
 
+    /// Starts a read of `range` of an `http` or `https` URL (anything else is `notFound`).
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
         let (stream, continuation) = ByteStream.makeStream()
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {

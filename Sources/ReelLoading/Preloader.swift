@@ -13,7 +13,9 @@ public struct PreloadRequest: Sendable, Hashable {
         case seconds(Double)
     }
 
+    /// The resource.
     public var url: URL
+    /// How much of its head.
     public var amount: Amount
 
     public init(url: URL, amount: Amount = .bytes(Preloader.Configuration.defaultBytes)) {
@@ -21,7 +23,9 @@ public struct PreloadRequest: Sendable, Hashable {
         self.amount = amount
     }
 
+    /// `count` bytes of `url`.
     public static func bytes(_ count: Int64, of url: URL) -> PreloadRequest { PreloadRequest(url: url, amount: .bytes(count)) }
+    /// Enough of `url` for `seconds` of media.
     public static func seconds(_ seconds: Double, of url: URL) -> PreloadRequest { PreloadRequest(url: url, amount: .seconds(seconds)) }
 }
 

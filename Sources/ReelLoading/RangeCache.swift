@@ -110,6 +110,7 @@ public final class RangeCache: @unchecked Sendable {
         public var access: Access
         /// Failures to inject (tests only).
         public var faults: FileSystemFaults?
+        /// Where the cache logs (one warning on a disk failure; details at debug level).
         public var logger: Logger
 
         public init(
@@ -141,10 +142,15 @@ public final class RangeCache: @unchecked Sendable {
 
     /// Totals over the cache.
     public struct Statistics: Sendable, Hashable {
+        /// Bytes in committed spans of partial resources.
         public var tempBytes: Int64 = 0
+        /// Bytes of complete resources.
         public var mediaBytes: Int64 = 0
+        /// Resources with metadata.
         public var resources = 0
+        /// Resources with every byte cached.
         public var completeResources = 0
+        /// Committed span files.
         public var spans = 0
         /// Bytes written to spans by this process.
         public var bytesStored: Int64 = 0
@@ -157,15 +163,22 @@ public final class RangeCache: @unchecked Sendable {
 
     /// One cached resource, for listings and tests.
     public struct ResourceSummary: Sendable, Hashable {
+        /// The cache key (the URL unless a key function says otherwise).
         public var key: String
+        /// The URL it was first cached from.
         public var url: String
         public var area: Area
+        /// The resource's length, when known.
         public var length: Int64?
+        /// The version cached.
         public var entityTag: String?
+        /// Bytes in committed spans.
         public var cachedBytes: Int64
         /// The cached ranges, merged where spans touch.
         public var ranges: [Range<Int64>]
+        /// When a read or preload last used it.
         public var lastAccess: Date
+        /// Whether a read, writer or preload holds it now.
         public var isInUse: Bool
     }
 

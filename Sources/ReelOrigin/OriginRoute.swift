@@ -37,8 +37,11 @@ public struct OriginRequest: Sendable {
 
 /// What an ``OriginRoute`` answers.
 public struct OriginResponse: Sendable {
+    /// The HTTP status code.
     public var status: Int
+    /// Response headers (`Content-Length` is set by the server).
     public var headers: [(name: String, value: String)]
+    /// The body (not sent for HEAD).
     public var body: Data
 
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: Data = Data()) {

@@ -146,7 +146,9 @@ extension CacheCommand {
                 }
                 try file?.close()
             } catch {
+                // A failed fetch leaves no partial file behind to be mistaken for the resource.
                 try? file?.close()
+                if let output { try? FileManager.default.removeItem(atPath: output) }
                 await http.shutdown()
                 cache.close()
                 throw error
