@@ -10,11 +10,15 @@ let package = Package(
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
+        .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries, each behind one bridge module.
@@ -37,12 +41,27 @@ let package = Package(
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore"),
 
-        // Loaders: files now; HTTP, the range cache and the preloader next.
+        // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
             name: "ReelLoading",
             dependencies: [
                 "ReelCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // A loopback HTTP/1.1 range server with latency, bandwidth and fault injection.
+        .target(
+            name: "ReelOrigin",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
 
@@ -68,6 +87,7 @@ let package = Package(
                 "ReelCore",
                 "ReelLoading",
                 "ReelMedia",
+                "ReelOrigin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,6 +107,14 @@ let package = Package(
         .testTarget(
             name: "ReelMediaTests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelOriginTests",
+            dependencies: ["ReelOrigin"]
+        ),
+        .testTarget(
+            name: "ReelLoadingTests",
+            dependencies: ["ReelCore", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

@@ -11,6 +11,8 @@ packages=(
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     # SDL2 and SDL2_ttf: the window, GL context, audio device, text.
     libsdl2-dev libsdl2-ttf-dev
+    # nginx: a real origin server for the HTTP loader and cache integration tests.
+    nginx-light
 )
 
 missing=()

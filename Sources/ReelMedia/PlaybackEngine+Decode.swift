@@ -159,7 +159,7 @@ extension PlaybackEngine {
             return false
         }
         videoFrames.append(frame)
-        if report.firstFrameDecodedMs == nil { report.firstFrameDecodedMs = elapsedMs(clock.now) }
+        if report.firstFrameDecodedMs == nil { report.firstFrameDecodedMs = phaseNowMs() }
         lock.broadcast()
         lock.unlock()
         kickPresenter()

@@ -48,7 +48,7 @@ extension PlaybackEngine {
         if let index = demuxer.audioStreamIndex { audioTimeBase = demuxer.timeBase(of: index) }
         duration = info.duration ?? .indefinite
         opened = true
-        report.headerParsedMs = elapsedMs(clock.now)
+        report.headerParsedMs = phaseNowMs()
         report.probedStreamInfo = demuxer.usedStreamInfoProbe
         lock.broadcast()
         lock.unlock()
@@ -114,7 +114,7 @@ extension PlaybackEngine {
                 }
                 if !sawFirstPacket && (isVideo || !hasVideo) {
                     sawFirstPacket = true
-                    report.firstPacketMs = elapsedMs(clock.now)
+                    report.firstPacketMs = phaseNowMs()
                 }
             case .success(nil):
                 demuxAtEnd = true
@@ -198,7 +198,7 @@ extension PlaybackEngine {
     /// Records a first-frame phase once.
     func mark(_ phase: WritableKeyPath<FirstFrameReport, Double?>) {
         lock.withLock {
-            if report[keyPath: phase] == nil { report[keyPath: phase] = elapsedMs(clock.now) }
+            if report[keyPath: phase] == nil { report[keyPath: phase] = phaseNowMs() }
         }
     }
 }

@@ -143,7 +143,7 @@ extension PlaybackEngine {
         }
         if !firstFrameReported, presentedSerial == serial, present != nil || !hasVideo {
             firstFrameReported = true
-            report.firstFramePresentedMs = elapsedMs(now)
+            report.firstFramePresentedMs = phaseNowMs()
             if let demuxer {
                 let (bytes, requests) = demuxer.bridge.statistics
                 report.bytesRead = bytes

@@ -136,6 +136,10 @@ final class PlaybackEngine: @unchecked Sendable {
 
     // First-frame measurement.
     let openedAt: MediaTime
+    /// The clock first-frame phases are measured on: the engine's own, unless the
+    /// owner measures elsewhere (`--clock fast` over a real network measures wall time).
+    let phaseClock: any EngineClock
+    let phaseOpenedAt: MediaTime
     var report = FirstFrameReport(bytesRead: 0, requests: 0, probedStreamInfo: false)
     var firstFrameReported = false
 
@@ -145,7 +149,8 @@ final class PlaybackEngine: @unchecked Sendable {
     var demuxer: Demuxer?
 
     init(url: URL, loader: any ResourceLoader, clock: any EngineClock, configuration: PipelineConfiguration,
-         videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, startTime: MediaTime?) {
+         videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, startTime: MediaTime?,
+         phaseClock: (any EngineClock)? = nil) {
         self.url = url
         self.loader = loader
         self.clock = clock
@@ -154,6 +159,8 @@ final class PlaybackEngine: @unchecked Sendable {
         self.videoSink = videoSink
         self.audioSink = audioSink
         self.openedAt = clock.now
+        self.phaseClock = phaseClock ?? clock
+        self.phaseOpenedAt = (phaseClock ?? clock).now
         if let startTime, startTime.isNumeric, startTime > .zero {
             seekRequest = SeekRequest(id: -1, target: startTime, before: .zero, after: .zero)
         }
@@ -219,8 +226,9 @@ final class PlaybackEngine: @unchecked Sendable {
         delegate?.engine(self, didFail: error)
     }
 
-    func elapsedMs(_ now: MediaTime) -> Double {
-        (now - openedAt).seconds * 1000
+    /// Milliseconds since the item was set, on the clock first-frame phases are measured with.
+    func phaseNowMs() -> Double {
+        (phaseClock.now - phaseOpenedAt).seconds * 1000
     }
 
     // MARK: Control (called by the Player)

@@ -95,9 +95,16 @@ public final class Player: @unchecked Sendable {
         var lastFired: MediaTime?
     }
 
+    /// The clock first-frame phases are measured on (the player's clock unless given).
+    public let measurementClock: (any EngineClock)?
+
+    /// A player timed by `clock`. `measurementClock` times the first-frame phases when
+    /// they should be wall time although playback is simulated (`--clock fast`).
     public init(clock: any EngineClock = HostClock.shared, videoSink: (any VideoSink)? = nil,
-                audioSink: (any AudioSink)? = nil, configuration: PipelineConfiguration = PipelineConfiguration()) {
+                audioSink: (any AudioSink)? = nil, configuration: PipelineConfiguration = PipelineConfiguration(),
+                measurementClock: (any EngineClock)? = nil) {
         self.clock = clock
+        self.measurementClock = measurementClock
         self.videoSink = videoSink
         self.audioSink = audioSink
         self.configuration = configuration
@@ -130,7 +137,8 @@ public final class Player: @unchecked Sendable {
         if let newItem {
             let fresh = PlaybackEngine(
                 url: newItem.url, loader: newItem.loader, clock: clock, configuration: configuration,
-                videoSink: videoSink, audioSink: audioSink, startTime: newItem.startTime
+                videoSink: videoSink, audioSink: audioSink, startTime: newItem.startTime,
+                phaseClock: measurementClock
             )
             fresh.delegate = self
             fresh.volumeLocked = muted ? 0 : volumeValue

@@ -36,13 +36,40 @@ struct MediaSource {
     var isRemote: Bool { !url.isFileURL }
 }
 
-/// How bytes are loaded: shared by every command that reads media.
+/// How bytes are loaded: shared by every command that reads media. Files are read
+/// directly; http(s) URLs through the range cache unless `--no-cache`.
 struct LoadingOptions: ParsableArguments {
-    func makeLoader(for source: MediaSource) throws -> any ResourceLoader {
-        if source.isRemote {
-            throw CommandFailure.usage("http(s) URLs need the HTTP loader, which this build does not have yet")
+    @Option(name: .customLong("cache-dir"), help: "The range cache directory (default $XDG_CACHE_HOME/reel).")
+    var cacheDirectory: String?
+
+    @Flag(name: .customLong("no-cache"), help: "Read http(s) URLs straight from the network.")
+    var noCache = false
+
+    func makeLoader(for source: MediaSource) throws -> LoaderStack {
+        guard source.isRemote else { return LoaderStack(loader: FileLoader(), http: nil, caching: nil) }
+        let http = HTTPLoader()
+        if noCache { return LoaderStack(loader: http, http: http, caching: nil) }
+        let directory = cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
+        do {
+            let cache = try RangeCache(configuration: .init(directory: directory))
+            let caching = CachingLoader(upstream: http, cache: cache)
+            return LoaderStack(loader: caching, http: http, caching: caching)
+        } catch {
+            printError("reel: cache unavailable (\(error)); reading from the network")
+            return LoaderStack(loader: http, http: http, caching: nil)
         }
-        return FileLoader()
+    }
+}
+
+/// The loader a command reads through, and what must be shut down after.
+struct LoaderStack: Sendable {
+    let loader: any ResourceLoader
+    let http: HTTPLoader?
+    let caching: CachingLoader?
+
+    func shutdown() async {
+        caching?.cache.close()
+        await http?.shutdown()
     }
 }
 
@@ -61,6 +88,6 @@ struct GlobalOptions: ParsableArguments {
 
     func apply() {
         FFmpegLog.setVerbose(verbose)
-        LogSetup.bootstrap(verbose: verbose)
+        CommandLogging.bootstrap(verbose: verbose)
     }
 }

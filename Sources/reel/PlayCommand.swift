@@ -58,12 +58,13 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
-        let loader = try loading.makeLoader(for: source)
+        let stack = try loading.makeLoader(for: source)
         let session = try HeadlessSession(
-            source: source, loader: loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
+            source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
             tracePath: trace, audioOut: audioOut, loop: loop
         )
         let outcome = try await session.run()
+        await stack.shutdown()
         if case .failed(let message) = outcome {
             throw CommandFailure.media(message)
         }
@@ -116,7 +117,7 @@ final class HeadlessSession: @unchecked Sendable {
             }
             counter.increment()
         }
-        player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink())
+        player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink(), measurementClock: HostClock.shared)
         player.actionAtItemEnd = loop ? .loop : .pause
         counter.onLimit = { [weak self] in self?.finish(.finished) }
         player.addEventObserver { [weak self] event in

@@ -22,13 +22,15 @@ struct ProbeCommand: AsyncParsableCommand {
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
-        let loader = try loading.makeLoader(for: source)
+        let stack = try loading.makeLoader(for: source)
         let info: MediaInfo
         do {
-            info = try await MediaProbe.probe(source.url, loader: loader)
+            info = try await MediaProbe.probe(source.url, loader: stack.loader)
         } catch {
+            await stack.shutdown()
             throw CommandFailure.media(describe(error))
         }
+        await stack.shutdown()
         if json {
             print(try ProbeOutput.json(info))
         } else {

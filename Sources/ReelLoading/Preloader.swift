@@ -1,0 +1,307 @@
+import Foundation
+import Logging
+import ReelCore
+
+/// One resource to preload: its URL and how much of its head.
+public struct PreloadRequest: Sendable, Hashable {
+    /// How much to preload.
+    public enum Amount: Sendable, Hashable {
+        /// This many bytes from the start.
+        case bytes(Int64)
+        /// Enough bytes for this many seconds of media from the start (converted by the
+        /// preloader's estimator; its default byte count when the estimator cannot tell).
+        case seconds(Double)
+    }
+
+    /// The resource.
+    public var url: URL
+    /// How much of its head.
+    public var amount: Amount
+
+    public init(url: URL, amount: Amount = .bytes(Preloader.Configuration.defaultBytes)) {
+        self.url = url
+        self.amount = amount
+    }
+
+    /// `count` bytes of `url`.
+    public static func bytes(_ count: Int64, of url: URL) -> PreloadRequest { PreloadRequest(url: url, amount: .bytes(count)) }
+    /// Enough of `url` for `seconds` of media.
+    public static func seconds(_ seconds: Double, of url: URL) -> PreloadRequest { PreloadRequest(url: url, amount: .seconds(seconds)) }
+}
+
+/// Fills the cache with the heads of the videos a feed will show next, one at a time,
+/// in queue order, and never in playback's way: the counterpart of ShortMediaCache's
+/// `resetPreloadingWithMediaUrls:`.
+///
+/// - ``setPreloadQueue(_:)`` replaces the queue. The running preload goes on if its URL
+///   is still wanted, and is cancelled if not.
+/// - While any player is loading (a ``PlaybackLoad`` of the ``PlaybackLoadCoordinator``)
+///   the preload pauses; a load that needs the connection cancels it. It resumes, from
+///   what is cached, ``Configuration/resumeDelay`` after the last load ended. A pause
+///   longer than ``Configuration/maxPause`` gives the connection up too.
+/// - An MP4 whose index follows its media data gets its index tail preloaded with its
+///   head, so the preloaded bytes are enough for a first frame.
+/// - Every wait (resume delay, pause limit, retry delay) is on the injected clock.
+public final class Preloader: @unchecked Sendable {
+    /// Timing and amounts.
+    public struct Configuration: Sendable {
+        /// Bytes preloaded when a request asks for seconds the estimator cannot convert.
+        public static let defaultBytes: Int64 = 800_000
+
+        /// Bytes for a seconds request the estimator cannot convert.
+        public var fallbackBytes: Int64
+        /// Time after the last playback load ended before preloading goes on.
+        public var resumeDelay: MediaTime
+        /// How long a paused preload keeps its connection before giving it up.
+        public var maxPause: MediaTime
+        /// Time before a failed preload is tried again.
+        public var retryDelay: MediaTime
+        /// Failures after which a request is dropped.
+        public var maxFailures: Int
+
+        public init(
+            fallbackBytes: Int64 = Configuration.defaultBytes,
+            resumeDelay: MediaTime = MediaTime(value: 250, timescale: 1000),
+            maxPause: MediaTime = MediaTime(value: 5, timescale: 1),
+            retryDelay: MediaTime = MediaTime(value: 1, timescale: 1),
+            maxFailures: Int = 2
+        ) {
+            self.fallbackBytes = fallbackBytes
+            self.resumeDelay = resumeDelay
+            self.maxPause = maxPause
+            self.retryDelay = retryDelay
+            self.maxFailures = max(1, maxFailures)
+        }
+    }
+
+    /// Turns seconds of media into bytes from the start of `URL` (with the container's
+    /// index, once known); `nil` when it cannot tell.
+    public typealias Estimator = @Sendable (URL, Double) async -> Int64?
+
+    /// What the preloader has done.
+    public struct Statistics: Sendable, Hashable {
+        /// Requests whose bytes are all in the cache.
+        public var completed: [URL] = []
+        /// Bytes fetched from the network by preloads that completed.
+        public var bytesFetched: Int64 = 0
+        /// Preloads cancelled because playback needed the connection or paused too long.
+        public var interruptions = 0
+        /// Requests dropped after failing.
+        public var failed: [URL] = []
+    }
+
+    public let configuration: Configuration
+    private let loader: CachingLoader
+    private let coordinator: PlaybackLoadCoordinator
+    private let clock: any EngineClock
+    private let estimator: Estimator?
+    private let logger: Logger
+
+    private let lock = NSLock()
+    private var queue: [PreloadRequest] = []
+    private var running: (request: PreloadRequest, task: Task<Outcome, Never>)?
+    private var failures: [URL: Int] = [:]
+    private var stats = Statistics()
+    private var worker: Task<Void, Never>?
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var cancelHandlerID: UUID?
+    private var interrupted = false
+
+    private enum Outcome { case done, interrupted, replaced, failed(any Error) }
+    private struct PausedTooLong: Error {}
+
+    /// A preloader filling `loader`'s cache, yielding to the players of `coordinator`.
+    public init(
+        loader: CachingLoader,
+        coordinator: PlaybackLoadCoordinator,
+        clock: any EngineClock = HostClock.shared,
+        estimator: Estimator? = nil,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "reel.preload")
+    ) {
+        self.loader = loader
+        self.coordinator = coordinator
+        self.clock = clock
+        self.estimator = estimator
+        self.configuration = configuration
+        self.logger = logger
+        let id = coordinator.addCancelHandler { [weak self] in self?.interruptRunning() }
+        lock.withLock { cancelHandlerID = id }
+    }
+
+    deinit {
+        if let id = cancelHandlerID { coordinator.removeCancelHandler(id) }
+        worker?.cancel()
+        running?.task.cancel()
+    }
+
+    /// Replaces what is waiting to be preloaded. The running preload goes on if its URL
+    /// is in `requests` (and is not preloaded again), and is cancelled if not.
+    public func setPreloadQueue(_ requests: [PreloadRequest]) {
+        var seen: Set<URL> = []
+        let unique = requests.filter { seen.insert($0.url).inserted }
+        let toCancel = lock.withLock { () -> Task<Outcome, Never>? in
+            var cancel: Task<Outcome, Never>?
+            if let running, !unique.contains(where: { $0.url == running.request.url }) {
+                cancel = running.task
+            }
+            queue = unique.filter { $0.url != running?.request.url || cancel != nil }
+            if worker == nil, !queue.isEmpty { startWorkerLocked() }
+            return cancel
+        }
+        toCancel?.cancel()
+    }
+
+    /// The requests waiting (not the running one).
+    public var pendingRequests: [PreloadRequest] { lock.withLock { queue } }
+
+    /// The request being preloaded now, if any.
+    public var currentRequest: PreloadRequest? { lock.withLock { running?.request } }
+
+    /// Counts so far.
+    public var statistics: Statistics { lock.withLock { stats } }
+
+    /// Cancels the running preload and forgets the queue.
+    public func stop() {
+        setPreloadQueue([])
+    }
+
+    /// Suspends until nothing is running or queued (for tests and tools).
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = lock.withLock { () -> Bool in
+                if queue.isEmpty && running == nil && worker == nil { return true }
+                idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    // MARK: - The worker
+
+    private func startWorkerLocked() {
+        worker = Task { await self.work() }
+    }
+
+    /// Runs the queue until it is empty, then ends (``setPreloadQueue(_:)`` starts it again),
+    /// so a preloader nobody uses holds no task.
+    private func work() async {
+        while !Task.isCancelled {
+            // Playback first: wait until no player is loading, then a little longer.
+            while await coordinator.waitUntilIdle() {
+                try? await clock.sleep(for: configuration.resumeDelay)
+                if Task.isCancelled { return }
+            }
+            let next = lock.withLock { () -> PreloadRequest? in
+                if let first = queue.first { return first }
+                worker = nil
+                let waiters = idleWaiters
+                idleWaiters = []
+                waiters.forEach { $0.resume() }
+                return nil
+            }
+            guard let request = next else { return }
+            let task = Task { await self.preload(request) }
+            let stillWanted = lock.withLock { () -> Bool in
+                guard queue.first?.url == request.url else { return false }
+                queue.removeFirst()
+                running = (request, task)
+                interrupted = false
+                return true
+            }
+            if !stillWanted {
+                task.cancel()
+                _ = await task.value
+                continue
+            }
+            let outcome = await task.value
+            lock.withLock {
+                running = nil
+                switch outcome {
+                case .done:
+                    failures[request.url] = nil
+                    stats.completed.append(request.url)
+                case .interrupted:
+                    // Playback took the connection: try again later, first in line.
+                    stats.interruptions += 1
+                    if !queue.contains(where: { $0.url == request.url }) { queue.insert(request, at: 0) }
+                case .replaced:
+                    break
+                case .failed(let error):
+                    let count = (failures[request.url] ?? 0) + 1
+                    failures[request.url] = count
+                    if count < configuration.maxFailures {
+                        logger.debug("preload of \(request.url) failed (\(error)); will retry")
+                        if !queue.contains(where: { $0.url == request.url }) { queue.append(request) }
+                    } else {
+                        logger.info("preload of \(request.url) failed: \(error)")
+                        stats.failed.append(request.url)
+                    }
+                }
+            }
+            if case .failed = outcome {
+                try? await clock.sleep(for: configuration.retryDelay)
+            }
+        }
+        lock.withLock { worker = nil }
+    }
+
+    /// Cancels the running preload because playback needs the connection.
+    private func interruptRunning() {
+        let task = lock.withLock { () -> Task<Outcome, Never>? in
+            guard let running else { return nil }
+            interrupted = true
+            return running.task
+        }
+        task?.cancel()
+    }
+
+    // MARK: - One preload
+
+    private func preload(_ request: PreloadRequest) async -> Outcome {
+        do {
+            let bytes = await byteCount(for: request)
+            let gate: @Sendable () async throws -> Void = { [coordinator, clock, configuration] in
+                try Task.checkCancellation()
+                guard coordinator.isPlaybackLoading else { return }
+                // Paused: keep the connection a while, then give it up.
+                let deadline = clock.now + configuration.maxPause
+                if !(await coordinator.waitUntilIdle(until: deadline, on: clock)) {
+                    throw PausedTooLong()
+                }
+                try Task.checkCancellation()
+            }
+            let head = try await loader.fill(request.url, range: ByteRange(offset: 0, length: bytes), priority: .preload, gate: gate)
+            var fetched = head.bytesFetched
+            if let metadata = loader.cache.lease(request.url).metadataAndRelease(),
+               let offset = metadata.mp4IndexOffset, let length = metadata.length, offset < length,
+               length - offset <= loader.configuration.maxIndexPrefetch {
+                let tail = try await loader.fill(request.url, range: ByteRange(offset: offset, length: length - offset), priority: .preload, gate: gate)
+                fetched += tail.bytesFetched
+            }
+            lock.withLock { stats.bytesFetched += fetched }
+            try Task.checkCancellation()
+            return .done
+        } catch is PausedTooLong {
+            lock.withLock { interrupted = true }
+            return .interrupted
+        } catch {
+            if lock.withLock({ interrupted }) { return .interrupted }
+            if Task.isCancelled || error is CancellationError { return .replaced }
+            return .failed(error)
+        }
+    }
+
+    private func byteCount(for request: PreloadRequest) async -> Int64 {
+        switch request.amount {
+        case .bytes(let count):
+            return max(0, count)
+        case .seconds(let seconds):
+            if let estimator, let estimate = await estimator(request.url, seconds), estimate > 0 {
+                return estimate
+            }
+            return configuration.fallbackBytes
+        }
+    }
+}

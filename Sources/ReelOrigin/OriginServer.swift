@@ -1,0 +1,292 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A loopback HTTP/1.1 server for a directory, with the behaviour of a real origin
+/// (`GET`/`HEAD`, single byte ranges, strong `ETag`, `Last-Modified`, `If-Range`) and
+/// the misbehaviour of a bad network: per-request latency, a bandwidth cap shared by
+/// all connections, and one ``OriginFault`` at a time. Reel's tests, its benchmark and
+/// its demo all fetch media from it.
+///
+/// ```swift
+/// let server = OriginServer(configuration: .init(root: clipsDirectory, latency: .milliseconds(40)))
+/// let port = try await server.start()         // port 0 asks for a free one
+/// let url = server.url(for: "clip.mp4")      // http://127.0.0.1:<port>/clip.mp4
+/// // ...
+/// await server.stop()
+/// ```
+///
+/// Everything runs on SwiftNIO event loops: the latency and the bandwidth cap are
+/// scheduled tasks on the connection's loop, file reads run on NIO's thread pool.
+public final class OriginServer: Sendable {
+    /// How a server serves.
+    public struct Configuration: Sendable {
+        /// The directory whose files are served (`/a/b.mp4` is `root/a/b.mp4`).
+        public var root: URL
+        /// The address to listen on; loopback by default.
+        public var host: String
+        /// The port; 0 picks a free one (see ``OriginServer/start()``).
+        public var port: Int
+        /// Time from a request to its response head (a round trip, as a CDN far away adds).
+        public var latency: Duration
+        /// The cap on body bytes for all connections together, in kilobits per second; `nil` for none.
+        public var bandwidthKbps: Int?
+        /// The fault to inject into file responses, if any.
+        public var fault: OriginFault?
+        /// Handlers consulted before the files, in order.
+        public var routes: [OriginRoute]
+
+        public init(
+            root: URL,
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            latency: Duration = .zero,
+            bandwidthKbps: Int? = nil,
+            fault: OriginFault? = nil,
+            routes: [OriginRoute] = []
+        ) {
+            self.root = root
+            self.host = host
+            self.port = port
+            self.latency = latency
+            self.bandwidthKbps = bandwidthKbps
+            self.fault = fault
+            self.routes = routes
+        }
+    }
+
+    /// Why a server could not start.
+    public enum StartError: Error, CustomStringConvertible {
+        case notADirectory(String)
+        case alreadyStarted
+        case bindFailed(host: String, port: Int, reason: String)
+
+        public var description: String {
+            switch self {
+            case .notADirectory(let path): "\(path): not a directory"
+            case .alreadyStarted: "the server is already running"
+            case .bindFailed(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason)"
+            }
+        }
+    }
+
+    public let configuration: Configuration
+    let state: OriginState
+    private let group: any EventLoopGroup
+
+    /// A server for `configuration`; nothing listens until ``start()``.
+    public init(configuration: Configuration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.state = OriginState(configuration: configuration)
+        self.group = group
+    }
+
+    /// Starts listening and returns the bound port (the real one when the configuration said 0).
+    @discardableResult
+    public func start() async throws -> Int {
+        var isDirectory: ObjCBool = false
+        let rootPath = configuration.root.standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: rootPath, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw StartError.notADirectory(rootPath)
+        }
+        guard state.beginStarting() else { throw StartError.alreadyStarted }
+        let state = self.state
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                state.connectionOpened(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(state: state))
+                }
+            }
+        do {
+            let channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+            guard let port = channel.localAddress?.port else {
+                try? await channel.close()
+                throw StartError.bindFailed(host: configuration.host, port: configuration.port, reason: "no local address")
+            }
+            state.started(channel: channel, port: port)
+            return port
+        } catch let error as StartError {
+            state.failedToStart()
+            throw error
+        } catch {
+            state.failedToStart()
+            throw StartError.bindFailed(host: configuration.host, port: configuration.port, reason: "\(error)")
+        }
+    }
+
+    /// Stops listening and closes every open connection. Safe to call more than once.
+    public func stop() async {
+        let (listener, connections) = state.stopping()
+        if let listener { try? await listener.close() }
+        for connection in connections { try? await connection.close() }
+    }
+
+    /// The bound port, once started.
+    public var port: Int? { state.boundPort }
+
+    /// `http://host:port/`, once started.
+    public var baseURL: URL? {
+        port.map { URL(string: "http://\(Self.hostForURL(configuration.host)):\($0)/")! }
+    }
+
+    /// The URL of the file at `path` (relative to the root), once started.
+    public func url(for path: String) -> URL {
+        let base = baseURL ?? URL(string: "http://\(Self.hostForURL(configuration.host)):\(configuration.port)/")!
+        let trimmed = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        let encoded = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? String($0) }
+            .joined(separator: "/")
+        return URL(string: encoded, relativeTo: base)!.absoluteURL
+    }
+
+    /// Counts of what was served.
+    public var statistics: OriginStatistics { state.statistics }
+
+    /// Forgets the counts (and which paths were already requested, for the `-first` faults).
+    public func resetStatistics() { state.resetStatistics() }
+
+    private static func hostForURL(_ host: String) -> String {
+        host.contains(":") ? "[\(host)]" : host
+    }
+}
+
+/// The server's shared, lock-protected state: counters, open connections, the
+/// per-path request numbers the faults key on, and the bandwidth pacer.
+final class OriginState: @unchecked Sendable {
+    let configuration: OriginServer.Configuration
+    let rootPath: String
+    private let lock = NSLock()
+    private var stats = OriginStatistics()
+    private var requestsPerPath: [String: Int] = [:]
+    private var connections: [ObjectIdentifier: any Channel] = [:]
+    private var listener: (any Channel)?
+    private var port: Int?
+    private var phase = Phase.idle
+    private var linkFreeAt = NIODeadline.uptimeNanoseconds(0)
+
+    private enum Phase { case idle, starting, running, stopped }
+
+    init(configuration: OriginServer.Configuration) {
+        self.configuration = configuration
+        self.rootPath = configuration.root.standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
+    var statistics: OriginStatistics { lock.withLock { stats } }
+    var boundPort: Int? { lock.withLock { port } }
+
+    func resetStatistics() {
+        lock.withLock {
+            let open = stats.openConnections
+            stats = OriginStatistics()
+            stats.openConnections = open
+            requestsPerPath = [:]
+        }
+    }
+
+    func beginStarting() -> Bool {
+        lock.withLock {
+            guard phase == .idle else { return false }
+            phase = .starting
+            return true
+        }
+    }
+
+    func started(channel: any Channel, port: Int) {
+        lock.withLock {
+            listener = channel
+            self.port = port
+            phase = .running
+        }
+    }
+
+    func failedToStart() { lock.withLock { phase = .idle } }
+
+    func stopping() -> ((any Channel)?, [any Channel]) {
+        lock.withLock {
+            phase = .stopped
+            defer { listener = nil }
+            return (listener, Array(connections.values))
+        }
+    }
+
+    func connectionOpened(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let refuse = lock.withLock { () -> Bool in
+            guard phase != .stopped else { return true }
+            connections[id] = channel
+            stats.connectionsAccepted += 1
+            stats.openConnections += 1
+            return false
+        }
+        if refuse {
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            guard let self else { return }
+            self.lock.withLock {
+                if self.connections.removeValue(forKey: id) != nil { self.stats.openConnections -= 1 }
+            }
+        }
+    }
+
+    /// Records a request; returns its number among the requests for its path (1 for the first).
+    func recordRequest(method: String, path: String, range: String?, ifRange: String?) -> (index: Int, number: Int) {
+        lock.withLock {
+            stats.requestCount += 1
+            stats.requests.append(.init(method: method, path: path, range: range, ifRange: ifRange, status: 0))
+            let number = (requestsPerPath[path] ?? 0) + 1
+            requestsPerPath[path] = number
+            return (stats.requests.count - 1, number)
+        }
+    }
+
+    func recordStatus(_ status: Int, at index: Int) {
+        lock.withLock {
+            if index < stats.requests.count { stats.requests[index].status = status }
+        }
+    }
+
+    func recordBytes(_ count: Int) {
+        lock.withLock { stats.bytesServed += Int64(count) }
+    }
+
+    /// Bytes per second of the bandwidth cap, if there is one.
+    var bytesPerSecond: Int64? {
+        configuration.bandwidthKbps.map { max(1, Int64($0) * 1000 / 8) }
+    }
+
+    /// The size of paced body writes: about 20 per second, between 1 KiB and 64 KiB.
+    var chunkSize: Int {
+        guard let rate = bytesPerSecond else { return 64 * 1024 }
+        return Int(min(64 * 1024, max(1024, rate / 20)))
+    }
+
+    /// Reserves the shared link for `count` bytes; returns how long to wait before writing them.
+    func reserveLink(_ count: Int) -> TimeAmount {
+        guard let rate = bytesPerSecond else { return .zero }
+        return lock.withLock {
+            let now = NIODeadline.now()
+            let start = max(now, linkFreeAt)
+            let nanos = Int64(count).multipliedFullWidth(by: 1_000_000_000)
+            let duration = rate.dividingFullWidth(nanos).quotient
+            linkFreeAt = start + .nanoseconds(duration)
+            return start - now
+        }
+    }
+
+    /// The file system path for a request path, if it stays inside the root.
+    func filePath(for requestPath: String) -> String? {
+        guard requestPath.hasPrefix("/"), !requestPath.contains("\0") else { return nil }
+        let components = requestPath.split(separator: "/")
+        guard !components.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        guard !components.isEmpty else { return nil }
+        return rootPath + "/" + components.joined(separator: "/")
+    }
+}

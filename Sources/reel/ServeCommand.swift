@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import ReelOrigin
+
+/// `reel serve DIR`: the loopback origin, for demos, benchmarks and manual testing.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a directory over HTTP, with latency, a bandwidth cap and a fault.",
+        discussion: """
+            Prints the server's URL, then serves until interrupted (SIGINT or SIGTERM).
+            Faults: \(OriginFault.names.joined(separator: ", ")).
+            """
+    )
+
+    @Argument(help: "The directory to serve.")
+    var directory: String
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port: Int = 0
+
+    @Option(help: "The address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .customLong("rtt-ms"), help: "Latency added to every response, in milliseconds.")
+    var rttMilliseconds: Int = 0
+
+    @Option(help: "Bandwidth cap for all connections together, in kilobits per second.")
+    var kbps: Int?
+
+    @Option(help: "A fault to inject into file responses.")
+    var fault: String?
+
+    @Flag(help: "Log what happens.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
+        if let kbps, kbps <= 0 { throw ValidationError("--kbps must be positive") }
+        if let fault, OriginFault(name: fault) == nil {
+            throw ValidationError("unknown fault '\(fault)'; faults: \(OriginFault.names.joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        CommandLogging.bootstrap(verbose: verbose)
+        let root = URL(fileURLWithPath: directory, isDirectory: true)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure.usage("\(directory): not a directory")
+        }
+        let server = OriginServer(configuration: .init(
+            root: root, host: host, port: port,
+            latency: .milliseconds(rttMilliseconds),
+            bandwidthKbps: kbps,
+            fault: fault.flatMap(OriginFault.init(name:))
+        ))
+        do {
+            try await server.start()
+        } catch {
+            throw CommandFailure.media("\(error)")
+        }
+        // Written straight to the descriptor so a script reading a pipe sees it at once.
+        FileHandle.standardOutput.write(Data((server.baseURL!.absoluteString + "\n").utf8))
+        await waitForTerminationSignal()
+        await server.stop()
+    }
+}
+
+/// Suspends until SIGINT or SIGTERM arrives (they no longer kill the process meanwhile).
+func waitForTerminationSignal() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let once = SignalOnce(continuation)
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { once.fire() }
+            source.resume()
+            once.keep(source)
+        }
+    }
+}
+
+private final class SignalOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+    func keep(_ source: any DispatchSourceSignal) { lock.withLock { sources.append(source) } }
+
+    func fire() {
+        let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume()
+    }
+}

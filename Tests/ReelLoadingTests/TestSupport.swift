@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import NIOCore
+import ReelCore
+import ReelLoading
+import ReelOrigin
+import ReelTestSupport
+
+/// A fresh temporary directory, removed by `remove()`.
+struct TemporaryDirectory: Sendable {
+    let url: URL
+
+    init(_ label: String = "reel-test") throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    var path: String { url.path }
+
+    func write(_ data: Data, to name: String) throws {
+        let file = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: file)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The read timeout for a test against `fault`: short when the origin stalls on purpose.
+func readTimeout(for fault: OriginFault?) -> Duration {
+    fault == .stallAfterHeaders ? .seconds(1) : .seconds(3)
+}
+
+/// An ``OriginServer`` serving given files from a temporary directory.
+final class TestOrigin: Sendable {
+    let server: OriginServer
+    let directory: TemporaryDirectory
+
+    init(files: [String: Data], latency: Duration = .zero, bandwidthKbps: Int? = nil,
+         fault: OriginFault? = nil, routes: [OriginRoute] = []) async throws {
+        directory = try TemporaryDirectory("reel-origin")
+        for (name, data) in files { try directory.write(data, to: name) }
+        server = OriginServer(configuration: .init(
+            root: directory.url, latency: latency, bandwidthKbps: bandwidthKbps, fault: fault, routes: routes
+        ))
+        try await server.start()
+    }
+
+    func url(_ name: String) -> URL { server.url(for: name) }
+
+    func stop() async {
+        await server.stop()
+        directory.remove()
+    }
+}
+
+/// HTTP loader settings that keep failing tests fast. The read timeout is short only where
+/// a test waits for it (a stalled origin): on two busy cores a healthy body can pause longer.
+func fastHTTPConfiguration(maxAttempts: Int = 4, readTimeout: Duration = .seconds(3)) -> HTTPLoader.Configuration {
+    HTTPLoader.Configuration(
+        connectTimeout: .seconds(2),
+        responseTimeout: .seconds(5),
+        readTimeout: readTimeout,
+        maxAttemptsWithoutProgress: maxAttempts,
+        initialBackoff: .milliseconds(10),
+        maxBackoff: .milliseconds(50)
+    )
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// A byte string's size and MD5, compared instead of the bytes: Swift Testing explains a
+/// failed `==` of two collections with a diff, which never ends for megabytes.
+struct Fingerprint: Hashable, CustomStringConvertible {
+    let count: Int
+    let md5: String
+
+    init(_ data: Data) {
+        count = data.count
+        md5 = Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    var description: String { "\(count) bytes, md5 \(md5)" }
+}
+
+extension Data {
+    var fingerprint: Fingerprint { Fingerprint(self) }
+}
+
+/// Ends a child process: SIGTERM, then SIGKILL if it lingers, polling without blocking a thread.
+func stopProcess(_ process: Process, grace: Duration = .seconds(3)) async {
+    guard process.isRunning else { return }
+    if grace > .zero { process.terminate() }
+    let deadline = ContinuousClock.now + grace
+    while process.isRunning, ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
