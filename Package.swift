@@ -117,6 +117,10 @@ let package = Package(
             dependencies: ["ReelCore", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
+            name: "ReelCLITests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+        ),
+        .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CFFmpeg", "CSDL2"]
         ),

@@ -120,11 +120,12 @@ extension PlaybackEngine {
             }
         } else if clockRunning {
             let media = masterTime(at: now)
-            while videoFrames.count >= 2, videoFrames[1].pts <= media {
-                videoFrames.removeFirst()
-                droppedFrames += 1
+            let choice = FrameSelection.select(pts: videoFrames.map(\.pts), now: media, slack: MediaTime(value: 1, timescale: 1000))
+            if choice.drop > 0 {
+                videoFrames.removeFirst(choice.drop)
+                droppedFrames += choice.drop
             }
-            if let frame = videoFrames.first, frame.pts <= media + MediaTime(value: 1, timescale: 1000) {
+            if choice.presentNext, let frame = videoFrames.first {
                 videoFrames.removeFirst()
                 present = (frame, Presentation(presentedAt: now, droppedFrames: droppedFrames, isFirstFrameOfSequence: false))
             }

@@ -1,0 +1,39 @@
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+import ReelOrigin
+import ReelTestSupport
+
+/// A fresh temporary directory, removed by `remove()`.
+struct Scratch: Sendable {
+    let url: URL
+    init(_ label: String) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    var path: String { url.path }
+    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The JSON objects of a trace file.
+func traceObjects(_ path: String) throws -> [[String: Any]] {
+    try String(contentsOfFile: path, encoding: .utf8)
+        .split(separator: "\n")
+        .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+}
+
+func frames(_ objects: [[String: Any]]) -> [[String: Any]] {
+    objects.filter { $0["type"] as? String == "frame" }
+}
+
+/// md5s of every frame a plain decode gives, in order.
+func referenceMD5s(_ url: URL) throws -> [String] {
+    var md5s: [String] = []
+    try SequentialDecoder.decodeVideo(url, loader: FileLoader(), threads: 1) { frame in
+        md5s.append(frame.md5())
+        return true
+    }
+    return md5s
+}

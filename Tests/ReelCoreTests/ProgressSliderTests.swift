@@ -1,0 +1,91 @@
+@testable import ReelCore
+import Testing
+
+private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1000) }
+
+@Suite struct ProgressSliderTests {
+    @Test func valueAndTimeMapBothWays() {
+        let slider = ProgressSlider(duration: s(45), currentTime: s(12))
+        #expect(abs(slider.value - 12.0 / 45) < 1e-9)
+        #expect(slider.time(for: 0.5) == s(22.5))
+        #expect(slider.time(for: -1) == .zero)
+        #expect(slider.time(for: 7) == s(45))
+        #expect(ProgressSlider(duration: .indefinite).time(for: 0.5) == .zero)
+        #expect(ProgressSlider(duration: .indefinite, currentTime: s(3)).value == 0)
+    }
+
+    @Test(arguments: [
+        (0.0, "0:00"), (0.999, "0:00"), (12.4, "0:12"), (59.99, "0:59"), (60, "1:00"),
+        (605, "10:05"), (3599.9, "59:59"), (3600, "1:00:00"), (3723, "1:02:03"), (-5, "0:00"),
+    ])
+    func labels(_ seconds: Double, _ text: String) {
+        #expect(ProgressSlider.label(s(seconds)) == text)
+    }
+
+    @Test func labelsUseHoursForLongItems() {
+        let slider = ProgressSlider(duration: s(3700), currentTime: s(65))
+        #expect(slider.timeLabel == "0:01:05")
+        #expect(slider.durationLabel == "1:01:40")
+        let short = ProgressSlider(duration: s(45), currentTime: s(12))
+        #expect(short.timeLabel == "0:12" && short.durationLabel == "0:45")
+        #expect(ProgressSlider().durationLabel == "--:--")
+    }
+
+    @Test func bufferedFractionReachesTheEndOfTheLoadedRangeAroundTheTime() {
+        var slider = ProgressSlider(duration: s(40), currentTime: s(10))
+        slider.loadedTimeRanges = [TimeRange(start: s(8), end: s(20)), TimeRange(start: s(30), end: s(35))]
+        #expect(slider.bufferedFraction == 0.5)
+        slider.currentTime = s(25)
+        #expect(slider.bufferedFraction == 25.0 / 40, "nothing buffered ahead outside a range")
+    }
+
+    @Test func scrubbingPreviewsWithThrottledKeyframeSeeksAndReleasesWithAnExactSeek() {
+        var slider = ProgressSlider(duration: s(40), currentTime: s(5), previewInterval: s(0.25))
+        #expect(slider.beginScrub(at: 0.25, now: s(100)) == [.seek(s(10), exact: false)])
+        #expect(slider.isScrubbing)
+        #expect(slider.timeLabel == "0:10", "the label follows the thumb")
+        #expect(slider.moveScrub(to: 0.3, now: s(100.1)) == [], "throttled")
+        #expect(slider.timeLabel == "0:12")
+        #expect(slider.moveScrub(to: 0.5, now: s(100.3)) == [.seek(s(20), exact: false)])
+        #expect(slider.endScrub(at: 0.75, now: s(100.35)) == [.seek(s(30), exact: true)])
+        #expect(!slider.isScrubbing)
+        #expect(slider.displayedTime == s(30))
+    }
+
+    @Test func cancellingAScrubSeeksNowhere() {
+        var slider = ProgressSlider(duration: s(40), currentTime: s(5))
+        _ = slider.beginScrub(at: 0.9, now: .zero)
+        #expect(slider.cancelScrub(now: s(1)) == [])
+        #expect(slider.displayedTime == s(5))
+    }
+
+    @Test func tapTogglesTheControlsWhichHideAfterThreeSecondsWhilePlaying() {
+        var slider = ProgressSlider(duration: s(40))
+        slider.isPlaying = true
+        #expect(slider.controlsVisible)
+        #expect(slider.tick(now: s(2.9)) == [])
+        #expect(slider.tick(now: s(3)) == [.hideControls])
+        #expect(!slider.controlsVisible)
+        #expect(slider.tap(now: s(10)) == [.showControls])
+        #expect(slider.autoHideDeadline == s(13))
+        #expect(slider.tap(now: s(11)) == [.hideControls])
+        #expect(slider.userActivity(now: s(20)) == [.showControls])
+        slider.isPlaying = false
+        #expect(slider.tick(now: s(60)) == [], "paused: the controls stay")
+    }
+
+    @Test func scrubbingKeepsTheControlsUp() {
+        var slider = ProgressSlider(duration: s(40))
+        slider.isPlaying = true
+        _ = slider.beginScrub(at: 0.1, now: .zero)
+        #expect(slider.tick(now: s(10)) == [])
+    }
+
+    @Test func fullscreenToggles() {
+        var slider = ProgressSlider(duration: s(40))
+        _ = slider.toggleFullscreen(now: .zero)
+        #expect(slider.isFullscreen)
+        _ = slider.toggleFullscreen(now: .zero)
+        #expect(!slider.isFullscreen)
+    }
+}
