@@ -36,7 +36,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "realtime paces to the host clock; fast presents as fast as decoding allows.")
     var clock: ClockKind = .realtime
 
-    @Option(help: "Write a JSON-lines trace here.")
+    @Option(help: "Write a JSON-lines trace here ('-' for standard output).")
     var trace: String?
 
     @Option(name: .customLong("audio-out"), help: "Write the played audio to this WAV file.")

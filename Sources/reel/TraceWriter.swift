@@ -9,7 +9,9 @@ final class TraceWriter: @unchecked Sendable {
     private var buffer = Data()
 
     init(path: String?) throws {
-        if let path {
+        if path == "-" {
+            handle = FileHandle.standardOutput
+        } else if let path {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw CommandFailure.usage("cannot write the trace file \(path)")
             }
@@ -35,7 +37,7 @@ final class TraceWriter: @unchecked Sendable {
     func close() {
         lock.withLock {
             flushLocked()
-            try? handle?.close()
+            if handle !== FileHandle.standardOutput { try? handle?.close() }
         }
     }
 
