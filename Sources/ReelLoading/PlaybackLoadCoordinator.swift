@@ -141,3 +141,10 @@ public final class PlaybackLoad: Sendable {
     /// Ends the load (safe to call more than once).
     public func end() { coordinator.end(id) }
 }
+
+extension PlaybackLoadCoordinator: PlaybackDemandObserver {
+    public func playbackDemandBegan(_ demand: PlaybackDemand) -> PlaybackDemandToken {
+        let load = beginLoading(demand == .needsConnection ? .needsConnection : .belowLowWaterMark)
+        return PlaybackDemandToken { load.end() }
+    }
+}

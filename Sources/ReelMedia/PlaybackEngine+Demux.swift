@@ -130,8 +130,10 @@ extension PlaybackEngine {
                 fail(error as? MediaError ?? .ffmpeg(operation: "read", code: -1, message: "\(error)", url: url))
                 return
             }
+            let ended = updateLowWaterDemandLocked()
             lock.broadcast()
             lock.unlock()
+            ended?.end()
         }
     }
 

@@ -138,6 +138,12 @@ extension PlaybackEngine {
         }
 
         // Readiness: the first frame is up and enough is buffered to start.
+        if presentedSerial == serial, activeSeek.map({ $0.completed }) ?? true, let token = endConnectionDemandLocked() {
+            notifications.append { token.end() }
+        }
+        if let token = updateLowWaterDemandLocked() {
+            notifications.append { token.end() }
+        }
         if !readyReported, presentedSerial == serial, bufferIsReady() {
             readyReported = true
             notifications.append { [self] in delegate?.engineIsReady(self) }

@@ -27,6 +27,8 @@ public struct PipelineConfiguration: Sendable, Hashable {
     public var packetQueueBytes = 16 << 20
     /// Decoded audio kept ready.
     public var audioQueueDuration = MediaTime(value: 1, timescale: 2)
+    /// Below this much queued media the player tells preloads to pause.
+    public var lowWaterMark = MediaTime(value: 1, timescale: 1)
     /// Audio needed before playback starts or resumes after a stall.
     public var audioStartDuration = MediaTime(value: 1, timescale: 5)
     /// Decode the first frame on one thread (no frame-threading delay), then switch.
@@ -132,6 +134,11 @@ final class PlaybackEngine: @unchecked Sendable {
     var audioStepStart: (host: MediaTime, frames: Int64)?
 
     let audioRender = AudioRenderState()
+
+    // Network demand reported to whoever shares the network (guarded by `lock`).
+    weak var demandObserver: (any PlaybackDemandObserver)?
+    var connectionDemand: PlaybackDemandToken?
+    var lowWaterDemand: PlaybackDemandToken?
     var volumeLocked: Float = 1
 
     // First-frame measurement.
@@ -168,6 +175,10 @@ final class PlaybackEngine: @unchecked Sendable {
 
     /// Starts the demux thread (which opens the item and starts the decoders).
     func start() {
+        if let observer = demandObserver {
+            let token = observer.playbackDemandBegan(.needsConnection)
+            lock.withLock { connectionDemand = token }
+        }
         let worker = activity.register("demux")
         spawn("reel.demux") { [weak self] in self?.runDemux(worker) }
         if let audioSink, audioSink.mode == .pull {
@@ -267,7 +278,14 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     func seek(id: Int, to target: MediaTime, before: MediaTime, after: MediaTime) {
+        let token = demandObserver?.playbackDemandBegan(.needsConnection)
         lock.lock()
+        var replaced: PlaybackDemandToken?
+        if let token {
+            replaced = connectionDemand
+            connectionDemand = token
+        }
+        defer { replaced?.end() }
         seekRequest = SeekRequest(id: id, target: target, before: before, after: after)
         if clockRunning {
             currentTime = masterTime(at: clock.now)
@@ -322,5 +340,30 @@ extension PlaybackEngine {
 
     func setVolume(_ value: Float) {
         lock.withLock { volumeLocked = value }
+    }
+}
+
+extension PlaybackEngine {
+    /// Tells the demand observer whether the queues are below the low-water mark
+    /// (call with the lock held; tokens end outside it).
+    func updateLowWaterDemandLocked() -> PlaybackDemandToken? {
+        guard let observer = demandObserver else { return nil }
+        let queued = [hasVideo ? videoPackets.duration : nil, hasAudio ? audioPackets.duration : nil]
+            .compactMap { $0 }.min() ?? .zero
+        let low = !demuxAtEnd && failure == nil && queued < configuration.lowWaterMark
+        let full = demuxAtEnd || failure != nil || !demuxWantsMore()
+        if low, lowWaterDemand == nil {
+            lowWaterDemand = observer.playbackDemandBegan(.belowLowWaterMark)
+        } else if full, let token = lowWaterDemand {
+            lowWaterDemand = nil
+            return token
+        }
+        return nil
+    }
+
+    /// The item is showing (first frame or a seek landed): the urgent demand ends.
+    func endConnectionDemandLocked() -> PlaybackDemandToken? {
+        defer { connectionDemand = nil }
+        return connectionDemand
     }
 }

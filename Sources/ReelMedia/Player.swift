@@ -81,6 +81,14 @@ public final class Player: @unchecked Sendable {
     private var lastTime: MediaTime = .zero
     private var volumeValue: Float = 1
     private var muted = false
+    /// Told when this player needs the network (opening, seeking, running low), so
+    /// preloads yield to playback. Usually a `PlaybackLoadCoordinator`.
+    public var demandObserver: (any PlaybackDemandObserver)? {
+        get { lock.withLock { demandObserverValue } }
+        set { lock.withLock { demandObserverValue = newValue } }
+    }
+    private weak var demandObserverValue: (any PlaybackDemandObserver)?
+
     /// The rate `play()` uses.
     public var defaultRate: Double {
         get { lock.withLock { defaultRateValue } }
@@ -141,6 +149,7 @@ public final class Player: @unchecked Sendable {
                 phaseClock: measurementClock
             )
             fresh.delegate = self
+            fresh.demandObserver = demandObserverValue
             fresh.volumeLocked = muted ? 0 : volumeValue
             engine = fresh
             fresh.start()
