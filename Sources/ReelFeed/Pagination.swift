@@ -44,8 +44,6 @@ public struct Pagination<ID: Hashable & Sendable>: Sendable {
     public private(set) var currentIndex: Int = 0
 
     private var seen: Set<ID> = []
-    /// `pagesLoaded` when the last load was asked for: one load per page.
-    private var requestedAfterPage: Int?
 
     /// An empty feed that has more to load.
     public init(triggerFraction: Double = 0.7) {
@@ -62,14 +60,15 @@ public struct Pagination<ID: Hashable & Sendable>: Sendable {
     }
 
     /// Whether the next page should load, from the four facts alone. Stateless; the
-    /// "once per page" rule needs the value (``indexChanged(to:)``).
+    /// value adds "once per page" (``indexChanged(to:)``).
     public static func shouldLoad(index: Int, loadedCount: Int, isLoading: Bool, hasMore: Bool,
                                   fraction: Double = 0.7) -> Bool {
         hasMore && !isLoading && reachesTrigger(index: index, loadedCount: loadedCount, fraction: fraction)
     }
 
-    /// The user is at `index`: ``Action/loadNextPage`` (and ``isLoading`` becomes true)
-    /// when it reaches the trigger point and this page has not asked yet.
+    /// The user is at `index`: ``Action/loadNextPage`` when it reaches the trigger point.
+    /// ``isLoading`` then stays true until the page arrives or fails, so each page is
+    /// asked for once however the user swipes meanwhile.
     public mutating func indexChanged(to index: Int) -> Action? {
         currentIndex = index
         return check()
@@ -97,18 +96,15 @@ public struct Pagination<ID: Hashable & Sendable>: Sendable {
     /// for again on the next index change.
     public mutating func loadFailed() {
         isLoading = false
-        requestedAfterPage = nil
     }
 
     /// Whether an item with this id has been appended.
     public func contains(_ id: ID) -> Bool { seen.contains(id) }
 
     private mutating func check() -> Action? {
-        guard requestedAfterPage != pagesLoaded,
-              Self.shouldLoad(index: currentIndex, loadedCount: loadedCount, isLoading: isLoading,
+        guard Self.shouldLoad(index: currentIndex, loadedCount: loadedCount, isLoading: isLoading,
                               hasMore: hasMore, fraction: triggerFraction)
         else { return nil }
-        requestedAfterPage = pagesLoaded
         isLoading = true
         return .loadNextPage
     }
