@@ -78,7 +78,8 @@ let package = Package(
         // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
         .target(
             name: "ReelFeed",
-            dependencies: ["ReelCore"]
+            dependencies: ["ReelCore"],
+            exclude: ["README.md"]
         ),
 
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
