@@ -225,6 +225,17 @@ private func drag(_ c: inout SwipeController, from: Double, to: Double, start: I
         #expect(empty.setItemCount(8, now: ms(20)).isEmpty)
     }
 
+    @Test func aResizeLandsAtOnceOnTheCurrentPage() {
+        var c = SwipeController(itemCount: 5, pageHeight: height)
+        _ = c.next(now: ms(0))
+        #expect(c.resize(pageHeight: 600, now: ms(100)) == [.pageDidEnter(1)])
+        #expect(c.phase == .idle && c.offset(at: ms(100)) == 600)
+        _ = c.pointerDown(y: 500, now: ms(200))
+        #expect(c.resize(pageHeight: 700, now: ms(250)).isEmpty)
+        #expect(c.phase == .idle && c.offset(at: ms(250)) == 700, "the drag is dropped")
+        #expect(c.pointerUp(y: 100, now: ms(300)).isEmpty)
+    }
+
     @Test func aCancelledDragSnapsBack() {
         var c = SwipeController(itemCount: 5, pageHeight: height)
         _ = c.pointerDown(y: 500, now: ms(0))
