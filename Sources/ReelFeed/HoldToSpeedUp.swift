@@ -26,7 +26,9 @@ public struct HoldToSpeedUp: Sendable, Hashable {
 
     /// What is pressing.
     public enum Source: Sendable, Hashable {
+        /// A finger or mouse button on the video.
         case pointer
+        /// The hold key.
         case key
     }
 
@@ -49,6 +51,7 @@ public struct HoldToSpeedUp: Sendable, Hashable {
 
     private var state: State = .idle
 
+    /// A model at rest; by default a 350 ms hold within 10 px plays at 2x.
     public init(holdDelay: MediaTime = MediaTime(value: 350, timescale: 1000),
                 slop: Double = 10, fastRate: Double = 2) {
         self.holdDelay = holdDelay

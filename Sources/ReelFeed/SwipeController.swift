@@ -46,6 +46,8 @@ public struct SwipeController: Sendable, Hashable {
         /// so it never reaches one page.
         public var rubberBandCoefficient: Double
 
+        /// The defaults: 100 px, 800 px/s over 100 ms, 300 ms animations, a 300 ms wheel
+        /// cooldown and UIScrollView's rubber band.
         public init(threshold: Double = 100,
                     flingVelocity: Double = 800,
                     velocityWindow: MediaTime = MediaTime(value: 100, timescale: 1000),

@@ -37,6 +37,7 @@ public struct TabStrip: Sendable, Hashable {
         /// The width.
         public var width: Double
 
+        /// An indicator at `x`, `width` wide.
         public init(x: Double, width: Double) {
             self.x = x
             self.width = width
