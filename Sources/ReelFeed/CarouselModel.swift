@@ -48,7 +48,8 @@ public struct CarouselModel: Sendable, Hashable {
     public var pageIndicator: (current: Int, count: Int) { (index, imageCount) }
 
     /// Time passed: advance once for every interval that elapsed (keeping the cadence),
-    /// unless the user is dragging.
+    /// unless the user is dragging. After a gap longer than a lap (the app was asleep) the
+    /// advances stop at one lap and the timer restarts a full interval from `now`.
     public mutating func tick(now: MediaTime) -> [Action] {
         guard !isDragging, var due = deadline, now >= due else { return [] }
         var steps = 0

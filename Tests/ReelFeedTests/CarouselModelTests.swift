@@ -47,6 +47,15 @@ import Testing
         #expect(c.nextDeadline == ms(3500), "a manual swipe restarts the timer")
     }
 
+    @Test func aLateTickCatchesUpOnTheMissedAdvances() {
+        var c = CarouselModel(imageCount: 5, now: ms(0))
+        #expect(c.tick(now: ms(4500)) == [.showImage(2)], "two intervals passed")
+        #expect(c.nextDeadline == ms(6000))
+        var lap = CarouselModel(imageCount: 3, now: ms(0))
+        #expect(lap.tick(now: ms(60_500)).isEmpty, "at most one lap: back where it was")
+        #expect(lap.nextDeadline == ms(62_500), "after a gap longer than a lap the timer restarts")
+    }
+
     @Test func aSingleImageNeverMoves() {
         var c = CarouselModel(imageCount: 1, now: ms(0))
         #expect(c.nextDeadline == nil)
