@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
+        .library(name: "ReelFeed", targets: ["ReelFeed"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -74,6 +75,13 @@ let package = Package(
             ]
         ),
 
+        // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
+        .target(
+            name: "ReelFeed",
+            dependencies: ["ReelCore"],
+            exclude: ["README.md"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -119,6 +127,10 @@ let package = Package(
         .testTarget(
             name: "ReelCLITests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelFeedTests",
+            dependencies: ["ReelCore", "ReelFeed"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
