@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
+        .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -74,6 +75,13 @@ let package = Package(
             ]
         ),
 
+        // The terminal renderer's pure parts: frame→ANSI encoder with cell diffing, text
+        // sanitising and widths, the input parser, the key-hold heuristic.
+        .target(
+            name: "ReelTerminal",
+            dependencies: ["ReelCore"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -119,6 +127,10 @@ let package = Package(
         .testTarget(
             name: "ReelCLITests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelTerminalTests",
+            dependencies: ["ReelCore", "ReelTerminal"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
