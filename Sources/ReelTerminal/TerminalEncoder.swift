@@ -31,12 +31,20 @@ public struct TerminalEncoder: Sendable {
         public var colors: TerminalColorDepth
         /// Wrap each frame in synchronized-output mode 2026.
         public var synchronizedOutput: Bool
+        /// Send only changed cells. Turned off, every frame is drawn in full, as mpv's
+        /// `vo_tct` does: the baseline that bytes-per-frame comparisons measure against.
+        public var diffing: Bool
 
-        /// Creates a configuration; the defaults are half blocks, truecolor, synchronized.
-        public init(glyphs: TerminalGlyphMode = .halfBlock, colors: TerminalColorDepth = .trueColor, synchronizedOutput: Bool = true) {
+        /// Creates a configuration; the defaults are half blocks, truecolor, synchronized,
+        /// diffing.
+        public init(
+            glyphs: TerminalGlyphMode = .halfBlock, colors: TerminalColorDepth = .trueColor,
+            synchronizedOutput: Bool = true, diffing: Bool = true
+        ) {
             self.glyphs = glyphs
             self.colors = colors
             self.synchronizedOutput = synchronizedOutput
+            self.diffing = diffing
         }
     }
 
@@ -94,7 +102,7 @@ public struct TerminalEncoder: Sendable {
     /// cells that changed.
     public mutating func encode(_ image: RGBImage, column: Int = 0, row: Int = 0) -> [UInt8] {
         let grid = Grid(image: image, origin: (column, row), configuration: configuration)
-        let reference = previous.flatMap { $0.hasSameGeometry(as: grid) ? $0 : nil }
+        let reference = configuration.diffing ? previous.flatMap { $0.hasSameGeometry(as: grid) ? $0 : nil } : nil
         var writer = Writer()
         var drawn = 0
         for y in 0..<grid.rows {

@@ -93,6 +93,22 @@ private let tiny = image([
         #expect(out == "\(e)H\(e)38;2;255;0;0;48;2;128;128;128m▀\(e)5;12H▀\(e)0m")
     }
 
+    @Test func withoutDiffingEveryFrameIsDrawnInFull() {
+        var full = TerminalEncoder(configuration: .init(diffing: false))
+        var diffing = TerminalEncoder()
+        var frame = RGBImage(width: 16, height: 16, fill: grey)  // 128 cells
+        let first = full.encode(frame)
+        #expect(diffing.encode(frame) == first)
+        #expect(full.encode(frame) == first, "an unchanged frame is sent again")
+        frame[2, 2] = red
+        let redrawn = full.encode(frame)
+        #expect(full.lastFrame.cellsDrawn == 128 && full.lastFrame.fullRedraw)
+        #expect(text(redrawn).contains("▀"))
+        let changed = diffing.encode(frame)
+        #expect(diffing.lastFrame.cellsDrawn == 1)
+        #expect(changed.count * 2 < redrawn.count)
+    }
+
     @Test func unchangedFrameEmitsNothing() {
         var encoder = TerminalEncoder()
         _ = encoder.encode(tiny)
