@@ -16,7 +16,9 @@ import ReelCore
 ///
 /// A frame with no changed cell produces no bytes at all. At the start of every frame the
 /// encoder assumes nothing about the cursor or the pen (other writers, such as the chrome,
-/// may have moved them), and a frame that set colours ends with `ESC[0m`.
+/// may have moved them), and a frame that set colours ends with `ESC[0m`. `CR LF` is used
+/// only to reach the next row of the picture, so the screen never scrolls as long as no
+/// scroll margins (DECSTBM) cut through the picture.
 ///
 /// The image must already have the size ``TerminalLayout`` computed (scaling is
 /// libswscale's job): each cell covers ``TerminalGlyphMode/pixelsPerCellHorizontally`` ×
@@ -103,7 +105,8 @@ public struct TerminalEncoder: Sendable {
     public mutating func encode(_ image: RGBImage, column: Int = 0, row: Int = 0) -> [UInt8] {
         let grid = Grid(image: image, origin: (column, row), configuration: configuration)
         let reference = configuration.diffing ? previous.flatMap { $0.hasSameGeometry(as: grid) ? $0 : nil } : nil
-        var writer = Writer()
+        var writer = Writer(colors: configuration.colors)
+        writer.bytes.reserveCapacity(reference == nil ? grid.cells.count * 40 : 256)
         var drawn = 0
         for y in 0..<grid.rows {
             for x in 0..<grid.columns {
@@ -277,12 +280,15 @@ struct Writer {
     private var cursor: (column: Int, row: Int)?
     private var penForeground: UInt32?
     private var penBackground: UInt32?
-    private var colors: TerminalColorDepth = .trueColor
+    private let colors: TerminalColorDepth
+
+    init(colors: TerminalColorDepth) {
+        self.colors = colors
+    }
 
     /// Moves the cursor to screen (`column`, `row`), the grid's cell (`gridX`, `gridY`),
     /// by the cheapest of the available moves.
     mutating func moveCursor(toColumn column: Int, row: Int, grid: Grid, gridX: Int, gridY: Int) {
-        colors = grid.configuration.colors
         if let cursor, cursor.row == row, cursor.column == column { return }
         var best = Self.cursorPosition(column: column, row: row)
         if let cursor {
@@ -311,7 +317,8 @@ struct Writer {
         let setBackground = penBackground != cell.background
         if setForeground || setBackground {
             usedColors = true
-            bytes.append(contentsOf: [0x1B, 0x5B])
+            bytes.append(0x1B)
+            bytes.append(0x5B)
             if setForeground { appendColor(cell.foreground, selector: 38) }
             if setForeground && setBackground { bytes.append(0x3B) }
             if setBackground { appendColor(cell.background, selector: 48) }
@@ -339,16 +346,19 @@ struct Writer {
 
     private mutating func appendColor(_ color: UInt32, selector: Int) {
         Self.appendDecimal(selector, to: &bytes)
+        bytes.append(0x3B)  // ;
         switch colors {
         case .trueColor:
-            bytes.append(contentsOf: [0x3B, 0x32, 0x3B])  // ;2;
+            bytes.append(0x32)  // 2
+            bytes.append(0x3B)
             Self.appendDecimal(Int(color >> 16 & 0xFF), to: &bytes)
             bytes.append(0x3B)
             Self.appendDecimal(Int(color >> 8 & 0xFF), to: &bytes)
             bytes.append(0x3B)
             Self.appendDecimal(Int(color & 0xFF), to: &bytes)
         case .palette256:
-            bytes.append(contentsOf: [0x3B, 0x35, 0x3B])  // ;5;
+            bytes.append(0x35)  // 5
+            bytes.append(0x3B)
             Self.appendDecimal(Int(color), to: &bytes)
         }
     }
@@ -363,19 +373,34 @@ struct Writer {
         case ..<0x80:
             bytes.append(UInt8(v))
         case ..<0x800:
-            bytes.append(contentsOf: [UInt8(0xC0 | v >> 6), UInt8(0x80 | v & 0x3F)])
+            bytes.append(UInt8(0xC0 | v >> 6))
+            bytes.append(UInt8(0x80 | v & 0x3F))
         case ..<0x10000:
-            bytes.append(contentsOf: [UInt8(0xE0 | v >> 12), UInt8(0x80 | v >> 6 & 0x3F), UInt8(0x80 | v & 0x3F)])
+            bytes.append(UInt8(0xE0 | v >> 12))
+            bytes.append(UInt8(0x80 | v >> 6 & 0x3F))
+            bytes.append(UInt8(0x80 | v & 0x3F))
         default:
-            bytes.append(contentsOf: [
-                UInt8(0xF0 | v >> 18), UInt8(0x80 | v >> 12 & 0x3F), UInt8(0x80 | v >> 6 & 0x3F), UInt8(0x80 | v & 0x3F),
-            ])
+            bytes.append(UInt8(0xF0 | v >> 18))
+            bytes.append(UInt8(0x80 | v >> 12 & 0x3F))
+            bytes.append(UInt8(0x80 | v >> 6 & 0x3F))
+            bytes.append(UInt8(0x80 | v & 0x3F))
         }
     }
 
     static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
-        bytes.append(UInt8(0x30 + value % 10))
+        if value < 10 {
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value))
+        } else if value < 100 {
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value / 10))
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
+        } else if value < 1000 {
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value / 100))
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value / 10 % 10))
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
+        } else {
+            appendDecimal(value / 10, to: &bytes)
+            bytes.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
+        }
     }
 
     /// `ESC[row;colH` with 1-based numbers, shortened when they are 1.

@@ -109,6 +109,18 @@ private let tiny = image([
         #expect(changed.count * 2 < redrawn.count)
     }
 
+    @Test func changesInvisibleInThePaletteAreNotSent() {
+        var palette = TerminalEncoder(configuration: .init(colors: .palette256))
+        var trueColor = TerminalEncoder()
+        var frame = RGBImage(width: 4, height: 4, fill: (100, 100, 100))
+        _ = palette.encode(frame)
+        _ = trueColor.encode(frame)
+        frame[1, 1] = (101, 99, 100)  // still palette entry 241
+        #expect(palette.encode(frame).isEmpty)
+        #expect(trueColor.encode(frame).count > 0)
+        #expect(trueColor.lastFrame.cellsDrawn == 1)
+    }
+
     @Test func unchangedFrameEmitsNothing() {
         var encoder = TerminalEncoder()
         _ = encoder.encode(tiny)
