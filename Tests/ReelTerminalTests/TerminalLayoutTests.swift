@@ -1,3 +1,4 @@
+import ReelCore
 import Testing
 
 @testable import ReelTerminal
@@ -44,6 +45,17 @@ import Testing
         #expect(square.columns == 50 && square.rows == 50)
         let tall = try #require(TerminalLayout.fit(frameWidth: 100, frameHeight: 100, columns: 50, rows: 50))
         #expect(tall.columns == 50 && tall.rows == 25 && tall.row == 12)
+    }
+
+    @Test(arguments: TerminalGlyphMode.allCases)
+    func theEncoderFillsExactlyTheLaidOutCells(_ glyphs: TerminalGlyphMode) throws {
+        let layout = try #require(TerminalLayout.fit(frameWidth: 720, frameHeight: 1280, columns: 61, rows: 17, glyphs: glyphs))
+        var encoder = TerminalEncoder(configuration: .init(glyphs: glyphs))
+        let out = encoder.encode(RGBImage(width: layout.pixelWidth, height: layout.pixelHeight, fill: (9, 9, 9)), column: layout.column, row: layout.row)
+        #expect(encoder.lastFrame.cellCount == layout.columns * layout.rows)
+        #expect(layout.column + layout.columns <= 61 && layout.row + layout.rows <= 17)
+        let firstMove = "\u{1B}[\(layout.row + 1);\(layout.column + 1)H"
+        #expect(String(decoding: out, as: UTF8.self).contains(firstMove))
     }
 
     @Test func emptyInputsGiveNoLayout() {

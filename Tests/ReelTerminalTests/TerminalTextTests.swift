@@ -41,6 +41,14 @@ import Testing
         #expect(TerminalText.sanitize("日本\u{1B}[2K語") == "日本語")
     }
 
+    @Test func printableTextIsKeptAsItIs() {
+        let ascii = String(String.UnicodeScalarView((0x20...0x7E).map { Unicode.Scalar(UInt8($0)) }))
+        #expect(TerminalText.sanitize(ascii) == ascii)
+        #expect(TerminalText.displayWidth(ascii) == 95)
+        let mixed = "【抖音】猫咪 #萌宠 — Ünïcödé ñ 한국어 テスト 🐱👍🏽"
+        #expect(TerminalText.sanitize(mixed) == mixed)
+    }
+
     @Test func displayWidths() {
         #expect(TerminalText.displayWidth("abc") == 3)
         #expect(TerminalText.displayWidth("抖音") == 4)
