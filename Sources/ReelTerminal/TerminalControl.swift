@@ -49,6 +49,7 @@ public enum TerminalControl {
 
 /// The kitty keyboard protocol's progressive enhancement flags.
 public struct KittyKeyboardFlags: OptionSet, Sendable, Hashable {
+    /// The flags as the protocol numbers them.
     public let rawValue: Int
     /// Creates flags from their numeric value.
     public init(rawValue: Int) { self.rawValue = rawValue }

@@ -82,6 +82,7 @@ public enum TerminalKey: Sendable, Hashable {
 
 /// Modifier keys, as the terminal encodes them (the protocol value minus one).
 public struct TerminalModifiers: OptionSet, Sendable, Hashable {
+    /// The bits as the protocols number them (their modifier value minus one).
     public let rawValue: Int
     /// Creates modifiers from their bit value.
     public init(rawValue: Int) { self.rawValue = rawValue }
