@@ -36,13 +36,18 @@ public struct TerminalEncoder: Sendable {
         /// Send only changed cells. Turned off, every frame is drawn in full, as mpv's
         /// `vo_tct` does: the baseline that bytes-per-frame comparisons measure against.
         public var diffing: Bool
+        /// In truecolor, how far (per channel, 0…255) a cell's colours may move before it is
+        /// redrawn. Video noise then costs no bytes; the comparison is with what the screen
+        /// shows, so small changes cannot add up unseen. 0 redraws on any change.
+        public var tolerance: Int
 
         /// Creates a configuration; the defaults are half blocks, truecolor, synchronized,
         /// diffing.
         public init(
             glyphs: TerminalGlyphMode = .halfBlock, colors: TerminalColorDepth = .trueColor,
-            synchronizedOutput: Bool = true, diffing: Bool = true
+            synchronizedOutput: Bool = true, diffing: Bool = true, tolerance: Int = 0
         ) {
+            self.tolerance = max(0, tolerance)
             self.glyphs = glyphs
             self.colors = colors
             self.synchronizedOutput = synchronizedOutput
@@ -103,8 +108,9 @@ public struct TerminalEncoder: Sendable {
     /// one, and the frame after ``invalidate()`` are drawn in full; otherwise only the
     /// cells that changed.
     public mutating func encode(_ image: RGBImage, column: Int = 0, row: Int = 0) -> [UInt8] {
-        let grid = Grid(image: image, origin: (column, row), configuration: configuration)
+        var grid = Grid(image: image, origin: (column, row), configuration: configuration)
         let reference = configuration.diffing ? previous.flatMap { $0.hasSameGeometry(as: grid) ? $0 : nil } : nil
+        let tolerance = configuration.colors == .trueColor ? configuration.tolerance : 0
         var writer = Writer(colors: configuration.colors)
         writer.bytes.reserveCapacity(reference == nil ? grid.cells.count * 40 : 256)
         var drawn = 0
@@ -112,7 +118,14 @@ public struct TerminalEncoder: Sendable {
             for x in 0..<grid.columns {
                 let index = y * grid.columns + x
                 let cell = grid.cells[index]
-                if let reference, reference.cells[index] == cell { continue }
+                if let reference {
+                    let shown = reference.cells[index]
+                    if shown == cell { continue }
+                    if tolerance > 0, shown.isClose(to: cell, tolerance: tolerance) {
+                        grid.cells[index] = shown  // remember what the screen shows, so drift cannot build up
+                        continue
+                    }
+                }
                 writer.moveCursor(toColumn: grid.column + x, row: grid.row + y, grid: grid, gridX: x, gridY: y)
                 writer.draw(cell)
                 drawn += 1
@@ -166,6 +179,22 @@ struct Cell: Hashable, Sendable {
     }
 
     var needsForeground: Bool { glyph != " " }
+
+    /// Same glyph, and truecolor colours each within `tolerance` per channel.
+    func isClose(to other: Cell, tolerance: Int) -> Bool {
+        glyph == other.glyph && Cell.isClose(foreground, other.foreground, tolerance)
+            && Cell.isClose(background, other.background, tolerance)
+    }
+
+    static func isClose(_ a: UInt32, _ b: UInt32, _ tolerance: Int) -> Bool {
+        if a == b { return true }
+        if a == noColor || b == noColor { return false }
+        for shift in [16, 8, 0] as [UInt32] {
+            let d = Int(a >> shift & 0xFF) - Int(b >> shift & 0xFF)
+            if abs(d) > tolerance { return false }
+        }
+        return true
+    }
 }
 
 /// A frame as cells, with where it sits on screen.
@@ -197,6 +226,7 @@ struct Grid: Sendable {
         case .trueColor: quantize = { $0.packed }
         case .palette256: quantize = { UInt32(XtermPalette.nearestIndex(r: $0.r, g: $0.g, b: $0.b)) }
         }
+        let tolerance = configuration.colors == .trueColor ? configuration.tolerance : 0
         var pixels = [SIMDColor](repeating: SIMDColor(r: 0, g: 0, b: 0), count: pw * ph)
         for cy in 0..<rows {
             for cx in 0..<columns {
@@ -211,15 +241,16 @@ struct Grid: Sendable {
                         }
                     }
                 }
-                cells.append(Grid.cell(for: pixels, mode: mode, quantize: quantize))
+                cells.append(Grid.cell(for: pixels, mode: mode, quantize: quantize, tolerance: tolerance))
             }
         }
         self.cells = cells
     }
 
     /// Splits the cell's pixels into two colours and picks the glyph whose set sub-pixels
-    /// are those of the cluster holding the first (top-left) pixel.
-    static func cell(for pixels: [SIMDColor], mode: TerminalGlyphMode, quantize: (SIMDColor) -> UInt32) -> Cell {
+    /// are those of the cluster holding the first (top-left) pixel. Two colours within
+    /// `tolerance` of each other make one solid cell of their mean.
+    static func cell(for pixels: [SIMDColor], mode: TerminalGlyphMode, quantize: (SIMDColor) -> UInt32, tolerance: Int) -> Cell {
         // Seeds: the two pixels farthest apart.
         var seedA = 0, seedB = 0, widest = 0
         for i in 0..<pixels.count {
@@ -244,6 +275,10 @@ struct Grid: Sendable {
         let colorA = quantize(SIMDColor.mean(sumA))
         let colorB = quantize(SIMDColor.mean(sumB))
         if colorA == colorB { return Cell(solid: colorA) }
+        if tolerance > 0, Cell.isClose(colorA, colorB, tolerance) {
+            let all = (sumA.0 + sumB.0, sumA.1 + sumB.1, sumA.2 + sumB.2, sumA.3 + sumB.3)
+            return Cell(solid: quantize(SIMDColor.mean(all)))
+        }
         // Make the first pixel's cluster the foreground.
         let full = (1 << pixels.count) - 1
         if mask & 1 == 0 {

@@ -121,6 +121,27 @@ private let tiny = image([
         #expect(trueColor.lastFrame.cellsDrawn == 1)
     }
 
+    @Test func toleranceIgnoresNoiseButNotDrift() {
+        var encoder = TerminalEncoder(configuration: .init(synchronizedOutput: false, tolerance: 4))
+        var frame = RGBImage(width: 2, height: 2, fill: (100, 100, 100))
+        _ = encoder.encode(frame)
+        frame[0, 0] = (103, 97, 100)  // top of cell 0 within 4: the cell stays a solid 100 grey on screen
+        #expect(encoder.encode(frame).isEmpty)
+        frame[0, 1] = (103, 97, 100)  // now both pixels are equal again: a solid cell of a close colour
+        #expect(encoder.encode(frame).isEmpty)
+        for step in 1...3 {  // creep in steps of 2: measured against the screen, the third step is 6 away
+            let v = UInt8(100 + 2 * step)
+            frame = RGBImage(width: 2, height: 2, fill: (v, v, v))
+            let out = text(encoder.encode(frame))
+            #expect(out.isEmpty == (step < 3), "step \(step)")
+            if step == 3 { #expect(out == "\(e)H\(e)48;2;106;106;106m  \(e)0m") }
+        }
+        // Palette mode is exact: the tolerance does not apply.
+        var palette = TerminalEncoder(configuration: .init(colors: .palette256, tolerance: 50))
+        _ = palette.encode(RGBImage(width: 1, height: 2, fill: (0, 0, 0)))
+        #expect(!palette.encode(RGBImage(width: 1, height: 2, fill: (40, 40, 40))).isEmpty)
+    }
+
     @Test func unchangedFrameEmitsNothing() {
         var encoder = TerminalEncoder()
         _ = encoder.encode(tiny)
