@@ -37,8 +37,9 @@ public struct TerminalEncoder: Sendable {
         /// `vo_tct` does: the baseline that bytes-per-frame comparisons measure against.
         public var diffing: Bool
         /// In truecolor, how far (per channel, 0…255) a cell's colours may move before it is
-        /// redrawn. Video noise then costs no bytes; the comparison is with what the screen
-        /// shows, so small changes cannot add up unseen. 0 redraws on any change.
+        /// redrawn, and how far they may be from the current pen and still be drawn with it
+        /// (saving an SGR). Video noise then costs no bytes; comparisons are with what the
+        /// screen shows, so small changes cannot add up unseen. 0 means exact colours.
         public var tolerance: Int
 
         /// Creates a configuration; the defaults are half blocks, truecolor, synchronized,
@@ -117,7 +118,7 @@ public struct TerminalEncoder: Sendable {
         for y in 0..<grid.rows {
             for x in 0..<grid.columns {
                 let index = y * grid.columns + x
-                let cell = grid.cells[index]
+                var cell = grid.cells[index]
                 if let reference {
                     let shown = reference.cells[index]
                     if shown == cell { continue }
@@ -125,6 +126,10 @@ public struct TerminalEncoder: Sendable {
                         grid.cells[index] = shown  // remember what the screen shows, so drift cannot build up
                         continue
                     }
+                }
+                if tolerance > 0 {
+                    cell = writer.snappedToPen(cell, tolerance: tolerance)
+                    grid.cells[index] = cell
                 }
                 writer.moveCursor(toColumn: grid.column + x, row: grid.row + y, grid: grid, gridX: x, gridY: y)
                 writer.draw(cell)
@@ -344,6 +349,22 @@ struct Writer {
         }
         bytes.append(contentsOf: best)
         cursor = (column, row)
+    }
+
+    /// `cell` with each colour within `tolerance` of the pen replaced by the pen's, so it
+    /// needs no colour change.
+    func snappedToPen(_ cell: Cell, tolerance: Int) -> Cell {
+        var snapped = cell
+        if snapped.needsForeground, let pen = penForeground, Cell.isClose(pen, snapped.foreground, tolerance) {
+            snapped.foreground = pen
+        }
+        if let pen = penBackground, Cell.isClose(pen, snapped.background, tolerance) {
+            snapped.background = pen
+        }
+        if snapped.needsForeground && snapped.foreground == snapped.background {
+            return Cell(solid: snapped.background)
+        }
+        return snapped
     }
 
     /// Draws `cell` at the cursor, changing the pen only as needed.

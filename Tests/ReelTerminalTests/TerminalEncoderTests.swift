@@ -142,6 +142,13 @@ private let tiny = image([
         #expect(!palette.encode(RGBImage(width: 1, height: 2, fill: (40, 40, 40))).isEmpty)
     }
 
+    @Test func toleranceReusesAClosePen() {
+        var encoder = TerminalEncoder(configuration: .init(synchronizedOutput: false, tolerance: 4))
+        let frame = image([[(100, 100, 100), (102, 101, 100), (110, 100, 100)], [black, (2, 0, 1), black]])
+        #expect(text(encoder.encode(frame)) == "\(e)H\(e)38;2;100;100;100;48;2;0;0;0m▀▀\(e)38;2;110;100;100m▀\(e)0m")
+        #expect(encoder.encode(frame).isEmpty)
+    }
+
     @Test func unchangedFrameEmitsNothing() {
         var encoder = TerminalEncoder()
         _ = encoder.encode(tiny)
