@@ -149,6 +149,13 @@ private let tiny = image([
         #expect(encoder.encode(frame).isEmpty)
     }
 
+    @Test func anEmptyImageDrawsNothing() {
+        var encoder = TerminalEncoder()
+        #expect(encoder.encode(RGBImage(width: 0, height: 0)).isEmpty)
+        #expect(encoder.lastFrame == .init(byteCount: 0, cellsDrawn: 0, cellCount: 0, fullRedraw: true))
+        #expect(!encoder.encode(tiny).isEmpty)
+    }
+
     @Test func unchangedFrameEmitsNothing() {
         var encoder = TerminalEncoder()
         _ = encoder.encode(tiny)
