@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
         .library(name: "ReelFeed", targets: ["ReelFeed"]),
+        .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -82,6 +83,13 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        // The terminal renderer's pure parts: frame→ANSI encoder with cell diffing, text
+        // sanitising and widths, the input parser, the key-hold heuristic.
+        .target(
+            name: "ReelTerminal",
+            dependencies: ["ReelCore"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -131,6 +139,10 @@ let package = Package(
         .testTarget(
             name: "ReelFeedTests",
             dependencies: ["ReelCore", "ReelFeed"]
+        ),
+        .testTarget(
+            name: "ReelTerminalTests",
+            dependencies: ["ReelCore", "ReelTerminal"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
