@@ -93,6 +93,7 @@ public struct ClipSpec: Sendable, Hashable {
 public enum ClipEncoder {
     /// Writes the clip to `url` (a local file), calling `progress` with 0…1.
     public static func encode(_ spec: ClipSpec, to url: URL, progress: ((Double) -> Void)? = nil) throws {
+        FFmpegLog.applyDefault()
         let job = try EncodeJob(spec: spec, url: url)
         try job.run(progress: progress)
     }
@@ -100,6 +101,7 @@ public enum ClipEncoder {
     /// Encodes one picture of `source` (a libavfilter graph, e.g. `gradients=size=720x1280`)
     /// as a JPEG (or PNG when the path ends in `.png`).
     public static func encodeImage(source: String, width: Int, height: Int, to url: URL) throws {
+        FFmpegLog.applyDefault()
         let png = url.pathExtension.lowercased() == "png"
         let pixelFormat = png ? "rgb24" : "yuvj420p"
         let graph = try SourceGraph(description: "\(source),scale=\(width):\(height),format=\(pixelFormat)", audio: false)

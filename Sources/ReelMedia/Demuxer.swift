@@ -22,6 +22,7 @@ final class Demuxer: @unchecked Sendable {
     init(url: URL, loader: any ResourceLoader, fastStart: Bool = true,
          activity: (PipelineActivity, PipelineActivity.Worker)? = nil,
          onContentInformation: (() -> Void)? = nil, onFirstByte: (() -> Void)? = nil) throws {
+        FFmpegLog.applyDefault()
         self.url = url
         let bridge = try AVIOBridge(url: url, loader: loader)
         bridge.activity = activity

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ReelCore
 
 /// The lock every stage of one player's pipeline shares, and the knowledge of
@@ -29,6 +30,7 @@ final class PipelineActivity: @unchecked Sendable {
     }
 
     private var workers: [Worker] = []
+    static let logger = Logger(label: "reel.pipeline")
 
     func register(_ name: String) -> Worker {
         let worker = Worker(name: name)
@@ -126,7 +128,7 @@ final class PipelineActivity: @unchecked Sendable {
             if !warned, Date() > giveUp.addingTimeInterval(-timeout + 2) {
                 warned = true
                 let states = workers.map { w in "\(w.name): exited=\(w.exited) io=\(w.readingIO) idle=\(w.stream?.isIdle ?? false) waiting=\(w.readiness != nil) ready=\(w.readiness?() ?? false)" }
-                FileHandle.standardError.write(Data("settle slow: \(states)\n".utf8))
+                Self.logger.debug("settling slowly: \(states)")
             }
             // Workers broadcast on every change; the short timeout covers loader
             // streams, whose state changes do not go through this lock. A worker

@@ -26,7 +26,7 @@ enum RawHTTPError: Error { case connect(Int32), timeout, malformed(String) }
 /// a thread of the concurrency pool the server's route handlers need.
 func rawRequest(
     port: Int, method: String = "GET", path: String, headers: [(String, String)] = [],
-    timeout: TimeInterval = 3
+    timeout: TimeInterval = 10
 ) async throws -> RawResponse {
     let headerList = headers.map { [$0.0, $0.1] }
     return try await withCheckedThrowingContinuation { continuation in
