@@ -99,6 +99,10 @@ final class CachedRead: @unchecked Sendable {
         var missingFileRetries = 0
         while true {
             try Task.checkCancellation()
+            if end == nil, information != nil, let length = lease.metadata?.length {
+                // Another read found where a resource of unknown length ends.
+                end = min(range.end ?? length, length)
+            }
             if let end, position >= end, information != nil { break }
             if lease.isInvalidated {
                 if isDelivering, information != nil {
