@@ -41,7 +41,7 @@ let package = Package(
         ),
 
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
-        .target(name: "ReelCore"),
+        .target(name: "ReelCore", exclude: ["README.md"]),
 
         // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
@@ -54,7 +54,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            exclude: ["README.md"]
         ),
 
         // A loopback HTTP/1.1 range server with latency, bandwidth and fault injection.
@@ -64,7 +65,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            exclude: ["README.md"]
         ),
 
         // FFmpeg behind one bridge: AVIO, demux, decode, conversion, the player.
@@ -73,7 +75,8 @@ let package = Package(
             dependencies: [
                 "ReelCore", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["README.md"]
         ),
 
         // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
@@ -87,13 +90,15 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore"]
+            dependencies: ["ReelCore"],
+            exclude: ["README.md"]
         ),
 
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
-            dependencies: ["ReelCore", "ReelMedia"]
+            dependencies: ["ReelCore", "ReelMedia"],
+            exclude: ["README.md"]
         ),
 
         // The command line: wiring only.
@@ -106,7 +111,8 @@ let package = Package(
                 "ReelOrigin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["README.md"]
         ),
 
         .testTarget(
@@ -138,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelFeedTests",
-            dependencies: ["ReelCore", "ReelFeed"]
+            dependencies: ["ReelCore", "ReelFeed", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelTerminalTests",

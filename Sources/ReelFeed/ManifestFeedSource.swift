@@ -1,0 +1,118 @@
+import Foundation
+import ReelCore
+
+/// A feed described by a JSON manifest (a file or a URL, read through a loader):
+///
+/// ```json
+/// {
+///   "categories": [{"id": "travel", "title": "旅行"}],
+///   "items": [
+///     {"id": "1", "title": "Harbour at dawn", "uploader": "@lin", "video": "clips/harbour.mp4",
+///      "cover": "covers/harbour.jpg", "category": "travel"},
+///     {"id": "2", "title": "相册", "uploader": "@mei", "images": ["p/1.jpg", "p/2.jpg"], "category": "travel"}
+///   ]
+/// }
+/// ```
+///
+/// `id` and `title` are required, and an item has a `video` or `images`. Relative
+/// URLs resolve against the manifest's own URL. `categories` may be left out.
+public struct ManifestFeedSource: FeedSource {
+    public let manifestURL: URL
+    public let items: [FeedItem]
+    private let tabs: [FeedCategory]
+
+    /// Reads and checks the manifest at `url` through `loader`.
+    public init(url: URL, loader: any ResourceLoader) async throws {
+        let data: Data
+        do {
+            data = try await loader.data(url)
+        } catch {
+            throw FeedError.unavailable("\(url.isFileURL ? url.path : url.absoluteString): \(error)")
+        }
+        try self.init(manifest: data, baseURL: url)
+    }
+
+    /// Parses a manifest whose relative URLs resolve against `baseURL`.
+    public init(manifest data: Data, baseURL: URL) throws {
+        self.manifestURL = baseURL
+        let document: Document
+        do {
+            document = try JSONDecoder().decode(Document.self, from: data)
+        } catch let error as DecodingError {
+            throw FeedError.malformed(Self.explain(error))
+        } catch {
+            throw FeedError.malformed("\(error)")
+        }
+        var seen = Set<String>()
+        var items: [FeedItem] = []
+        for (index, entry) in document.items.enumerated() {
+            guard !entry.id.isEmpty else { throw FeedError.malformed("item \(index) has an empty id") }
+            guard seen.insert(entry.id).inserted else { throw FeedError.malformed("item id \"\(entry.id)\" is used twice") }
+            let video = try entry.video.map { try Self.resolve($0, against: baseURL, field: "items[\(index)].video") }
+            let images = try (entry.images ?? []).enumerated().map { try Self.resolve($1, against: baseURL, field: "items[\(index)].images[\($0)]") }
+            guard video != nil || !images.isEmpty else {
+                throw FeedError.malformed("item \"\(entry.id)\" has neither a video nor images")
+            }
+            items.append(FeedItem(
+                id: entry.id, title: entry.title, uploader: entry.uploader ?? "", videoURL: video,
+                coverURL: try entry.cover.map { try Self.resolve($0, against: baseURL, field: "items[\(index)].cover") },
+                category: entry.category, images: images
+            ))
+        }
+        self.items = items
+        self.tabs = document.categories?.map { FeedCategory(id: $0.id, title: $0.title) } ?? []
+    }
+
+    public func categories() async throws -> [FeedCategory] { tabs }
+
+    public func page(category: String?, page: Int, size: Int) async throws -> FeedPage {
+        let chosen = category.map { id in items.filter { $0.category == id } } ?? items
+        return Self.slice(chosen, page: page, size: size)
+    }
+
+    public func search(text: String, page: Int, size: Int) async throws -> FeedPage {
+        Self.slice(Self.matching(items, text: text), page: page, size: size)
+    }
+
+    // MARK: The JSON shape
+
+    struct Document: Decodable {
+        var categories: [Category]?
+        var items: [Item]
+    }
+
+    struct Category: Decodable {
+        var id: String
+        var title: String
+    }
+
+    struct Item: Decodable {
+        var id: String
+        var title: String
+        var uploader: String?
+        var video: String?
+        var cover: String?
+        var category: String?
+        var images: [String]?
+    }
+
+    private static func resolve(_ text: String, against base: URL, field: String) throws -> URL {
+        if let absolute = URL(string: text), absolute.scheme != nil { return absolute }
+        guard let relative = URL(string: text, relativeTo: base)?.absoluteURL, !text.isEmpty else {
+            throw FeedError.malformed("\(field) is not a URL: \(text)")
+        }
+        return relative
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\" at \(path(context).isEmpty ? "the top" : path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "wrong type at \(path(context)): \(context.debugDescription)"
+        case .dataCorrupted(let context): return "not JSON: \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
