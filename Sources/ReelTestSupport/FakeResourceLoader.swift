@@ -13,6 +13,8 @@ public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
     public enum Fault: Sendable, Hashable {
         /// The request fails after its latency, before any information or byte.
         case failBeforeResponse
+        /// The origin answers with this HTTP error status (401 and 403 are `unauthorized`).
+        case status(Int)
         /// Bytes up to (not including) this absolute offset arrive, then a network error.
         case failAtOffset(Int64)
         /// Bytes up to this absolute offset arrive, then nothing until ``resumeStalls()``.
@@ -246,6 +248,13 @@ private final class Delivery: @unchecked Sendable {
         }
         if script.fault == .failBeforeResponse {
             finish(throwing: ResourceLoaderError.network(url: url, range: range, reason: "scripted failure before the response"))
+            return
+        }
+        if case .status(let status) = script.fault {
+            let error: ResourceLoaderError = status == 401 || status == 403
+                ? .unauthorized(url: url, status: status)
+                : .httpStatus(url: url, range: range, status: status)
+            finish(throwing: error)
             return
         }
         let length = Int64(resource.data.count)
