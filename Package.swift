@@ -109,6 +109,7 @@ let package = Package(
                 "ReelLoading",
                 "ReelMedia",
                 "ReelOrigin",
+                "ReelFeed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -140,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelCLITests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelFeedTests",

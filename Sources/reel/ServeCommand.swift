@@ -9,6 +9,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve a directory over HTTP, with latency, a bandwidth cap and a fault.",
         discussion: """
             Prints the server's URL, then serves until interrupted (SIGINT or SIGTERM).
+            The directory is also a feed: /api/categories, /api/feed?category=&current=&size=
+            and /api/search?text=&current=&size= answer in JSON.
             Faults: \(OriginFault.names.joined(separator: ", ")).
             """
     )
@@ -50,11 +52,18 @@ struct ServeCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CommandFailure.usage("\(directory): not a directory")
         }
+        let routes: [OriginRoute]
+        do {
+            routes = try FeedAPIRoutes.routes(serving: root)
+        } catch {
+            throw CommandFailure.usage("\(directory): \(error)")
+        }
         let server = OriginServer(configuration: .init(
             root: root, host: host, port: port,
             latency: .milliseconds(rttMilliseconds),
             bandwidthKbps: kbps,
-            fault: fault.flatMap(OriginFault.init(name:))
+            fault: fault.flatMap(OriginFault.init(name:)),
+            routes: routes
         ))
         do {
             try await server.start()
