@@ -232,7 +232,7 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     public func contentInformation() async throws -> ContentInformation {
         while true {
             if let result = try pollInformation() { return result }
-            try await waitForChange()
+            try await waitForChange { self.info != nil }
         }
     }
 
@@ -369,12 +369,13 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         }
     }
 
-    /// Suspends until the producer changes something (or the stream is cancelled).
-    private func waitForChange() async throws {
+    /// Suspends until `ready` holds (checked under the lock, then again on each
+    /// change the producer makes), or the stream ends or is cancelled.
+    private func waitForChange(until ready: @escaping () -> Bool) async throws {
         try await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 condition.lock()
-                if cancelled || finished || info != nil {
+                if cancelled || finished || ready() {
                     condition.unlock()
                     waiter.resume()
                     return
@@ -401,26 +402,7 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         }
         while true {
             if let result = try pollChunk() { return result }
-            try await waitForChangeForData()
-        }
-    }
-
-    private func waitForChangeForData() async throws {
-        try await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                condition.lock()
-                if cancelled || finished || !chunks.isEmpty {
-                    condition.unlock()
-                    waiter.resume()
-                    return
-                }
-                if let old = consumerWaiter { old.resume() }
-                consumerWaiter = waiter
-                condition.unlock()
-            }
-            if Task.isCancelled { throw CancellationError() }
-        } onCancel: {
-            self.cancel()
+            try await waitForChange { !self.chunks.isEmpty }
         }
     }
 
