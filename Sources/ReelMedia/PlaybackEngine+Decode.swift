@@ -71,26 +71,14 @@ extension PlaybackEngine {
             }
         }
 
-        while true {
-            lock.lock()
-            activity.wait(worker) { [unowned self] in closing || failure != nil || !videoPackets.isEmpty }
-            if closing || failure != nil {
-                lock.unlock()
-                break
-            }
-            let entry = videoPackets.pop()!
-            let current = serial
-            let seekWindow = activeSeek.flatMap { $0.serial == entry.serial ? $0.discardUntil : nil }
-            lock.broadcast()
-            lock.unlock()
-            guard entry.serial == current else { continue }
+        while let (entry, seekWindow) = nextPacket(worker, from: \.videoPackets) {
             if entry.serial != decoderSerial {
                 decoder.flush()
                 decoderSerial = entry.serial
                 held = nil
                 lastPts = nil
                 skipThrough = nil
-                discardUntil = seekWindow.flatMap { $0.isNumeric ? $0 : nil }
+                discardUntil = seekWindow
             }
             guard let packet = entry.packet else {
                 // End of input: drain, show what the seek held back, mark the end.
@@ -101,11 +89,7 @@ extension PlaybackEngine {
                     guard emit(last, worker: worker) else { continue }
                 }
                 decoder.flush()
-                lock.withLock {
-                    if entry.serial == serial { videoEndedSerial = entry.serial }
-                    lock.broadcast()
-                }
-                kickPresenter()
+                markEnded(\.videoEndedSerial, serial: entry.serial)
                 continue
             }
             if fastFirst, packet.isKeyframe, discardUntil == nil {
@@ -253,34 +237,18 @@ extension PlaybackEngine {
             }
         }
 
-        while true {
-            lock.lock()
-            activity.wait(worker) { [unowned self] in closing || failure != nil || !audioPackets.isEmpty }
-            if closing || failure != nil {
-                lock.unlock()
-                break
-            }
-            let entry = audioPackets.pop()!
-            let current = serial
-            let seekWindow = activeSeek.flatMap { $0.serial == entry.serial ? $0.discardUntil : nil }
-            lock.broadcast()
-            lock.unlock()
-            guard entry.serial == current else { continue }
+        while let (entry, seekWindow) = nextPacket(worker, from: \.audioPackets) {
             if entry.serial != decoderSerial {
                 decoder.flush()
                 decoderSerial = entry.serial
                 nextPts = nil
-                discardUntil = seekWindow.flatMap { $0.isNumeric ? $0 : nil }
+                discardUntil = seekWindow
             }
             guard let packet = entry.packet else {
                 _ = try? decoder.send(nil)
                 _ = drain(serial: entry.serial)
                 decoder.flush()
-                lock.withLock {
-                    if entry.serial == serial { audioEndedSerial = entry.serial }
-                    lock.broadcast()
-                }
-                kickPresenter()
+                markEnded(\.audioEndedSerial, serial: entry.serial)
                 continue
             }
             do {
@@ -293,5 +261,38 @@ extension PlaybackEngine {
                 continue
             }
         }
+    }
+
+    /// Waits for the next packet of `queue` that belongs to the current serial
+    /// (stale ones are dropped), with the seek window of that serial; `nil` once the
+    /// engine closes or fails.
+    private func nextPacket(_ worker: PipelineActivity.Worker,
+                            from queue: ReferenceWritableKeyPath<PlaybackEngine, PacketQueue>)
+        -> (entry: PacketQueue.Entry, discardUntil: MediaTime?)? {
+        while true {
+            lock.lock()
+            activity.wait(worker) { [unowned self] in closing || failure != nil || !self[keyPath: queue].isEmpty }
+            if closing || failure != nil {
+                lock.unlock()
+                return nil
+            }
+            let entry = self[keyPath: queue].pop()!
+            let current = serial
+            let window = activeSeek.flatMap { $0.serial == entry.serial ? $0.discardUntil : nil }
+            lock.broadcast()
+            lock.unlock()
+            if entry.serial == current {
+                return (entry, window.flatMap { $0.isNumeric ? $0 : nil })
+            }
+        }
+    }
+
+    /// Records that a stream decoded everything of `serial`, if that is still current.
+    private func markEnded(_ endedSerial: ReferenceWritableKeyPath<PlaybackEngine, Int>, serial ended: Int) {
+        lock.withLock {
+            if ended == serial { self[keyPath: endedSerial] = ended }
+            lock.broadcast()
+        }
+        kickPresenter()
     }
 }
