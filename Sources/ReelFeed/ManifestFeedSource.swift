@@ -60,7 +60,7 @@ public struct ManifestFeedSource: FeedSource {
             ))
         }
         self.items = items
-        self.tabs = document.categories?.map { FeedCategory(id: $0.id, title: $0.title) } ?? []
+        self.tabs = document.categories ?? []
     }
 
     public func categories() async throws -> [FeedCategory] { tabs }
@@ -76,24 +76,10 @@ public struct ManifestFeedSource: FeedSource {
 
     // MARK: The JSON shape
 
+    /// Items are written as the feed API writes them (``FeedAPIFormat``).
     struct Document: Decodable {
-        var categories: [Category]?
-        var items: [Item]
-    }
-
-    struct Category: Decodable {
-        var id: String
-        var title: String
-    }
-
-    struct Item: Decodable {
-        var id: String
-        var title: String
-        var uploader: String?
-        var video: String?
-        var cover: String?
-        var category: String?
-        var images: [String]?
+        var categories: [FeedCategory]?
+        var items: [FeedAPIFormat.Item]
     }
 
     private static func resolve(_ text: String, against base: URL, field: String) throws -> URL {
