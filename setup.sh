@@ -13,6 +13,12 @@ packages=(
     libsdl2-dev libsdl2-ttf-dev
     # nginx: a real origin server for the HTTP loader and cache integration tests.
     nginx-light
+    # The window under a virtual X server (tests, screenshots): Xvfb, its auth
+    # helper, Mesa's software OpenGL (llvmpipe), and a CJK-capable font found
+    # through fontconfig for titles.
+    xvfb xauth libgl1-mesa-dri fontconfig fonts-wqy-microhei
+    # The terminal renderer's end-to-end test drives Reel inside tmux.
+    tmux
 )
 
 missing=()
