@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
         .library(name: "ReelFeed", targets: ["ReelFeed"]),
         .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
+        .library(name: "ReelDemo", targets: ["ReelDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -94,6 +95,13 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        // The built-in demo feed: clips Reel encodes itself, and their manifest.
+        .target(
+            name: "ReelDemo",
+            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelLoading"],
+            exclude: ["README.md"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -110,6 +118,7 @@ let package = Package(
                 "ReelMedia",
                 "ReelOrigin",
                 "ReelFeed",
+                "ReelDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -142,6 +151,10 @@ let package = Package(
         .testTarget(
             name: "ReelCLITests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelBenchTests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelDemo", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelFeedTests",

@@ -8,7 +8,11 @@ import ReelOrigin
 /// resolves them against the address it asked.
 enum FeedAPIRoutes {
     static func routes(serving root: URL) throws -> [OriginRoute] {
-        let source = try DirectoryFeedSource(directory: root)
+        routes(source: try DirectoryFeedSource(directory: root), root: root)
+    }
+
+    /// The feed API answering from `source`, whose file URLs under `root` become paths on the server.
+    static func routes(source: any FeedSource, root: URL) -> [OriginRoute] {
         let rootPath = root.standardizedFileURL.path
         /// A file URL under the root as an absolute path on the server (`/travel/a.mp4`).
         @Sendable func served(_ url: URL?) -> URL? {

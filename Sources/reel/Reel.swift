@@ -13,7 +13,7 @@ struct Reel: AsyncParsableCommand {
             Exit codes: 0 success, 2 usage error, 3 media or network error.
             """,
         version: versionText,
-        subcommands: [PlayCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, VersionCommand.self]
+        subcommands: [PlayCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, BenchCommand.self, DemoCommand.self, VersionCommand.self]
     )
 
     static var versionText: String {

@@ -1,0 +1,404 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+import ReelOrigin
+
+/// `reel bench first-frame`: time to the first frame, Reel against FFmpeg opening the
+/// same URL itself, interleaved run by run on the same shaped origin.
+struct BenchFirstFrameCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "first-frame",
+        abstract: "Time to first frame: cold, warm, pre-rendered and moov-at-end, against FFmpeg.",
+        discussion: """
+            Without inputs it encodes two clips (moov first and moov at the end) into a temporary \
+            directory. A directory is served by an in-process origin with --rtt-ms and --kbps; a URL \
+            is measured where it is. Reel's time runs from replaceCurrentItem to the first frame \
+            presented; FFmpeg's from avformat_open_input to the first decoded frame.
+            """
+    )
+
+    @Argument(help: "Directories of media to serve, or http(s) URLs (default: clips made for the run).")
+    var inputs: [String] = []
+
+    @Option(name: .customLong("rtt-ms"), help: "The origin's latency per request, in milliseconds.")
+    var rttMilliseconds: Int = 40
+
+    @Option(help: "The origin's bandwidth, in kilobits per second.")
+    var kbps: Int = 20_000
+
+    @Option(help: "Runs per scenario.")
+    var runs: Int = 10
+
+    @Flag(help: "Print the results as JSON instead of tables.")
+    var json = false
+
+    @Option(help: "Write an SVG chart of the distributions here.")
+    var plot: String?
+
+    @Option(name: .customLong("clip-seconds"), help: "Length of the clips made when no input is given.")
+    var clipSeconds: Double = 10
+
+    @Option(name: .customLong("clip-size"), help: "WIDTHxHEIGHT of the clips made when no input is given.")
+    var clipSize: String = "720x1280"
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
+        guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
+        guard clipSeconds > 0, clipSeconds <= 120 else { throw ValidationError("--clip-seconds must be in (0, 120]") }
+        guard parsedClipSize != nil else { throw ValidationError("--clip-size must look like 720x1280") }
+    }
+
+    var parsedClipSize: (Int, Int)? {
+        let parts = clipSize.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] >= 16, parts[1] >= 16, parts[0] % 2 == 0, parts[1] % 2 == 0 else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    func run() async throws {
+        global.apply()
+        let bench = FirstFrameBench(rttMilliseconds: rttMilliseconds, kbps: kbps, runs: runs, progress: !json)
+        defer { bench.cleanUp() }
+        do {
+            try await bench.prepare(inputs: inputs, clipSeconds: clipSeconds, clipSize: parsedClipSize!)
+            try await bench.measure()
+        } catch {
+            await bench.stop()
+            throw error
+        }
+        await bench.stop()
+        let report = bench.report()
+        if json {
+            print(report.json())
+        } else {
+            print(report.text(), terminator: "")
+        }
+        if let plot {
+            do {
+                try BenchPlot.svg(report).write(toFile: plot, atomically: true, encoding: .utf8)
+            } catch {
+                throw CommandFailure.usage("cannot write \(plot): \(error.localizedDescription)")
+            }
+            if !json { print("chart: \(plot)") }
+        }
+    }
+}
+
+/// One measured item: its URL, and the local file behind it when there is one.
+struct BenchTarget {
+    var label: String
+    var url: URL
+    var localFile: URL?
+    var moovAtEnd: Bool
+    var baseline: [FFmpegBaseline.FirstFrameTiming] = []
+    var floorBaseline: [FFmpegBaseline.FirstFrameTiming] = []
+    var warmCache: (directory: TemporaryDirectory, cache: RangeCache)?
+}
+
+/// A scenario's samples.
+final class ScenarioRecord {
+    enum Kind: String { case cold, warm, preloaded, decodeFloor = "decode-floor", moovAtEnd = "moov-at-end" }
+    let name: String
+    let kind: Kind
+    let targetIndex: Int
+    var reel: [Double] = []
+    var reports: [FirstFrameReport] = []
+    /// Preloaded: swipe until the player's clock runs.
+    var playing: [Double] = []
+
+    init(name: String, kind: Kind, targetIndex: Int) {
+        self.name = name
+        self.kind = kind
+        self.targetIndex = targetIndex
+    }
+}
+
+/// The first-frame benchmark's state: origin, targets, scenarios.
+final class FirstFrameBench: @unchecked Sendable {
+    let rttMilliseconds: Int
+    let kbps: Int
+    let runs: Int
+    let progress: Bool
+    var origin: OriginServer?
+    var targets: [BenchTarget] = []
+    var scenarios: [ScenarioRecord] = []
+    var temporary: [TemporaryDirectory] = []
+    var originDescription = ""
+
+    init(rttMilliseconds: Int, kbps: Int, runs: Int, progress: Bool) {
+        self.rttMilliseconds = rttMilliseconds
+        self.kbps = kbps
+        self.runs = runs
+        self.progress = progress
+    }
+
+    func status(_ text: String) {
+        if progress { printError(text) }
+    }
+
+    // MARK: Preparing
+
+    func prepare(inputs: [String], clipSeconds: Double, clipSize: (Int, Int)) async throws {
+        var directories: [URL] = []
+        var urls: [URL] = []
+        for input in inputs {
+            if let url = URL(string: input), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) {
+                urls.append(url)
+            } else {
+                let path = (input as NSString).expandingTildeInPath
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw CommandFailure.usage("\(input): not a directory or an http(s) URL")
+                }
+                directories.append(URL(fileURLWithPath: path, isDirectory: true))
+            }
+        }
+        if inputs.isEmpty {
+            let scratch = try TemporaryDirectory("bench-clips")
+            temporary.append(scratch)
+            status("encoding two \(clipSize.0)x\(clipSize.1) \(clipSeconds) s H.264 clips…")
+            for (name, container) in [("moov-first.mp4", ClipSpec.Container.mp4), ("moov-at-end.mp4", .mp4MoovAtEnd)] {
+                let spec = ClipSpec(width: clipSize.0, height: clipSize.1, frameRate: 30, duration: clipSeconds,
+                                    keyframeInterval: 60, container: container, preset: "veryfast", bitRateKbps: 2500)
+                try await onThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) } }.get()
+            }
+            directories.append(scratch.url)
+        }
+        guard directories.count <= 1 else { throw CommandFailure.usage("give at most one directory") }
+        if let root = directories.first {
+            let server = OriginServer(configuration: .init(
+                root: root, latency: .milliseconds(rttMilliseconds), bandwidthKbps: kbps
+            ))
+            do { _ = try await server.start() } catch { throw CommandFailure.media("origin: \(error)") }
+            origin = server
+            originDescription = "origin \(server.baseURL!.absoluteString) (rtt \(rttMilliseconds) ms, \(kbps) kbit/s)"
+            let files = ((try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [])
+                .filter { ["mp4", "m4v", "mov", "mkv", "webm"].contains($0.pathExtension.lowercased()) }
+                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            guard !files.isEmpty else { throw CommandFailure.usage("\(root.path): no media files") }
+            for file in files {
+                let name = file.lastPathComponent
+                targets.append(BenchTarget(label: name, url: server.url(for: "/" + name), localFile: file,
+                                           moovAtEnd: MP4Boxes.moovIsAtEnd(file) ?? false))
+            }
+        } else {
+            originDescription = "the given URLs as they are"
+        }
+        for url in urls {
+            targets.append(BenchTarget(label: url.lastPathComponent, url: url, localFile: nil, moovAtEnd: false))
+        }
+        // moov-first items first: cold, warm, preloaded, floor, then moov-at-end.
+        targets = targets.filter { !$0.moovAtEnd } + targets.filter(\.moovAtEnd)
+        // Scenarios, named plainly when there is one target of a kind.
+        let firstCount = targets.filter { !$0.moovAtEnd }.count
+        let endCount = targets.count - firstCount
+        for (index, target) in targets.enumerated() {
+            if target.moovAtEnd {
+                scenarios.append(ScenarioRecord(name: endCount > 1 ? "moov-at-end \(target.label)" : "moov-at-end", kind: .moovAtEnd, targetIndex: index))
+                continue
+            }
+            let suffix = firstCount > 1 ? " \(target.label)" : ""
+            scenarios.append(ScenarioRecord(name: "cold" + suffix, kind: .cold, targetIndex: index))
+            scenarios.append(ScenarioRecord(name: "warm" + suffix, kind: .warm, targetIndex: index))
+            scenarios.append(ScenarioRecord(name: "preloaded" + suffix, kind: .preloaded, targetIndex: index))
+            if target.localFile != nil {
+                scenarios.append(ScenarioRecord(name: "decode-floor" + suffix, kind: .decodeFloor, targetIndex: index))
+            }
+        }
+        // Warm caches: every byte of each URL fetched once through the same stack.
+        for index in targets.indices where scenarios.contains(where: { $0.targetIndex == index && $0.kind == .warm }) {
+            let directory = try TemporaryDirectory("bench-warm")
+            temporary.append(directory)
+            let cache = try RangeCache(configuration: .init(directory: directory.url))
+            let http = HTTPLoader()
+            let caching = CachingLoader(upstream: http, cache: cache)
+            status("filling the warm cache with \(targets[index].label)…")
+            do {
+                _ = try await caching.data(targets[index].url)
+            } catch {
+                await http.shutdown()
+                throw CommandFailure.media("\(targets[index].url.absoluteString): \(describe(error))")
+            }
+            await http.shutdown()
+            targets[index].warmCache = (directory, cache)
+        }
+    }
+
+    // MARK: Measuring
+
+    func measure() async throws {
+        for run in 0..<runs {
+            status("run \(run + 1)/\(runs)")
+            for index in targets.indices {
+                // Alternate which goes first so neither always meets a warmer origin.
+                let baselineFirst = run % 2 == 0
+                if baselineFirst { try await measureBaseline(index) }
+                for scenario in scenarios where scenario.targetIndex == index {
+                    try await measure(scenario)
+                }
+                if !baselineFirst { try await measureBaseline(index) }
+            }
+        }
+    }
+
+    private func measureBaseline(_ index: Int) async throws {
+        let url = targets[index].url
+        let timing = await onThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: url) } }
+        do { targets[index].baseline.append(try timing.get()) } catch {
+            throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
+        }
+        if let file = targets[index].localFile, scenarios.contains(where: { $0.targetIndex == index && $0.kind == .decodeFloor }) {
+            let local = await onThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: file) } }
+            do { targets[index].floorBaseline.append(try local.get()) } catch {
+                throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
+            }
+        }
+    }
+
+    private func measure(_ scenario: ScenarioRecord) async throws {
+        let target = targets[scenario.targetIndex]
+        switch scenario.kind {
+        case .cold, .moovAtEnd:
+            let stack = try ColdStack()
+            defer { stack.cache.close(); stack.directory.remove() }
+            let result = try await Self.firstFrame(url: target.url, loader: stack.loader)
+            await stack.http.shutdown()
+            scenario.reel.append(result.ms)
+            scenario.reports.append(result.report)
+        case .warm:
+            guard let warm = target.warmCache else { return }
+            let http = HTTPLoader()
+            let result = try await Self.firstFrame(url: target.url, loader: CachingLoader(upstream: http, cache: warm.cache))
+            await http.shutdown()
+            scenario.reel.append(result.ms)
+            scenario.reports.append(result.report)
+        case .decodeFloor:
+            guard let file = target.localFile else { return }
+            let result = try await Self.firstFrame(url: file, loader: FileLoader())
+            scenario.reel.append(result.ms)
+            scenario.reports.append(result.report)
+        case .preloaded:
+            let (shown, playing, report) = try await swipeToPrerendered(target)
+            scenario.reel.append(shown)
+            scenario.playing.append(playing)
+            scenario.reports.append(report)
+        }
+    }
+
+    /// Reel's time from `replaceCurrentItem` to the first frame presented.
+    static func firstFrame(url: URL, loader: any ResourceLoader) async throws -> (ms: Double, report: FirstFrameReport) {
+        let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
+        let shot = OneShot<Result<FirstFrameReport, MediaError>>()
+        player.addEventObserver { event in
+            switch event {
+            case .firstFrame(let report): shot.fulfil(.success(report))
+            case .failed(let error): shot.fulfil(.failure(error))
+            default: break
+            }
+        }
+        let start = monotonicMs()
+        player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader))
+        player.play()
+        let outcome = await shot.wait(timeout: 60)
+        player.pause()
+        player.replaceCurrentItem(with: nil)
+        guard let (result, at) = outcome else { throw CommandFailure.media("\(url.absoluteString): no first frame within 60 s") }
+        switch result {
+        case .success(let report): return (at - start, report)
+        case .failure(let error): throw CommandFailure.media(error.description)
+        }
+    }
+
+    /// Two players: one playing (the item on screen), one paused with the next item
+    /// pre-rendered. The swipe pauses the first and plays the second; the time is from
+    /// the swipe until the second's first frame is the one shown, and until its clock runs.
+    private func swipeToPrerendered(_ target: BenchTarget) async throws -> (shown: Double, playing: Double, report: FirstFrameReport) {
+        let currentSink = HeadlessVideoSink()
+        let current = Player(clock: HostClock.shared, videoSink: currentSink, audioSink: NullAudioSink())
+        let nextSink = HeadlessVideoSink()
+        let next = Player(clock: HostClock.shared, videoSink: nextSink, audioSink: NullAudioSink())
+        let stack = try ColdStack()
+        defer {
+            current.replaceCurrentItem(with: nil)
+            next.replaceCurrentItem(with: nil)
+            stack.cache.close()
+            stack.directory.remove()
+        }
+        if let file = target.localFile {
+            current.replaceCurrentItem(with: PlayerItem(url: file, loader: FileLoader()))
+            current.play()
+        }
+        let prerendered = OneShot<Result<FirstFrameReport, MediaError>>()
+        let playing = OneShot<Bool>()
+        next.addEventObserver { event in
+            switch event {
+            case .firstFrame(let report): prerendered.fulfil(.success(report))
+            case .failed(let error): prerendered.fulfil(.failure(error))
+            case .timeControlStatusChanged(.playing): playing.fulfil(true)
+            default: break
+            }
+        }
+        next.replaceCurrentItem(with: PlayerItem(url: target.url, loader: stack.loader))
+        guard let (result, _) = await prerendered.wait(timeout: 60) else {
+            throw CommandFailure.media("\(target.url.absoluteString): no pre-rendered frame within 60 s")
+        }
+        let report: FirstFrameReport
+        switch result {
+        case .success(let value): report = value
+        case .failure(let error): throw CommandFailure.media(error.description)
+        }
+        // Let the pre-render settle as it would while the user watches the current item.
+        try? await Task.sleep(for: .milliseconds(200))
+        let swipe = monotonicMs()
+        current.pause()
+        next.play()
+        let shownAt: Double
+        if nextSink.currentFrame != nil {
+            shownAt = monotonicMs()
+        } else {
+            let frame = OneShot<Bool>()
+            let token = next.addEventObserver { if case .framePresented = $0 { frame.fulfil(true) } }
+            if nextSink.currentFrame != nil { frame.fulfil(true) }
+            shownAt = await frame.wait(timeout: 30)?.1 ?? .nan
+            next.removeEventObserver(token)
+        }
+        let playingAt = await playing.wait(timeout: 30)?.1 ?? .nan
+        await stack.http.shutdown()
+        return (shownAt - swipe, playingAt - swipe, report)
+    }
+
+    func stop() async {
+        if let origin { await origin.stop() }
+        origin = nil
+    }
+
+    func cleanUp() {
+        for index in targets.indices { targets[index].warmCache?.cache.close() }
+        for directory in temporary { directory.remove() }
+    }
+
+    // MARK: Reporting
+
+    func report() -> FirstFrameReportTable {
+        FirstFrameReportTable(bench: self)
+    }
+}
+
+/// A fresh cache in a temporary directory, over a fresh HTTP client: what `reel play URL` starts with.
+struct ColdStack {
+    let directory: TemporaryDirectory
+    let cache: RangeCache
+    let http: HTTPLoader
+    let loader: CachingLoader
+
+    init() throws {
+        directory = try TemporaryDirectory("bench-cold")
+        cache = try RangeCache(configuration: .init(directory: directory.url))
+        http = HTTPLoader()
+        loader = CachingLoader(upstream: http, cache: cache)
+    }
+}

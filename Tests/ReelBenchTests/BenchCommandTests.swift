@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import ReelTestSupport
+import Testing
+
+/// `reel bench …` in a tiny configuration: the output is complete and sane (the
+/// figures themselves are the benchmark's business, not the tests').
+@Suite("reel bench")
+struct BenchCommandTests {
+    @Test func firstFramePrintsEveryScenarioAsJSONAndDrawsAWellFormedChart() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-bench-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let svg = scratch.appendingPathComponent("chart.svg")
+        let child = try Child(reel, ["bench", "first-frame", "--runs", "1", "--rtt-ms", "0", "--kbps", "200000",
+                                     "--clip-seconds", "1", "--clip-size", "160x288", "--json", "--plot", svg.path])
+        let status = await child.exitStatus(timeout: .seconds(240))
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let data = Data(child.standardOutput.utf8)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(child.standardOutput)")
+        #expect(object.keys.sorted() == ["scenarios"])
+        let scenarios = try #require(object["scenarios"] as? [[String: Any]])
+        let names = scenarios.compactMap { $0["name"] as? String }
+        #expect(Set(names) == ["cold", "warm", "preloaded", "decode-floor", "moov-at-end"])
+        let keys = ["name", "runs", "p50Ms", "p95Ms", "maxMs", "baselineP50Ms", "ratio", "bytesBeforeFirstFrame", "requestsBeforeFirstFrame"]
+        for scenario in scenarios {
+            let name = scenario["name"] as? String ?? "?"
+            #expect(scenario.keys.sorted() == keys.sorted(), "\(name)")
+            #expect(scenario["runs"] as? Int == 1, "\(name)")
+            let p50 = try #require(scenario["p50Ms"] as? Double, "\(name)")
+            let p95 = try #require(scenario["p95Ms"] as? Double, "\(name)")
+            let max = try #require(scenario["maxMs"] as? Double, "\(name)")
+            let baseline = try #require(scenario["baselineP50Ms"] as? Double, "\(name)")
+            let ratio = try #require(scenario["ratio"] as? Double, "\(name)")
+            #expect(p50 >= 0 && p50 <= p95 && p95 <= max, "\(name)")
+            #expect(baseline > 0, "\(name)")
+            #expect(abs(ratio - p50 / baseline) < 0.01 * Swift.max(1, ratio), "\(name)")
+            #expect((scenario["bytesBeforeFirstFrame"] as? Double ?? 0) > 0, "\(name)")
+            #expect((scenario["requestsBeforeFirstFrame"] as? Double).map { $0 >= 0 } == true, "\(name)")
+        }
+        // The chart parses as XML and labels its axis.
+        let chart = try Data(contentsOf: svg)
+        let parser = XMLParser(data: chart)
+        let collector = SVGCollector()
+        parser.delegate = collector
+        #expect(parser.parse(), "the SVG is well-formed XML")
+        #expect(collector.root == "svg")
+        #expect(collector.text.contains("time to first frame (ms)"))
+        #expect(collector.circles >= 10, "a dot per run, Reel and FFmpeg, per scenario")
+    }
+
+    @Test func playbackComparesThroughputWithFFmpegAndCountsDrops() async throws {
+        let reel = try await ReelBinary.locate()
+        let child = try Child(reel, ["bench", "playback", "--runs", "1", "--clip-seconds", "1", "--clip-size", "160x288",
+                                     "--seconds", "2", "--json"])
+        let status = await child.exitStatus(timeout: .seconds(180))
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
+                                  "\(child.standardOutput)")
+        let reelFigures = try #require(object["reel"] as? [String: Any])
+        let ffmpeg = try #require(object["ffmpeg"] as? [String: Any])
+        #expect((reelFigures["frames"] as? Double ?? 0) >= 25, "a 1 s 30 fps clip presents about 30 frames")
+        #expect(reelFigures["frames"] as? Double == ffmpeg["frames"] as? Double, "both see every frame")
+        #expect((ffmpeg["framesPerSecond"] as? Double ?? 0) > 0)
+        #expect((object["ratio"] as? Double ?? 0) > 0)
+        let realtime = try #require(object["realtime"] as? [[String: Any]])
+        #expect(realtime.compactMap { $0["rate"] as? Double } == [1, 2])
+        #expect(realtime.allSatisfy { ($0["presentedFrames"] as? Int ?? 0) > 0 })
+    }
+
+    @Test func badOptionsAreUsageErrors() async throws {
+        let reel = try await ReelBinary.locate()
+        let result = try await run(reel, ["bench", "first-frame", "--runs", "0"])
+        #expect(result.status == 2)
+        let missing = try await run(reel, ["bench", "first-frame", "/nonexistent-dir-for-reel"])
+        #expect(missing.status == 2)
+    }
+}
+
+final class SVGCollector: NSObject, XMLParserDelegate, @unchecked Sendable {
+    var root: String?
+    var text = ""
+    var circles = 0
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        if root == nil { root = elementName }
+        if elementName == "circle" { circles += 1 }
+    }
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+}
