@@ -390,7 +390,8 @@ public enum FontLocator {
     }
 
     nonisolated(unsafe) private static var cached: String? = {
-        for pattern in [":lang=zh", "sans-serif"] {
+        // fontconfig knows Chinese as zh-cn/zh-tw, not zh (which falls back to the default font).
+        for pattern in ["sans-serif:lang=zh-cn", "sans-serif"] {
             if let path = match(pattern), FileManager.default.fileExists(atPath: path) { return path }
         }
         return nil
