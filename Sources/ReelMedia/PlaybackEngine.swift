@@ -74,6 +74,9 @@ final class PlaybackEngine: @unchecked Sendable {
 
     var serial = 0
     var closing = false
+    /// Whether this engine's video decoder is open (between its creation and its
+    /// decode thread's exit).
+    private(set) var videoDecoderOpen = false
     var opened = false
     var failure: MediaError?
     var info: MediaInfo?
@@ -203,6 +206,12 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Stops every thread and frees decoders, queues and the demuxer. Returns when done.
+    func setVideoDecoderOpen(_ open: Bool) {
+        lock.withLock { videoDecoderOpen = open }
+    }
+
+    var isVideoDecoderOpen: Bool { lock.withLock { videoDecoderOpen } }
+
     func close() {
         lock.lock()
         closing = true
