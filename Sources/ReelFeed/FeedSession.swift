@@ -107,6 +107,7 @@ public final class FeedSession: @unchecked Sendable {
 
     private let lock = NSLock()
     private let work: DispatchQueue
+    private let pictureQueue = DispatchQueue(label: "reel.feed.pictures")
     private var itemsValue: [FeedItem] = []
     private var pagination: Pagination<String>
     private var current = 0
@@ -546,8 +547,9 @@ public final class FeedSession: @unchecked Sendable {
     private func decodePicture(_ url: URL) {
         let size = configuration.displaySize
         let loader = self.loader
-        Task { [weak self] in
-            let image = try? await ImageDecoder.decode(url, loader: loader, maxWidth: size.width, maxHeight: size.height)
+        // A queue of its own: decoding blocks, and must not wait for the concurrency pool.
+        pictureQueue.async { [weak self] in
+            let image = try? ImageDecoder.decodeNow(url, loader: loader, maxWidth: size.width, maxHeight: size.height)
             guard let self else { return }
             self.lock.withLock {
                 self.imagesLoading.remove(url)

@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func thePoolNeverHoldsMoreThanThreeDecodersAcross200Swipes() async throws {
-        let harness = try FeedHarness(count: 12, pageSize: 12, wraps: true)
+        let harness = try FeedHarness(count: 12, pageSize: 20, wraps: true)
         try await harness.start()
         await harness.running(upTo: seconds(1)) { harness.session.frame(at: 1) != nil }
         struct Swipe: Sendable { var index: Int; var most: Int; var live: Int; var stage: PreloadStage? }
@@ -220,7 +220,7 @@ final class RecordingFrames: @unchecked Sendable {
 }
 
 /// Polls `condition` in real time (for work done on tasks, not on the clock).
-func waitFor(seconds limit: Double = 5, _ condition: () -> Bool) async throws {
+func waitFor(seconds limit: Double = 30, _ condition: () -> Bool) async throws {
     let end = Date().addingTimeInterval(limit)
     while !condition() && Date() < end {
         try await Task.sleep(nanoseconds: 2_000_000)
