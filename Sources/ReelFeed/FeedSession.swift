@@ -249,7 +249,8 @@ public final class FeedSession: @unchecked Sendable {
         }
     }
 
-    /// A decoded picture of the feed (an image post's page, a cover), when decoded.
+    /// A decoded picture of the feed (any page of an image post on the current page or
+    /// a neighbour), when decoded.
     public func decodedPicture(_ url: URL) -> RGBImage? { lock.withLock { images[url] } }
 
     /// How ready item `index` is now.
@@ -493,13 +494,13 @@ public final class FeedSession: @unchecked Sendable {
                 }
             }
         }
-        // Pictures: image posts of the current page and its neighbours.
+        // Pictures: every picture of the image posts on the current page and its
+        // neighbours (the carousel pages through them), the current post's first.
         let near = FeedPlan.make(current: current, count: items.count, wraps: configuration.wrapsAround && !pagination.hasMore,
                                  preloadDistances: 0...0, wantsPlayer: { _ in true }).pool
-        let keep = Set(near.compactMap { Self.pictureURL(of: items[$0]) })
-        for index in near {
-            guard let url = Self.pictureURL(of: items[index]), items[index].videoURL == nil,
-                  images[url] == nil, !imagesLoading.contains(url) else { continue }
+        let wantedPictures = near.flatMap { Self.pictureURLs(of: items[$0]) }
+        let keep = Set(wantedPictures)
+        for url in wantedPictures where images[url] == nil && !imagesLoading.contains(url) {
             imagesLoading.insert(url)
             pictures.append(url)
         }
@@ -557,7 +558,7 @@ public final class FeedSession: @unchecked Sendable {
             }
             self.checkFirstFrame()
             if image != nil {
-                let index: Int? = self.lock.withLock { self.itemsValue.firstIndex { Self.pictureURL(of: $0) == url } }
+                let index: Int? = self.lock.withLock { self.itemsValue.firstIndex { Self.pictureURLs(of: $0).contains(url) } }
                 if let index, let onFrame = self.onFrame { onFrame(index) }
             }
         }
@@ -565,6 +566,12 @@ public final class FeedSession: @unchecked Sendable {
 
     private static func pictureURL(of item: FeedItem) -> URL? {
         item.videoURL == nil ? item.images.first ?? item.coverURL : nil
+    }
+
+    /// The pictures an item shows without a player: an image post's pages.
+    private static func pictureURLs(of item: FeedItem) -> [URL] {
+        guard item.videoURL == nil else { return [] }
+        return item.images.isEmpty ? [item.coverURL].compactMap { $0 } : item.images
     }
 
     private func resumeCurrent() {

@@ -49,8 +49,10 @@ final class FeedHarness: @unchecked Sendable {
         for i in 0..<count {
             if images.contains(i) {
                 let picture = URL(string: "https://fake.example/p\(i).png")!
+                let second = URL(string: "https://fake.example/p\(i)-2.png")!
                 loader.add(try Self.pictureData(), at: picture)
-                items.append(FeedItem(id: "item\(i)", title: "Post \(i)", images: [picture]))
+                loader.add(try Self.pictureData(), at: second)
+                items.append(FeedItem(id: "item\(i)", title: "Post \(i)", images: [picture, second]))
             } else {
                 let url = URL(string: "https://fake.example/v\(i).mp4")!
                 loader.add(data, at: url)

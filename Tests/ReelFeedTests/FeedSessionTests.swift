@@ -177,6 +177,9 @@ import Testing
         let (r, g, b) = picture[16, 12]
         #expect(r > 200 && g < 60 && b < 60, "the red picture")
         #expect(harness.session.player(at: 1) == nil, "an image post has no player")
+        let second = URL(string: "https://fake.example/p1-2.png")!
+        try await waitFor { harness.session.decodedPicture(second) != nil }
+        #expect(harness.session.decodedPicture(second)?.width == 32, "every page of the post, for its carousel")
         harness.clearEvents()
         harness.session.move(to: 1)
         #expect(harness.firstFrames.first?.stage == .prerendered)
