@@ -30,7 +30,11 @@ public final class FrameScaler: @unchecked Sendable {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
         }
         applyColorDetails(context, frame: frame)
-        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        // swscale's vector writers may store up to a few dozen bytes past the end of a
+        // row; inside the picture the next row overwrites them, past the last one they
+        // would land outside the array (heap corruption seen with 360-pixel-wide JPEGs).
+        let tight = width * height * 3
+        var bytes = [UInt8](repeating: 0, count: tight + Self.outputSlack)
         let scaled = bytes.withUnsafeMutableBufferPointer { out -> Int32 in
             var destination: UnsafeMutablePointer<UInt8>? = out.baseAddress
             var stride = Int32(width * 3)
@@ -47,8 +51,12 @@ public final class FrameScaler: @unchecked Sendable {
         guard scaled > 0 else {
             throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
         }
+        bytes.removeLast(Self.outputSlack)
         return RGBImage(width: width, height: height, bytes: bytes)
     }
+
+    /// Bytes past the picture that swscale may write to.
+    private static let outputSlack = 256
 
     /// `frame` converted to `format` at its own size.
     public func convert(_ frame: VideoFrame, to format: PixelFormat) throws -> VideoFrame {

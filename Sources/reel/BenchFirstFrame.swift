@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReelCore
+import ReelFeed
 import ReelLoading
 import ReelMedia
 import ReelOrigin
@@ -128,6 +129,8 @@ final class FirstFrameBench: @unchecked Sendable {
     var scenarios: [ScenarioRecord] = []
     var temporary: [TemporaryDirectory] = []
     var originDescription = ""
+    /// The preload stage the session reported for each pre-rendered swipe.
+    var stages: [PreloadStage] = []
 
     init(rttMilliseconds: Int, kbps: Int, runs: Int, progress: Bool) {
         self.rttMilliseconds = rttMilliseconds
@@ -285,7 +288,7 @@ final class FirstFrameBench: @unchecked Sendable {
             let (shown, playing, report) = try await swipeToPrerendered(target)
             scenario.reel.append(shown)
             scenario.playing.append(playing)
-            scenario.reports.append(report)
+            if let report { scenario.reports.append(report) }
         }
     }
 
@@ -313,62 +316,56 @@ final class FirstFrameBench: @unchecked Sendable {
         }
     }
 
-    /// Two players: one playing (the item on screen), one paused with the next item
-    /// pre-rendered. The swipe pauses the first and plays the second; the time is from
-    /// the swipe until the second's first frame is the one shown, and until its clock runs.
-    private func swipeToPrerendered(_ target: BenchTarget) async throws -> (shown: Double, playing: Double, report: FirstFrameReport) {
-        let currentSink = HeadlessVideoSink()
-        let current = Player(clock: HostClock.shared, videoSink: currentSink, audioSink: NullAudioSink())
-        let nextSink = HeadlessVideoSink()
-        let next = Player(clock: HostClock.shared, videoSink: nextSink, audioSink: NullAudioSink())
+    /// A two-item FeedSession (the item on screen, then the measured URL) over a cold
+    /// cache: once the session holds the next item pre-rendered, swipe to it; the time
+    /// is the session's own swipe-to-first-frame, and the swipe until the player runs.
+    private func swipeToPrerendered(_ target: BenchTarget) async throws -> (shown: Double, playing: Double, report: FirstFrameReport?) {
         let stack = try ColdStack()
-        defer {
-            current.replaceCurrentItem(with: nil)
-            next.replaceCurrentItem(with: nil)
-            stack.cache.close()
-            stack.directory.remove()
-        }
-        if let file = target.localFile {
-            current.replaceCurrentItem(with: PlayerItem(url: file, loader: FileLoader()))
-            current.play()
-        }
-        let prerendered = OneShot<Result<FirstFrameReport, MediaError>>()
-        let playing = OneShot<Bool>()
-        next.addEventObserver { event in
+        defer { stack.cache.close(); stack.directory.remove() }
+        let first = target.localFile ?? target.url
+        let manifest = """
+            {"items":[{"id":"on-screen","title":"on screen","video":\(jsonString(first.absoluteString))},
+                      {"id":"next","title":"next","video":\(jsonString(target.url.absoluteString))}]}
+            """
+        let source = try ManifestFeedSource(manifest: Data(manifest.utf8), baseURL: URL(fileURLWithPath: "/"))
+        let session = FeedSession(source: source, loader: SchemeRoutingLoader(files: FileLoader(), remote: stack.loader),
+                                  audioSink: { NullAudioSink() })
+        let firstFrames = LockedDictionary<Int, (Double, PreloadStage)>()
+        let failure = OneShot<String>()
+        session.addObserver { event in
             switch event {
-            case .firstFrame(let report): prerendered.fulfil(.success(report))
-            case .failed(let error): prerendered.fulfil(.failure(error))
-            case .timeControlStatusChanged(.playing): playing.fulfil(true)
+            case .firstFrame(let index, let ms, let stage): firstFrames.set(index, (ms, stage))
+            case .failed(_, let message): failure.fulfil(message)
             default: break
             }
         }
-        next.replaceCurrentItem(with: PlayerItem(url: target.url, loader: stack.loader))
-        guard let (result, _) = await prerendered.wait(timeout: 60) else {
-            throw CommandFailure.media("\(target.url.absoluteString): no pre-rendered frame within 60 s")
+        defer { session.close() }
+        do { try await session.start() } catch { throw CommandFailure.media("feed: \(describe(error))") }
+        // Wait (30 s at most) until the first item shows and the next one is pre-rendered.
+        let deadline = monotonicMs() + 30_000
+        while firstFrames.get(0) == nil || session.preloadStage(at: 1) != .prerendered {
+            if failure.isFulfilled { throw CommandFailure.media("feed item failed to open") }
+            if monotonicMs() > deadline { throw CommandFailure.media("\(target.url.absoluteString): not pre-rendered within 30 s") }
+            try? await Task.sleep(for: .milliseconds(5))
         }
-        let report: FirstFrameReport
-        switch result {
-        case .success(let value): report = value
-        case .failure(let error): throw CommandFailure.media(error.description)
-        }
-        // Let the pre-render settle as it would while the user watches the current item.
+        let report = session.player(at: 1)?.statistics.firstFrame
+        // Settle as while the user watches the item on screen.
         try? await Task.sleep(for: .milliseconds(200))
+        let playing = OneShot<Bool>()
+        let player = session.player(at: 1)
+        let token = player?.addEventObserver { if case .timeControlStatusChanged(.playing) = $0 { playing.fulfil(true) } }
         let swipe = monotonicMs()
-        current.pause()
-        next.play()
-        let shownAt: Double
-        if nextSink.currentFrame != nil {
-            shownAt = monotonicMs()
-        } else {
-            let frame = OneShot<Bool>()
-            let token = next.addEventObserver { if case .framePresented = $0 { frame.fulfil(true) } }
-            if nextSink.currentFrame != nil { frame.fulfil(true) }
-            shownAt = await frame.wait(timeout: 30)?.1 ?? .nan
-            next.removeEventObserver(token)
+        session.next()
+        while firstFrames.get(1) == nil {
+            if monotonicMs() - swipe > 30_000 { throw CommandFailure.media("\(target.url.absoluteString): no frame 30 s after the swipe") }
+            try? await Task.sleep(for: .milliseconds(1))
         }
-        let playingAt = await playing.wait(timeout: 30)?.1 ?? .nan
+        let playingAt = await playing.wait(timeout: 10)?.1 ?? .nan
+        if let token { player?.removeEventObserver(token) }
+        let (shown, stage) = firstFrames.get(1)!
+        stages.append(stage)
         await stack.http.shutdown()
-        return (shownAt - swipe, playingAt - swipe, report)
+        return (shown, playingAt - swipe, report)
     }
 
     func stop() async {

@@ -144,12 +144,13 @@ enum MP4Boxes {
     }
 }
 
-/// Resident set size of this process, in bytes (from /proc/self/statm).
-func residentBytes() -> Int64 {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int64(fields[1]) else { return 0 }
-    return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+/// A dictionary shared between threads.
+final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Key: Value] = [:]
+    func set(_ key: Key, _ value: Value) { lock.withLock { storage[key] = value } }
+    func get(_ key: Key) -> Value? { lock.withLock { storage[key] } }
+    func remove(_ key: Key) { lock.withLock { _ = storage.removeValue(forKey: key) } }
 }
 
 /// A temporary directory removed when the run ends.

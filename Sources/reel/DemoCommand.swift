@@ -26,11 +26,14 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Play the feed without output and print what happened.")
     var headless = false
 
-    @Option(help: "With --headless: how many items to play (swipes).")
-    var swipes: Int = 3
+    @Option(help: "With --headless: how many swipes.")
+    var swipes: Int = 5
 
-    @Option(help: "With --headless: frames to play per item before swiping.")
-    var frames: Int = 45
+    @Option(help: "With --headless: seconds on each page before the next swipe.")
+    var dwell: Double = 1
+
+    @Option(name: .customLong("cache-dir"), help: "The range cache directory (default $XDG_CACHE_HOME/reel).")
+    var loadingCacheDirectory: String?
 
     @Option(name: .customLong("demo-dir"), help: "Where the demo feed lives (default <cache>/demo-feed).")
     var demoDirectory: String?
@@ -53,7 +56,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard swipes >= 1 else { throw ValidationError("--swipes must be at least 1") }
-        guard frames >= 1 else { throw ValidationError("--frames must be at least 1") }
+        guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
     }
@@ -77,11 +80,9 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             try await playHeadless(origin: origin)
         } catch {
-            await origin.loader.shutdown()
             await origin.server.stop()
             throw error
         }
-        await origin.loader.shutdown()
         await origin.server.stop()
     }
 
@@ -100,53 +101,23 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    /// Plays the first items of the feed in turn through the same loader stack as `reel play URL`.
+    /// Plays the feed from the origin's feed API, as `reel feed URL --headless` does:
+    /// one JSON line per swipe, then a summary.
     private func playHeadless(origin: DemoOrigin) async throws {
-        let source = HTTPFeedSource(baseURL: origin.apiURL, loader: origin.loader.loader)
-        let page: FeedPage
-        do { page = try await source.page(category: nil, page: 1, size: 50) } catch {
-            throw CommandFailure.media("feed API: \(error)")
-        }
-        let videos = page.items.filter { $0.videoURL != nil }
-        guard !videos.isEmpty else { throw CommandFailure.media("the demo feed has no videos") }
-        print("demo feed: \(page.items.count) items from \(origin.server.baseURL!.absoluteString) (rtt \(rttMilliseconds) ms, \(kbps) kbit/s)")
-        for swipe in 0..<swipes {
-            let item = videos[swipe % videos.count]
-            let sink = HeadlessVideoSink()
-            let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: NullAudioSink())
-            let first = OneShot<Result<FirstFrameReport, MediaError>>()
-            let enough = OneShot<Bool>()
-            let target = frames
-            player.addEventObserver { event in
-                switch event {
-                case .firstFrame(let report): first.fulfil(.success(report))
-                case .failed(let error): first.fulfil(.failure(error)); enough.fulfil(false)
-                case .ended: enough.fulfil(true)
-                case .framePresented: if sink.presentedCount >= target { enough.fulfil(true) }
-                default: break
-                }
-            }
-            let start = monotonicMs()
-            player.replaceCurrentItem(with: PlayerItem(url: item.videoURL!, loader: origin.loader.loader))
-            player.play()
-            let opened = await first.wait(timeout: 30)
-            _ = await enough.wait(timeout: 60)
-            let stats = player.statistics
-            player.pause()
-            player.replaceCurrentItem(with: nil)
-            guard let (result, at) = opened else { throw CommandFailure.media("\(item.title): no first frame within 30 s") }
-            if case .failure(let error) = result { throw CommandFailure.media(error.description) }
-            print(String(format: "%2d  ", swipe + 1) + TerminalSafe.clean(item.title)
-                + String(format: "  first frame %.1f ms, %d frames, %d dropped", at - start, stats.presentedFrames, stats.droppedFrames))
-        }
+        printError("demo feed at \(origin.server.baseURL!.absoluteString) (rtt \(rttMilliseconds) ms, \(kbps) kbit/s)")
+        var arguments: [String] = []
+        if let cacheDirectory = loadingCacheDirectory { arguments += ["--cache-dir", cacheDirectory] }
+        let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try LoadingOptions.parse(arguments), token: nil)
+        let run = HeadlessFeedRun(stack: stack, category: nil, swipes: swipes, dwell: dwell, trace: try TraceWriter(path: nil))
+        let result = await run.run()
+        await stack.shutdown()
+        if case .failed(let message) = result { throw CommandFailure.media(message) }
     }
 }
 
-/// The demo's origin: the library directory served with the feed API from its manifest,
-/// and the loader stack a client of it reads through.
+/// The demo's origin: the library directory served with the feed API from its manifest.
 struct DemoOrigin {
     let server: OriginServer
-    let loader: LoaderStack
 
     /// `/api/` on the server.
     var apiURL: URL { server.url(for: "/api") }
@@ -154,7 +125,7 @@ struct DemoOrigin {
     var manifestURL: URL { server.url(for: "/" + DemoLibrary.manifestName) }
 
     /// Starts serving `directory` (a prepared library) at 40 ms and 20 Mbit/s unless told otherwise.
-    static func start(directory: URL, rttMilliseconds: Int = 40, kbps: Int? = 20_000, cacheDirectory: URL? = nil) async throws -> DemoOrigin {
+    static func start(directory: URL, rttMilliseconds: Int = 40, kbps: Int? = 20_000) async throws -> DemoOrigin {
         let manifest = directory.appendingPathComponent(DemoLibrary.manifestName)
         let source: ManifestFeedSource
         do {
@@ -167,16 +138,7 @@ struct DemoOrigin {
             routes: FeedAPIRoutes.routes(source: source, root: directory)
         ))
         do { _ = try await server.start() } catch { throw CommandFailure.media("origin: \(error)") }
-        let http = HTTPLoader()
-        let stack: LoaderStack
-        do {
-            let cache = try RangeCache(configuration: .init(directory: cacheDirectory ?? RangeCache.defaultDirectory()))
-            let caching = CachingLoader(upstream: http, cache: cache)
-            stack = LoaderStack(loader: caching, http: http, caching: caching)
-        } catch {
-            stack = LoaderStack(loader: http, http: http, caching: nil)
-        }
-        return DemoOrigin(server: server, loader: stack)
+        return DemoOrigin(server: server)
     }
 }
 

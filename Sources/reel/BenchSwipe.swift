@@ -1,0 +1,192 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelDemo
+import ReelFeed
+import ReelLoading
+import ReelMedia
+import ReelOrigin
+
+/// `reel bench swipe`: a feed over the shaped origin, swiped N times with a dwell on each
+/// page: swipe-to-first-frame, the preload stage each swipe found, live decoders, and
+/// resident memory after the first swipes and at the end.
+struct BenchSwipeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "swipe",
+        abstract: "Swipe through a feed: swipe-to-first-frame, preload stages, decoders, memory.",
+        discussion: """
+            Without DIR it uses the demo feed (made on first run). The feed is served by an \
+            in-process origin with --rtt-ms and --kbps and read through a fresh cache, as \
+            `reel feed` reads it; past the last item it wraps to the first.
+            """
+    )
+
+    @Argument(help: "A directory of media served as the feed (default: the demo feed).")
+    var directory: String?
+
+    @Option(help: "How many swipes.")
+    var swipes: Int = 200
+
+    @Option(help: "Seconds on each page before the next swipe.")
+    var dwell: Double = 0.5
+
+    @Option(name: .customLong("rtt-ms"), help: "The origin's latency per request, in milliseconds.")
+    var rttMilliseconds: Int = 40
+
+    @Option(help: "The origin's bandwidth, in kilobits per second.")
+    var kbps: Int = 20_000
+
+    @Flag(help: "Print the results as JSON.")
+    var json = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard swipes >= 1 else { throw ValidationError("--swipes must be at least 1") }
+        guard dwell >= 0, dwell <= 60 else { throw ValidationError("--dwell must be between 0 and 60 seconds") }
+        guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
+        guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
+    }
+
+    func run() async throws {
+        global.apply()
+        let root: URL
+        let routes: [OriginRoute]
+        if let directory {
+            let path = (directory as NSString).expandingTildeInPath
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CommandFailure.usage("\(directory): not a directory")
+            }
+            root = URL(fileURLWithPath: path, isDirectory: true)
+            do { routes = try FeedAPIRoutes.routes(serving: root) } catch { throw CommandFailure.usage("\(directory): \(error)") }
+        } else {
+            root = DemoLibrary.defaultDirectory()
+            let manifest = try await DemoCommand.prepareLibrary(in: root)
+            do {
+                routes = FeedAPIRoutes.routes(source: try await ManifestFeedSource(url: manifest, loader: FileLoader()), root: root)
+            } catch {
+                throw CommandFailure.media("demo feed: \(error)")
+            }
+        }
+        let server = OriginServer(configuration: .init(
+            root: root, latency: .milliseconds(rttMilliseconds), bandwidthKbps: kbps, routes: routes
+        ))
+        do { _ = try await server.start() } catch { throw CommandFailure.media("origin: \(error)") }
+        let cache = try TemporaryDirectory("bench-swipe-cache")
+        defer { cache.remove() }
+        let outcome: Result<SwipeBenchResult, any Error>
+        do {
+            let loading = try LoadingOptions.parse(["--cache-dir", cache.url.path])
+            let stack = try await FeedStack.open(server.url(for: "/api/").absoluteString, loading: loading, token: nil)
+            do { outcome = .success(try await measure(stack)) } catch { outcome = .failure(error) }
+            await stack.shutdown()
+        } catch {
+            outcome = .failure(error)
+        }
+        await server.stop()
+        let result = try outcome.get()
+        print(json ? result.json() : result.text(origin: "rtt \(rttMilliseconds) ms, \(kbps) kbit/s, dwell \(dwell) s"),
+              terminator: json ? "\n" : "")
+    }
+
+    private func measure(_ stack: FeedStack) async throws -> SwipeBenchResult {
+        let session = stack.makeSession(configuration: FeedSession.Configuration(wrapsAround: true), audioSink: { NullAudioSink() })
+        defer { session.close() }
+        let firstFrames = LockedDictionary<Int, (Double, PreloadStage)>()
+        let failures = LockedDictionary<Int, String>()
+        session.addObserver { event in
+            switch event {
+            case .firstFrame(let index, let ms, let stage): firstFrames.set(index, (ms, stage))
+            case .failed(let index, let message): failures.set(index, message)
+            default: break
+            }
+        }
+        do { try await session.start() } catch { throw CommandFailure.media("feed: \(describe(error))") }
+        guard await waitForFirstFrame(0, firstFrames, failures) else { throw CommandFailure.media("the first item shows no frame") }
+        var result = SwipeBenchResult(items: session.items.count)
+        result.rssStart = residentBytes()
+        for number in 1...swipes {
+            if dwell > 0 { try? await Task.sleep(for: .seconds(dwell)) }
+            let target = (session.currentIndex + 1) % max(1, session.items.count)
+            firstFrames.remove(target)
+            failures.remove(target)
+            session.next()
+            let index = session.currentIndex
+            if await waitForFirstFrame(index, firstFrames, failures), let (ms, stage) = firstFrames.get(index) {
+                result.swipes.append(.init(index: index, milliseconds: ms, stage: stage, isImage: session.items[index].isImagePost,
+                                           liveDecoders: session.liveDecoders, livePlayers: session.livePlayers))
+            } else {
+                result.failures += 1
+            }
+            if number == 5 { result.rssAfterFive = residentBytes() }
+            if !json && number % 20 == 0 { printError("swipe \(number)/\(swipes)") }
+        }
+        result.rssEnd = residentBytes()
+        return result
+    }
+
+    private func waitForFirstFrame(_ index: Int, _ frames: LockedDictionary<Int, (Double, PreloadStage)>,
+                                   _ failures: LockedDictionary<Int, String>) async -> Bool {
+        let deadline = monotonicMs() + 30_000
+        while monotonicMs() < deadline {
+            if frames.get(index) != nil { return true }
+            if failures.get(index) != nil { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return false
+    }
+}
+
+/// The swipe benchmark's figures.
+struct SwipeBenchResult {
+    struct Swipe {
+        var index: Int
+        var milliseconds: Double
+        var stage: PreloadStage
+        var isImage: Bool
+        var liveDecoders: Int
+        var livePlayers: Int
+    }
+
+    var items: Int
+    var swipes: [Swipe] = []
+    var failures = 0
+    var rssStart = 0
+    var rssAfterFive = 0
+    var rssEnd = 0
+
+    var videoSwipes: [Swipe] { swipes.filter { !$0.isImage } }
+    var distribution: Distribution { Distribution(videoSwipes.map(\.milliseconds)) }
+    var stages: [(PreloadStage, Int)] {
+        [PreloadStage.prerendered, .prepared, .bytes, .none].map { stage in (stage, videoSwipes.filter { $0.stage == stage }.count) }
+    }
+    var memoryRatio: Double { rssAfterFive > 0 ? Double(rssEnd) / Double(rssAfterFive) : .nan }
+
+    func text(origin: String) -> String {
+        let d = distribution
+        var out = "Reel swipe benchmark — \(swipes.count) swipes over a feed of \(items) items (\(origin))\n\n"
+        out += "swipe → first frame (video pages, \(d.count)):  p50 \(formatMs(d.p50, width: 0)) ms   p95 \(formatMs(d.p95, width: 0)) ms   max \(formatMs(d.max, width: 0)) ms"
+        out += d.p95 <= 16.7 ? "   ✓ goal p95 ≤ 16.7 ms\n" : "   ✗ goal p95 ≤ 16.7 ms\n"
+        let images = swipes.filter(\.isImage)
+        if !images.isEmpty {
+            out += "swipe → first picture (image posts, \(images.count)): p50 \(formatMs(Distribution(images.map(\.milliseconds)).p50, width: 0)) ms\n"
+        }
+        out += "preload stage at the swipe: " + stages.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
+        out += "live decoders: max \(swipes.map(\.liveDecoders).max() ?? 0), live players: max \(swipes.map(\.livePlayers).max() ?? 0)\n"
+        out += "resident memory: start \(formatBytes(Double(rssStart))), after 5 swipes \(formatBytes(Double(rssAfterFive))), end \(formatBytes(Double(rssEnd)))"
+        out += String(format: " — end/after-5 %.2f× ", memoryRatio) + (memoryRatio <= 1.2 ? "✓" : "✗") + " goal ≤ 1.2×\n"
+        if failures > 0 { out += "failed swipes: \(failures)\n" }
+        return out
+    }
+
+    func json() -> String {
+        let d = distribution
+        var text = "{\"items\":\(items),\"swipes\":\(swipes.count),\"failures\":\(failures),"
+        text += "\"p50Ms\":\(jsonNumber(d.p50)),\"p95Ms\":\(jsonNumber(d.p95)),\"maxMs\":\(jsonNumber(d.max)),"
+        text += "\"stages\":{" + stages.map { "\"\($0.0.rawValue)\":\($0.1)" }.joined(separator: ",") + "},"
+        text += "\"maxLiveDecoders\":\(swipes.map(\.liveDecoders).max() ?? 0),\"maxLivePlayers\":\(swipes.map(\.livePlayers).max() ?? 0),"
+        text += "\"rssStartBytes\":\(rssStart),\"rssAfterFiveBytes\":\(rssAfterFive),\"rssEndBytes\":\(rssEnd),\"rssRatio\":\(jsonNumber(memoryRatio))}"
+        return text
+    }
+}
