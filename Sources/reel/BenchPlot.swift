@@ -5,7 +5,7 @@ import Foundation
 enum BenchPlot {
     static func svg(_ report: FirstFrameReportTable) -> String {
         let rows = report.rows
-        let left = 190.0, right = 40.0, top = 56.0, rowHeight = 64.0, bottom = 64.0
+        let left = 190.0, right = 40.0, top = 56.0, rowHeight = 64.0, bottom = 76.0
         let plotWidth = 640.0
         let width = left + plotWidth + right
         let height = top + rowHeight * Double(max(rows.count, 1)) + bottom

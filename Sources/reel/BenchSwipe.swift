@@ -123,6 +123,7 @@ struct BenchSwipeCommand: AsyncParsableCommand {
             if !json && number % 20 == 0 { printError("swipe \(number)/\(swipes)") }
         }
         result.rssEnd = residentBytes()
+        result.items = session.items.count
         return result
     }
 

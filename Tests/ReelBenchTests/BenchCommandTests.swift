@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import ReelMedia
 import ReelTestSupport
 import Testing
 
@@ -92,4 +93,30 @@ final class SVGCollector: NSObject, XMLParserDelegate, @unchecked Sendable {
         if elementName == "circle" { circles += 1 }
     }
     func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+}
+
+/// `reel bench swipe` over a small directory feed.
+@Suite("reel bench swipe")
+struct BenchSwipeTests {
+    @Test func swipingReportsStagesDecodersAndMemory() async throws {
+        let reel = try await ReelBinary.locate()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-bench-swipe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clip = try Data(contentsOf: Fixtures.clip(ClipSpec(duration: 1)))
+        for name in ["a.mp4", "b.mp4", "c.mp4", "d.mp4"] { try clip.write(to: directory.appendingPathComponent(name)) }
+        let child = try Child(reel, ["bench", "swipe", directory.path, "--swipes", "6", "--dwell", "0.05", "--rtt-ms", "0", "--json"])
+        let status = await child.exitStatus(timeout: .seconds(120))
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
+                                  "\(child.standardOutput)")
+        #expect(object["swipes"] as? Int == 6)
+        #expect(object["items"] as? Int == 4)
+        let stages = try #require(object["stages"] as? [String: Int])
+        #expect(stages.values.reduce(0, +) == 6)
+        #expect((object["maxLiveDecoders"] as? Int ?? 99) <= 3, "a pool of three players at most")
+        #expect((object["rssStartBytes"] as? Int ?? 0) > 0 && (object["rssEndBytes"] as? Int ?? 0) > 0)
+        #expect((object["p95Ms"] as? Double).map { $0 >= 0 } == true)
+    }
 }
