@@ -63,6 +63,7 @@ struct BenchFirstFrameCommand: AsyncParsableCommand {
     func run() async throws {
         global.apply()
         let bench = FirstFrameBench(rttMilliseconds: rttMilliseconds, kbps: kbps, runs: runs, progress: !json)
+        bench.verbose = global.verbose
         defer { bench.cleanUp() }
         do {
             try await bench.prepare(inputs: inputs, clipSeconds: clipSeconds, clipSize: parsedClipSize!)
@@ -110,6 +111,8 @@ final class ScenarioRecord {
     var reports: [FirstFrameReport] = []
     /// Preloaded: swipe until the player's clock runs.
     var playing: [Double] = []
+    /// HTTP requests the origin received before the first frame.
+    var originRequests: [Double] = []
 
     init(name: String, kind: Kind, targetIndex: Int) {
         self.name = name
@@ -124,6 +127,7 @@ final class FirstFrameBench: @unchecked Sendable {
     let kbps: Int
     let runs: Int
     let progress: Bool
+    var verbose = false
     var origin: OriginServer?
     var targets: [BenchTarget] = []
     var scenarios: [ScenarioRecord] = []
@@ -268,17 +272,22 @@ final class FirstFrameBench: @unchecked Sendable {
         case .cold, .moovAtEnd:
             let stack = try ColdStack()
             defer { stack.cache.close(); stack.directory.remove() }
-            let result = try await Self.firstFrame(url: target.url, loader: stack.loader)
+            let counter = originCounter()
+            let result = try await Self.firstFrame(url: target.url, loader: stack.loader, atFirstFrame: counter.mark)
             await stack.http.shutdown()
             scenario.reel.append(result.ms)
             scenario.reports.append(result.report)
+            record(counter, in: scenario)
         case .warm:
             guard let warm = target.warmCache else { return }
             let http = HTTPLoader()
-            let result = try await Self.firstFrame(url: target.url, loader: CachingLoader(upstream: http, cache: warm.cache))
+            let counter = originCounter()
+            let result = try await Self.firstFrame(url: target.url, loader: CachingLoader(upstream: http, cache: warm.cache),
+                                                   atFirstFrame: counter.mark)
             await http.shutdown()
             scenario.reel.append(result.ms)
             scenario.reports.append(result.report)
+            record(counter, in: scenario)
         case .decodeFloor:
             guard let file = target.localFile else { return }
             let result = try await Self.firstFrame(url: file, loader: FileLoader())
@@ -293,12 +302,15 @@ final class FirstFrameBench: @unchecked Sendable {
     }
 
     /// Reel's time from `replaceCurrentItem` to the first frame presented.
-    static func firstFrame(url: URL, loader: any ResourceLoader) async throws -> (ms: Double, report: FirstFrameReport) {
+    static func firstFrame(url: URL, loader: any ResourceLoader,
+                           atFirstFrame: (@Sendable () -> Void)? = nil) async throws -> (ms: Double, report: FirstFrameReport) {
         let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
         let shot = OneShot<Result<FirstFrameReport, MediaError>>()
         player.addEventObserver { event in
             switch event {
-            case .firstFrame(let report): shot.fulfil(.success(report))
+            case .firstFrame(let report):
+                atFirstFrame?()
+                shot.fulfil(.success(report))
             case .failed(let error): shot.fulfil(.failure(error))
             default: break
             }
@@ -368,6 +380,18 @@ final class FirstFrameBench: @unchecked Sendable {
         return (shown, playingAt - swipe, report)
     }
 
+    /// Counts the requests the origin receives from now until `mark()` (the first frame).
+    private func originCounter() -> OriginCounter { OriginCounter(origin: origin) }
+
+    private func record(_ counter: OriginCounter, in scenario: ScenarioRecord) {
+        guard let requests = counter.requests else { return }
+        scenario.originRequests.append(Double(requests.count))
+        if verbose {
+            let lines = requests.map { "\($0.method) \($0.path) \($0.range ?? "-") → \($0.status)" }
+            printError("\(scenario.name): origin requests before the first frame: " + lines.joined(separator: "; "))
+        }
+    }
+
     func stop() async {
         if let origin { await origin.stop() }
         origin = nil
@@ -398,4 +422,25 @@ struct ColdStack {
         http = HTTPLoader()
         loader = CachingLoader(upstream: http, cache: cache)
     }
+}
+
+/// The origin's requests between its creation and `mark()`.
+final class OriginCounter: @unchecked Sendable {
+    private let origin: OriginServer?
+    private let start: Int
+    private let lock = NSLock()
+    private var marked: [OriginStatistics.Request]?
+
+    init(origin: OriginServer?) {
+        self.origin = origin
+        start = origin?.statistics.requests.count ?? 0
+    }
+
+    func mark() {
+        guard let origin else { return }
+        let all = origin.statistics.requests
+        lock.withLock { if marked == nil { marked = Array(all.dropFirst(start)) } }
+    }
+
+    var requests: [OriginStatistics.Request]? { lock.withLock { marked } }
 }

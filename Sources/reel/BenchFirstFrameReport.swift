@@ -12,6 +12,8 @@ struct FirstFrameReportTable {
         var baseline: Distribution
         var bytes: Double
         var requests: Double
+        /// HTTP requests the origin saw before the first frame (p50), when measured.
+        var originRequests: Double
         var ratio: Double
         /// p50 of each Reel phase (label, ms), in order.
         var phases: [(String, Double)]
@@ -60,6 +62,7 @@ struct FirstFrameReportTable {
             let requests = Distribution(reports.map { Double($0.requests) }).p50
             rows.append(Row(
                 name: scenario.name, kind: scenario.kind, reel: reel, baseline: baseline, bytes: bytes, requests: requests,
+                originRequests: Distribution(scenario.originRequests).p50,
                 ratio: reel.p50 / baseline.p50, phases: phases, baselinePhases: baselinePhases,
                 playing: scenario.kind == .preloaded ? Distribution(scenario.playing) : nil, goal: "", goalMet: nil
             ))
@@ -99,18 +102,20 @@ struct FirstFrameReportTable {
     func text() -> String {
         var out = "Reel first frame vs FFmpeg — \(origin), \(runs) run\(runs == 1 ? "" : "s") each, interleaved\n\n"
         let nameWidth = max(12, (rows.map(\.name.count).max() ?? 0) + 1)
-        out += "scenario".rightPadded(to: nameWidth) + "     p50     p95     max │ FFmpeg p50   Reel/FFmpeg │   bytes  reqs │ goal\n"
-        out += String(repeating: "─", count: nameWidth + 96) + "\n"
+        out += "scenario".rightPadded(to: nameWidth) + "     p50     p95     max │ FFmpeg p50   Reel/FFmpeg │   bytes  reqs  http │ goal\n"
+        out += String(repeating: "─", count: nameWidth + 102) + "\n"
         for row in rows {
             out += row.name.rightPadded(to: nameWidth)
             out += formatMs(row.reel.p50) + formatMs(row.reel.p95) + formatMs(row.reel.max)
             out += " │ " + formatMs(row.baseline.p50, width: 10)
             out += (row.ratio.isFinite ? String(format: "%.2f×", row.ratio) : "–").leftPadded(to: 14)
             out += " │ " + formatBytes(row.bytes).leftPadded(to: 7) + (row.requests.isFinite ? String(format: "%.0f", row.requests) : "–").leftPadded(to: 6)
+            out += (row.originRequests.isFinite ? String(format: "%.0f", row.originRequests) : "–").leftPadded(to: 6)
             let mark = row.goalMet.map { $0 ? "✓ " : "✗ " } ?? "  "
             out += " │ " + mark + row.goal + "\n"
         }
         out += "\n(milliseconds; FFmpeg = avformat_open_input + find_stream_info + first decoded frame on the same URL;\n"
+        out += " bytes, reqs = what the player read and asked its loader for; http = requests the origin received;\n"
         out += " preloaded = swipe to the pre-rendered next item's frame being the one shown; goals are targets, not checks)\n"
 
         // The waterfall: p50 of each phase, as bars on one time scale.

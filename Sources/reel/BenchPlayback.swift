@@ -222,7 +222,7 @@ struct PlaybackBenchResult {
             out += label.rightPadded(to: 24) + String(format: "%8.0f  %8.2f  %9.1f  %6.2f  %13.2f\n", frames, wall, fps, cpu, perFrame)
         }
         let mark = ratio >= 0.9 ? "✓" : "✗"
-        out += String(format: "\nthroughput Reel/FFmpeg: %.2f×   ", ratio) + mark + " goal ≥ 0.90×\n"
+        out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 0.90×\n"
         if !realtime.isEmpty {
             out += "\nreal time (host clock, null audio, headless sink)\n"
             out += "  rate   wall s   presented   dropped   CPU s\n"
