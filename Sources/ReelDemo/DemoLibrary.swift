@@ -15,7 +15,7 @@ import ReelMedia
 /// version stamp matches.
 public enum DemoLibrary {
     /// Bumped whenever the catalogue or its encoding changes: older libraries are remade.
-    public static let version = 1
+    public static let version = 2
 
     /// What to make: the whole catalogue at 360x640 by default; tests make fewer, smaller clips.
     public struct Configuration: Sendable, Hashable {
@@ -131,7 +131,7 @@ public enum DemoLibrary {
                     width: w, height: h, frameRate: configuration.frameRate, duration: length(entry),
                     videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
                     audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: container,
-                    videoSource: graph, overlayText: entry.title, title: entry.title,
+                    videoSource: graph, overlayText: overlay(entry.title), title: entry.title,
                     preset: "ultrafast", bitRateKbps: nil
                 )
                 try ClipEncoder.encode(spec, to: directory.appendingPathComponent(name)) { report($0 * 0.95) }
@@ -164,6 +164,15 @@ public enum DemoLibrary {
         try data.write(to: manifest, options: .atomic)
         progress?(Progress(completed: entries.count, total: entries.count, fraction: 1, title: ""))
         return manifest
+    }
+
+    /// The title as drawn on the picture: the English and the Chinese part on lines of
+    /// their own, so a portrait picture has room for both.
+    static func overlay(_ title: String) -> String {
+        guard let split = title.unicodeScalars.firstIndex(where: { $0.value >= 0x2E80 }) else { return title }
+        let english = String(title.unicodeScalars[..<split]).trimmingCharacters(in: .whitespaces)
+        let chinese = String(title.unicodeScalars[split...]).trimmingCharacters(in: .whitespaces)
+        return english.isEmpty ? chinese : english + "\n" + chinese
     }
 
     // MARK: The catalogue
