@@ -333,6 +333,8 @@ final class FirstFrameBench: @unchecked Sendable {
     /// is the session's own swipe-to-first-frame, and the swipe until the player runs.
     private func swipeToPrerendered(_ target: BenchTarget) async throws -> (shown: Double, playing: Double, report: FirstFrameReport?) {
         let stack = try ColdStack()
+        // Players still releasing may write to the cache after the session closes: removed again at the end.
+        temporary.append(stack.directory)
         defer { stack.cache.close(); stack.directory.remove() }
         let first = target.localFile ?? target.url
         let manifest = """
