@@ -94,6 +94,13 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        // SDL2 output: the shared audio device (and the window).
+        .target(
+            name: "ReelSDL",
+            dependencies: ["ReelCore", "ReelMedia", "CSDL2"],
+            exclude: ["README.md"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -150,6 +157,10 @@ let package = Package(
         .testTarget(
             name: "ReelTerminalTests",
             dependencies: ["ReelCore", "ReelTerminal"]
+        ),
+        .testTarget(
+            name: "ReelSDLTests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelSDL", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
