@@ -90,7 +90,7 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore"],
+            dependencies: ["ReelCore", "ReelMedia"],
             exclude: ["README.md"]
         ),
 
@@ -117,6 +117,8 @@ let package = Package(
                 "ReelMedia",
                 "ReelOrigin",
                 "ReelFeed",
+                "ReelTerminal",
+                "ReelSDL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -156,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelTerminalTests",
-            dependencies: ["ReelCore", "ReelTerminal"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelTerminal", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelSDLTests",
