@@ -158,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelTerminalTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelTerminal", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTerminal", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelSDLTests",

@@ -227,11 +227,12 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
             }
             let chrome = overlay?(full) ?? []
             bytes += chrome
-            guard !bytes.isEmpty else { continue }
-            if configuration.encoder.synchronizedOutput {
-                bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
+            if !bytes.isEmpty {
+                if configuration.encoder.synchronizedOutput {
+                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
+                }
+                output(bytes)
             }
-            output(bytes)
 
             condition.lock()
             stats.chromeBytes += chrome.count
