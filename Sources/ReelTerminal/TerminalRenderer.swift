@@ -67,8 +67,13 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
     private let configuration: Configuration
     private let output: @Sendable ([UInt8]) -> Void
     private let condition = NSCondition()
-    private var pending: VideoFrame?
-    private var last: VideoFrame?
+    private enum Content {
+        case frame(VideoFrame)
+        case picture(RGBImage)
+    }
+
+    private var pending: Content?
+    private var last: Content?
     private var needsFullRedraw = true
     private var chromeDirty = true
     private var area = (column: 0, row: 0, columns: 80, rows: 24)
@@ -88,10 +93,18 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
 
     public func present(_ frame: VideoFrame, presentation: Presentation) {
         condition.lock()
-        if pending != nil { stats.dropped += 1 }
-        pending = frame
+        if case .frame = pending { stats.dropped += 1 }
+        pending = .frame(frame)
         stats.presented += 1
         stats.playerDropped = presentation.droppedFrames
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Shows a still picture (an image post, a cover) until the next frame.
+    public func presentPicture(_ image: RGBImage) {
+        condition.lock()
+        pending = .picture(image)
         condition.signal()
         condition.unlock()
     }
@@ -175,6 +188,7 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
         let scaler = FrameScaler()
         var image: RGBImage?
         var imageSource: ObjectIdentifier?
+        var lastGeometry: [Int]?
         while true {
             condition.lock()
             while !stopped && pending == nil && !needsFullRedraw && !chromeDirty {
@@ -185,44 +199,71 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let frame = pending ?? (needsFullRedraw ? last : nil)
+            let content = pending ?? (needsFullRedraw ? last : nil)
             if let pending { last = pending }
             pending = nil
-            let full = needsFullRedraw
+            var full = needsFullRedraw
             needsFullRedraw = false
             chromeDirty = false
             let area = self.area
             condition.unlock()
 
             var bytes: [UInt8] = []
+            var videoBytes = 0
+            var drewFrame = false
+            var placement = (column: 0, row: 0)
+            switch content {
+            case .frame(let frame):
+                if let layout = TerminalLayout.fit(
+                    frameWidth: frame.width, frameHeight: frame.height, rotation: frame.rotation,
+                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
+                    glyphs: configuration.encoder.glyphs) {
+                    let turned = (frame.rotation / 90) % 2 != 0
+                    let id = ObjectIdentifier(frame)
+                    if imageSource != id || full {
+                        image = try? scaler.rgb(
+                            frame, width: turned ? layout.pixelHeight : layout.pixelWidth,
+                            height: turned ? layout.pixelWidth : layout.pixelHeight)
+                        if let scaled = image, frame.rotation % 360 != 0 { image = scaled.rotated(clockwise: frame.rotation) }
+                        imageSource = id
+                    }
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case .picture(let picture):
+                if let layout = TerminalLayout.fit(
+                    frameWidth: picture.width, frameHeight: picture.height,
+                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
+                    glyphs: configuration.encoder.glyphs) {
+                    image = Self.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
+                    imageSource = nil
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case nil:
+                break
+            }
+            // A picture of another size or place (a portrait video after a landscape one)
+            // leaves the old one's cells around it: clear the screen and draw it all.
+            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
+            if content != nil, let geometry, geometry != lastGeometry {
+                full = true
+                lastGeometry = geometry
+            }
             if full {
                 encoder.invalidate()
                 bytes += TerminalControl.resetAttributes
                 bytes += TerminalControl.clearScreen
             }
-            var videoBytes = 0
-            var drewFrame = false
-            if let frame, let layout = TerminalLayout.fit(
-                frameWidth: frame.width, frameHeight: frame.height, rotation: frame.rotation,
-                columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
-                glyphs: configuration.encoder.glyphs) {
-                let turned = (frame.rotation / 90) % 2 != 0
-                let id = ObjectIdentifier(frame)
-                if imageSource != id || full {
-                    image = try? scaler.rgb(
-                        frame, width: turned ? layout.pixelHeight : layout.pixelWidth,
-                        height: turned ? layout.pixelWidth : layout.pixelHeight)
-                    if let scaled = image, frame.rotation % 360 != 0 { image = scaled.rotated(clockwise: frame.rotation) }
-                    imageSource = id
-                }
-                if let image {
-                    let encoded = encoder.encode(image, column: area.column + layout.column, row: area.row + layout.row)
-                    videoBytes = encoded.count
-                    bytes += encoded
-                    drewFrame = true
-                    if configuration.measureFullRedraw {
-                        _ = baseline.encode(image, column: area.column + layout.column, row: area.row + layout.row)
-                    }
+            if content != nil, let image {
+                let encoded = encoder.encode(image, column: placement.column, row: placement.row)
+                videoBytes = encoded.count
+                bytes += encoded
+                drewFrame = true
+                if configuration.measureFullRedraw {
+                    _ = baseline.encode(image, column: placement.column, row: placement.row)
                 }
             }
             let chrome = overlay?(full) ?? []
@@ -253,6 +294,23 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
             }
             condition.unlock()
         }
+    }
+
+    /// Nearest-neighbour scaling for still pictures (already downsampled by the feed).
+    static func scaled(_ image: RGBImage, width: Int, height: Int) -> RGBImage {
+        guard width > 0, height > 0, image.width > 0, image.height > 0 else { return RGBImage(width: max(1, width), height: max(1, height)) }
+        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            let sy = min(image.height - 1, y * image.height / height)
+            for x in 0..<width {
+                let sx = min(image.width - 1, x * image.width / width)
+                let s = (sy * image.width + sx) * 3, d = (y * width + x) * 3
+                bytes[d] = image.bytes[s]
+                bytes[d + 1] = image.bytes[s + 1]
+                bytes[d + 2] = image.bytes[s + 2]
+            }
+        }
+        return RGBImage(width: width, height: height, bytes: bytes)
     }
 
     private static func now() -> Double {

@@ -63,10 +63,9 @@ struct PlayCommand: AsyncParsableCommand {
         let source = try MediaSource(input)
         let stack = try loading.makeLoader(for: source)
         if !headless {
-            let playback = TerminalPlayback(
-                source: source, loader: stack.loader, options: terminalOptions, start: start, rate: rate, loop: loop,
-                frames: frames)
-            let outcome = try await playback.run()
+            let app = TerminalApp(options: terminalOptions, frameLimit: frames)
+            let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop)
+            let outcome = try await app.run(content)
             await stack.shutdown()
             if case .failed(let message) = outcome { throw CommandFailure.media(message) }
             return

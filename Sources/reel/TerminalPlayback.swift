@@ -72,17 +72,35 @@ final class TerminalAudio: @unchecked Sendable {
     func close() { output?.close() }
 }
 
-/// `reel play --terminal`: one item in the terminal, with chrome, keys and mouse.
-final class TerminalPlayback: @unchecked Sendable {
+/// What the terminal shows and controls: one item (`play`) or a feed (`feed`).
+protocol TerminalContent: AnyObject, Sendable {
+    /// The player of what is on screen (nil for an image post).
+    var player: Player? { get }
+    /// Category names, the selected one, and the item's position ("3/12").
+    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) { get }
+    /// Opens the content; frames go to `renderer`; `failed` ends the run.
+    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws
+    /// Swipe: the next (`true`) or previous item.
+    func swipe(forward: Bool)
+    /// The next (+1) or previous (-1) category.
+    func changeCategory(by offset: Int)
+    /// Runs a search and shows its results as a feed.
+    func search(_ text: String)
+    /// Whether swipes, categories and search mean anything here.
+    var isFeed: Bool { get }
+    func close()
+}
+
+/// `reel play --terminal` and `reel feed --terminal`: the session, the renderer, the chrome
+/// and the input, around a ``TerminalContent``.
+final class TerminalApp: @unchecked Sendable {
     enum Outcome: Sendable { case finished, failed(String) }
 
     private let options: TerminalOptions
     private let session = TerminalSession()
-    private let renderer: TerminalRenderer
-    private let audio: TerminalAudio
-    private let player: Player
-    private let item: PlayerItem
-    private let title: String
+    let renderer: TerminalRenderer
+    let audio: TerminalAudio
+    private var content: (any TerminalContent)?
     private let frameLimit: Int?
 
     private let lock = NSLock()
@@ -92,33 +110,28 @@ final class TerminalPlayback: @unchecked Sendable {
     private var keyHold = KeyHoldDetector()
     private var legacyToggled = false
     private var badge: String?
-    private var drag: (row: Int, column: Int, onVideo: Bool)?
+    private var muted = false
+    private var query: String?  // typing a search
+    private var notice: String?
+    private var drag: (row: Int, column: Int)?
     private var outcome: Outcome?
     private var waiter: CheckedContinuation<Outcome, Never>?
-    private var timer: DispatchSourceTimer?
     private let timerQueue = DispatchQueue(label: "reel.terminal.tick")
 
-    init(source: MediaSource, loader: any ResourceLoader, options: TerminalOptions, start: Double?, rate: Double,
-         loop: Bool, frames: Int?) {
+    init(options: TerminalOptions, frameLimit: Int? = nil) {
         self.options = options
-        self.frameLimit = frames
+        self.frameLimit = frameLimit
         audio = TerminalAudio()
         let session = self.session
         renderer = TerminalRenderer(configuration: options.rendererConfiguration) { session.write($0) }
-        player = Player(clock: HostClock.shared, videoSink: renderer, audioSink: audio.makeSink(),
-                        measurementClock: HostClock.shared)
-        player.actionAtItemEnd = loop ? .loop : .pause
-        player.defaultRate = rate
-        item = PlayerItem(url: source.url, loader: loader,
-                          startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
-        title = (source.displayName as NSString).lastPathComponent
     }
 
-    func run() async throws -> Outcome {
+    func run(_ content: any TerminalContent) async throws -> Outcome {
         guard TerminalSession.isTerminal(STDIN_FILENO), TerminalSession.isTerminal(STDOUT_FILENO) else {
             audio.close()
             throw CommandFailure.usage("--terminal needs a terminal on standard input and output")
         }
+        lock.withLock { self.content = content }
         try session.enter()
         session.onEvent = { [weak self] event in self?.handle(event) }
         session.onResize = { [weak self] _ in self?.relayout() }
@@ -126,45 +139,37 @@ final class TerminalPlayback: @unchecked Sendable {
         renderer.overlay = { [weak self] full in self?.drawChrome(full: full) ?? [] }
         relayout()
         renderer.start()
-        player.addEventObserver { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case .failed(let error): self.finish(.failed(error.description))
-            case .framePresented:
-                if let limit = self.frameLimit, self.renderer.statistics.presented >= limit { self.finish(.finished) }
-            case .rateChanged, .ended, .seekCompleted: self.renderer.setNeedsChrome()
-            default: break
-            }
-        }
         let timer = DispatchSource.makeTimerSource(queue: timerQueue)
         timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
-        lock.withLock { self.timer = timer }
 
-        player.replaceCurrentItem(with: item)
-        player.play()
-        let result = await withCheckedContinuation { continuation in
-            lock.lock()
-            if let outcome {
-                lock.unlock()
-                continuation.resume(returning: outcome)
-            } else {
-                waiter = continuation
-                lock.unlock()
+        let result: Outcome
+        do {
+            try await content.start(renderer: renderer) { [weak self] message in self?.finish(.failed(message)) }
+            result = await withCheckedContinuation { continuation in
+                lock.lock()
+                if let outcome {
+                    lock.unlock()
+                    continuation.resume(returning: outcome)
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
             }
+        } catch {
+            result = .failed(describe(error))
         }
         timer.cancel()
         renderer.stop()
-        player.pause()
-        player.replaceCurrentItem(with: nil)
+        content.close()
         session.restore()
         audio.close()
         writeStatistics()
         return result
     }
 
-    private func finish(_ result: Outcome) {
+    func finish(_ result: Outcome) {
         let waiter: CheckedContinuation<Outcome, Never>? = lock.withLock {
             guard outcome == nil else { return nil }
             outcome = result
@@ -173,6 +178,13 @@ final class TerminalPlayback: @unchecked Sendable {
         }
         waiter?.resume(returning: result)
     }
+
+    /// A frame was presented (play mode counts them for --frames).
+    func framePresented() {
+        if let limit = frameLimit, renderer.statistics.presented >= limit { finish(.finished) }
+    }
+
+    private var player: Player? { lock.withLock { content }?.player }
 
     // MARK: Layout and chrome
 
@@ -184,19 +196,28 @@ final class TerminalPlayback: @unchecked Sendable {
     }
 
     private func chromeState() -> TerminalChrome.State {
-        let duration = player.duration
-        let elapsed = player.currentTime
+        let (content, badge, muted, query, notice) = lock.withLock { (self.content, self.badge, self.muted, self.query, self.notice) }
+        let info = content?.chrome ?? (categories: [], selected: 0, title: "", uploader: nil, position: nil)
+        let player = content?.player
+        let duration = player?.duration ?? .indefinite
+        let elapsed = player?.currentTime ?? .zero
         var state = TerminalChrome.State(
-            categories: ["Now playing"], selectedCategory: 0, title: title, uploader: nil,
+            categories: info.categories, selectedCategory: info.selected, title: info.title, uploader: info.uploader,
             elapsed: elapsed.isNumeric ? elapsed.seconds : 0,
             duration: duration.isNumeric ? duration.seconds : nil,
-            isPaused: player.rate == 0, isMuted: player.isMuted, badge: lock.withLock { badge })
-        if options.hud {
+            isPaused: (player?.rate ?? 0) == 0, isMuted: muted, badge: badge, position: info.position)
+        if let query {
+            state.statusLine = "search: \(query)▏  (enter to search, esc to cancel)"
+        } else if let notice {
+            state.statusLine = notice
+        } else if options.hud {
             let s = renderer.statistics
             state.statusLine = String(
-                format: "%.0f fps  drop %d+%d  %.0f B/frame  %d×%d cells  %@",
-                s.framesPerSecond, s.dropped, s.playerDropped, Double(s.lastFrameBytes), s.columns, s.rows,
-                audio.output == nil ? "no audio" : "audio \(audio.output!.driverName)")
+                format: "%.0f fps  drop %d+%d  %.0f B/frame (avg %.0f)  %d×%d cells  %@",
+                s.framesPerSecond, s.dropped, s.playerDropped, Double(s.lastFrameBytes), s.bytesPerFrame, s.columns, s.rows,
+                audio.output.map { "audio \($0.driverName)" } ?? "no audio")
+        } else if content?.isFeed == true {
+            state.statusLine = "↑↓ swipe  space pause/hold 2x  ←→ 5s  tab category  / search  m mute  f full  q quit"
         } else {
             state.statusLine = "space pause (hold 2x)  ←/→ 5s  m mute  f fullscreen  q quit"
         }
@@ -209,6 +230,18 @@ final class TerminalPlayback: @unchecked Sendable {
         let state = chromeState()
         let size = session.size
         return lock.withLock { chrome.render(state, columns: size.columns, rows: size.rows, full: full) }
+    }
+
+    /// Shows `text` on the status line for a while.
+    func show(notice text: String?) {
+        lock.withLock { notice = text }
+        renderer.setNeedsChrome()
+        guard let text else { return }
+        timerQueue.asyncAfter(deadline: .now() + 3) { [weak self] in
+            guard let self else { return }
+            let same = self.lock.withLock { self.notice == text }
+            if same { self.show(notice: nil) }
+        }
     }
 
     // MARK: Input
@@ -225,25 +258,67 @@ final class TerminalPlayback: @unchecked Sendable {
     }
 
     private func handleKey(_ event: TerminalKeyEvent) {
+        if event.key == .character("c") && event.modifiers.contains(.control) {
+            finish(.finished)
+            return
+        }
+        if lock.withLock({ query != nil }) {
+            typeSearch(event)
+            return
+        }
         if event.key == .character(" ") && event.modifiers.isEmpty {
             holdKey(event)
             return
         }
         guard event.kind != .release else { return }
+        let content = lock.withLock { self.content }
         switch event.key {
-        case .character("c") where event.modifiers.contains(.control): finish(.finished)
         case .character("z") where event.modifiers.contains(.control): session.suspend()
         case .character("q"), .character("Q"): finish(.finished)
         case .left: seek(by: -5)
         case .right: seek(by: 5)
-        case .character("m"):
-            player.isMuted.toggle()
+        case .up, .character("k"): content?.swipe(forward: false); renderer.setNeedsChrome()
+        case .down, .character("j"): content?.swipe(forward: true); renderer.setNeedsChrome()
+        case .tab where event.modifiers.contains(.shift): content?.changeCategory(by: -1); renderer.setNeedsChrome()
+        case .tab, .character("l"): content?.changeCategory(by: 1); renderer.setNeedsChrome()
+        case .character("h"): content?.changeCategory(by: -1); renderer.setNeedsChrome()
+        case .character("/"):
+            guard content?.isFeed == true else { return }
+            lock.withLock { query = "" }
             renderer.setNeedsChrome()
+        case .character("m"): toggleMute()
         case .character("f"):
             lock.withLock { chromeVisible.toggle() }
             relayout()
         default: break
         }
+    }
+
+    private func typeSearch(_ event: TerminalKeyEvent) {
+        guard event.kind != .release else { return }
+        var run: String?
+        lock.withLock {
+            switch event.key {
+            case .escape: query = nil
+            case .enter:
+                run = query
+                query = nil
+            case .backspace: if query?.isEmpty == false { query?.removeLast() }
+            case .character(let c) where event.modifiers.subtracting(.shift).isEmpty:
+                query?.append(c)
+            default: break
+            }
+        }
+        if let run, !run.trimmingCharacters(in: .whitespaces).isEmpty {
+            lock.withLock { content }?.search(run)
+        }
+        renderer.setNeedsChrome()
+    }
+
+    private func toggleMute() {
+        let now = lock.withLock { muted.toggle(); return muted }
+        if let output = audio.output { output.isMuted = now } else { player?.isMuted = now }
+        renderer.setNeedsChrome()
     }
 
     /// Space: a tap pauses, a hold plays at 2x until let go. With kitty release events this
@@ -287,7 +362,6 @@ final class TerminalPlayback: @unchecked Sendable {
             legacyToggled = false
             actions += [.setRate(1), .hideBadge]
         }
-        if let deadline = keyHold.nextDeadline, deadline < t - MediaTime(value: 1, timescale: 1) { legacyToggled = false }
         lock.unlock()
         perform(actions)
     }
@@ -296,7 +370,7 @@ final class TerminalPlayback: @unchecked Sendable {
         for action in actions {
             switch action {
             case .setRate(let rate):
-                player.rate = rate == 1 ? player.defaultRate : rate
+                if let player { player.rate = rate == 1 ? player.defaultRate : rate }
             case .showBadge(let text): lock.withLock { badge = text }
             case .hideBadge: lock.withLock { badge = nil }
             case .togglePause, .keyTapped: togglePause()
@@ -306,13 +380,16 @@ final class TerminalPlayback: @unchecked Sendable {
     }
 
     private func togglePause() {
+        guard let player else { return }
         if player.rate == 0 { player.play() } else { player.pause() }
         renderer.setNeedsChrome()
     }
 
     private func seek(by seconds: Double) {
+        guard let player else { return }
         let target = max(0, player.currentTime.seconds + seconds)
-        player.seek(to: MediaTime(seconds: target, preferredTimescale: 1000)) { [renderer] _ in renderer.setNeedsChrome() }
+        // Exact (decoded from the keyframe before): short videos have few keyframes.
+        player.seek(to: MediaTime(seconds: target, preferredTimescale: 1000), toleranceBefore: .zero, toleranceAfter: .zero) { [renderer] _ in renderer.setNeedsChrome() }
         renderer.setNeedsChrome()
     }
 
@@ -325,15 +402,17 @@ final class TerminalPlayback: @unchecked Sendable {
             if lock.withLock({ chromeVisible }),
                let fraction = TerminalChrome.seekFraction(column: event.column, row: event.row, columns: size.columns,
                                                           rows: size.rows, state: state),
-               let duration = state.duration {
-                player.seek(to: MediaTime(seconds: fraction * duration, preferredTimescale: 1000)) { [renderer] _ in
+               let duration = state.duration, let player {
+                player.seek(to: MediaTime(seconds: fraction * duration, preferredTimescale: 1000),
+                            toleranceBefore: .zero, toleranceAfter: .zero) { [renderer] _ in
                     renderer.setNeedsChrome()
                 }
                 renderer.setNeedsChrome()
                 return
             }
             let actions: [HoldToSpeedUp.Action] = lock.withLock {
-                drag = (event.row, event.column, true)
+                drag = (event.row, event.column)
+                // Cells are about twice as tall as wide: rows count double for the slop.
                 return hold.pointerDown(x: Double(event.column), y: Double(event.row * 2), now: t)
             }
             perform(actions)
@@ -341,18 +420,21 @@ final class TerminalPlayback: @unchecked Sendable {
             let actions = lock.withLock { hold.pointerMove(x: Double(event.column), y: Double(event.row * 2), now: t) }
             perform(actions)
         case .release:
-            let (actions, start) = lock.withLock { (hold.pointerUp(now: t), drag) }
-            lock.withLock { drag = nil }
+            let (actions, start): ([HoldToSpeedUp.Action], (row: Int, column: Int)?) = lock.withLock {
+                defer { drag = nil }
+                return (hold.pointerUp(now: t), drag)
+            }
             perform(actions)
-            if let start, abs(event.row - start.row) >= 3 { swiped(up: event.row < start.row) }
-        case .wheelUp: swiped(up: false)
-        case .wheelDown: swiped(up: true)
+            // A vertical drag of a few rows is a swipe: up shows the next item.
+            if let start, abs(event.row - start.row) >= 3, abs(event.row - start.row) * 2 > abs(event.column - start.column) {
+                lock.withLock { content }?.swipe(forward: event.row < start.row)
+                renderer.setNeedsChrome()
+            }
+        case .wheelDown: lock.withLock { content }?.swipe(forward: true)
+        case .wheelUp: lock.withLock { content }?.swipe(forward: false)
         default: break
         }
     }
-
-    /// One item: there is nothing to swipe to; a swipe restarts it (up) or does nothing.
-    private func swiped(up: Bool) {}
 
     // MARK: Statistics
 
@@ -370,5 +452,60 @@ final class TerminalPlayback: @unchecked Sendable {
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             _ = FileManager.default.createFile(atPath: path, contents: data + Data("\n".utf8))
         }
+    }
+}
+
+/// One media item (`reel play --terminal`).
+final class SingleItemContent: TerminalContent, @unchecked Sendable {
+    private let app: TerminalApp
+    private let item: PlayerItem
+    private let title: String
+    private let loop: Bool
+    private let rate: Double
+    private let lock = NSLock()
+    private var playerValue: Player?
+
+    init(app: TerminalApp, source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool) {
+        self.app = app
+        self.loop = loop
+        self.rate = rate
+        item = PlayerItem(url: source.url, loader: loader,
+                          startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
+        title = (source.displayName as NSString).lastPathComponent
+    }
+
+    var player: Player? { lock.withLock { playerValue } }
+    var isFeed: Bool { false }
+    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
+        (["Now playing"], 0, title, nil, nil)
+    }
+
+    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
+        let player = Player(clock: HostClock.shared, videoSink: renderer, audioSink: app.audio.makeSink(),
+                            measurementClock: HostClock.shared)
+        player.actionAtItemEnd = loop ? .loop : .pause
+        player.defaultRate = rate
+        lock.withLock { playerValue = player }
+        let app = self.app
+        player.addEventObserver { event in
+            switch event {
+            case .failed(let error): failed(error.description)
+            case .framePresented: app.framePresented()
+            case .rateChanged, .ended, .seekCompleted: renderer.setNeedsChrome()
+            default: break
+            }
+        }
+        player.replaceCurrentItem(with: item)
+        player.play()
+    }
+
+    func swipe(forward: Bool) { app.show(notice: "one video: nothing to swipe to (reel feed swipes)") }
+    func changeCategory(by offset: Int) {}
+    func search(_ text: String) {}
+
+    func close() {
+        guard let player else { return }
+        player.pause()
+        player.replaceCurrentItem(with: nil)
     }
 }
