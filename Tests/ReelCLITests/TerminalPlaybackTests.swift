@@ -147,6 +147,65 @@ struct TerminalPlaybackTests {
         await pane.kill()
     }
 
+    static func hasColour(_ screen: String, _ r: Int, _ g: Int, _ b: Int) -> Bool {
+        backgrounds(screen).contains { abs($0.0 - r) <= 10 && abs($0.1 - g) <= 10 && abs($0.2 - b) <= 10 }
+    }
+
+    @Test func aFeedSwipesWithKeysAndMouseAndChangesCategory() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-term-feed")
+        defer { scratch.remove() }
+        // Two categories: "warm" holds red then green, "cool" holds blue.
+        for (folder, name, colour) in [("warm", "1 red clip", "0xC02020"), ("warm", "2 green clip", "0x20C020"), ("cool", "blue clip", "0x2020C0")] {
+            let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 3,
+                                                  videoSource: "color=c=\(colour):size=160x120:rate=30"))
+            try FileManager.default.createDirectory(atPath: scratch.file(folder), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: clip.path, toPath: scratch.file("\(folder)/\(name).mp4"))
+        }
+        let pane = TmuxPane()
+        let command = "SDL_AUDIODRIVER=dummy '\(reel.path)' feed '\(scratch.path)' --terminal --cache-dir '\(scratch.file("cache"))'; "
+            + "echo REEL-EXIT=$?; sleep 60"
+        try await pane.start(columns: 80, rows: 24, command: command)
+        do {
+            let categories = try await pane.waitFor { $0.contains("cool") && $0.contains("warm") }
+            #expect(categories.contains("cool") && categories.contains("warm"), "\(categories)")
+            // Whichever category the directory lists first, get to "warm".
+            let first = try await pane.waitFor(escapes: true) { Self.hasColour($0, 0x20, 0x20, 0xC0) || Self.hasColour($0, 0xC0, 0x20, 0x20) }
+            let startsCool = Self.hasColour(first, 0x20, 0x20, 0xC0)
+            if startsCool {
+                try await pane.send("Tab")
+            }
+            let red = try await pane.waitFor(escapes: true) { Self.hasColour($0, 0xC0, 0x20, 0x20) && $0.contains("red clip") }
+            #expect(Self.hasColour(red, 0xC0, 0x20, 0x20), "\(red.prefix(1500))")
+
+            // j swipes to the next video: green.
+            try await pane.send("j")
+            let green = try await pane.waitFor(escapes: true) { Self.hasColour($0, 0x20, 0xC0, 0x20) && $0.contains("green clip") }
+            #expect(Self.hasColour(green, 0x20, 0xC0, 0x20) && green.contains("2/2"), "\(green.prefix(1500))")
+
+            // A mouse drag downwards swipes back to the previous one (SGR 1006 reports).
+            try await pane.send("-l", "\u{1B}[<0;40;6M")
+            try await pane.send("-l", "\u{1B}[<32;40;10M")
+            try await pane.send("-l", "\u{1B}[<32;40;14M")
+            try await pane.send("-l", "\u{1B}[<0;40;14m")
+            let back = try await pane.waitFor(escapes: true) { Self.hasColour($0, 0xC0, 0x20, 0x20) && $0.contains("red clip") }
+            #expect(Self.hasColour(back, 0xC0, 0x20, 0x20) && back.contains("1/2"), "\(back.prefix(1500))")
+
+            // Tab changes category: the blue clip of the other one.
+            try await pane.send("Tab")
+            let blue = try await pane.waitFor(escapes: true) { Self.hasColour($0, 0x20, 0x20, 0xC0) && $0.contains("blue clip") }
+            #expect(Self.hasColour(blue, 0x20, 0x20, 0xC0), "\(blue.prefix(1500))")
+
+            try await pane.send("q")
+            let after = try await pane.waitFor { $0.contains("REEL-EXIT=") }
+            #expect(after.contains("REEL-EXIT=0"), "\(after)")
+        } catch {
+            await pane.kill()
+            throw error
+        }
+        await pane.kill()
+    }
+
     @Test func terminalWithoutATerminalIsAUsageError() async throws {
         let reel = try await ReelBinary.locate()
         let file = try Fixtures.clip(Self.clip)
