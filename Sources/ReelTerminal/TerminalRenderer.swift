@@ -183,7 +183,9 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
         var unwrapped = configuration.encoder
         unwrapped.synchronizedOutput = false
         var encoder = TerminalEncoder(configuration: unwrapped)
+        // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
         unwrapped.diffing = false
+        unwrapped.tolerance = 0
         var baseline = TerminalEncoder(configuration: unwrapped)
         let scaler = FrameScaler()
         var image: RGBImage?

@@ -27,6 +27,9 @@ struct TerminalOptions: ParsableArguments {
     @Option(help: "Terminal glyphs: half (2 pixels a cell), quadrant (4) or sextant (6).")
     var cells: Cells = .half
 
+    @Option(help: "Truecolor: how far (0-255 a channel) a cell's colour may drift before it is redrawn; 0 is exact, 2 is invisible and saves 15-35% of the bytes.")
+    var tolerance: Int = 2
+
     @Flag(help: "Show a stats line: fps, dropped frames, bytes per frame.")
     var hud = false
 
@@ -50,7 +53,7 @@ struct TerminalOptions: ParsableArguments {
         case .sextant: .sextant
         }
         return TerminalRenderer.Configuration(
-            encoder: .init(glyphs: glyphs, colors: depth), measureFullRedraw: statsOut != nil)
+            encoder: .init(glyphs: glyphs, colors: depth, tolerance: tolerance), measureFullRedraw: statsOut != nil)
     }
 }
 
