@@ -44,8 +44,12 @@ public final class SDLAudioOutput: @unchecked Sendable {
     ///     the hardware takes, so this is the format voices render in.
     ///   - bufferFrames: frames per device callback (a power of two; smaller is lower
     ///     latency and more wake-ups).
+    ///   - driver: an SDL audio driver to use ("dummy", "disk", "pulseaudio", …) instead of
+    ///     SDL's choice (or `SDL_AUDIODRIVER`); it applies when the audio subsystem starts.
     /// - Throws: ``SDLAudioError`` with SDL's message when no device opens.
-    public init(format: AudioFormat = .stereo48k, bufferFrames: Int = 1024) throws {
+    public init(format: AudioFormat = .stereo48k, bufferFrames: Int = 1024, driver: String? = nil) throws {
+        if let driver { SDL_SetHint(SDL_HINT_AUDIODRIVER, driver) }
+        defer { if driver != nil { SDL_ResetHint(SDL_HINT_AUDIODRIVER) } }
         guard SDL_InitSubSystem(SDL_INIT_AUDIO) == 0 else {
             throw SDLAudioError.initialization(Self.lastError())
         }

@@ -4,16 +4,12 @@ import ReelCore
 @testable import ReelMedia
 import ReelSDL
 
-/// SDL reads SDL_AUDIODRIVER when the audio subsystem starts, so these tests run one at a
-/// time and set the driver before opening.
+/// SDL's audio subsystem is process-wide, so these tests run one at a time. The disk
+/// driver takes its file from SDL_DISKAUDIOFILE only.
 @Suite(.serialized) struct SDLAudioOutputTests {
-    private static func withDriver<T>(_ driver: String, file: String? = nil, _ body: () throws -> T) rethrows -> T {
-        setenv("SDL_AUDIODRIVER", driver, 1)
-        if let file { setenv("SDL_DISKAUDIOFILE", file, 1) }
-        defer {
-            unsetenv("SDL_AUDIODRIVER")
-            unsetenv("SDL_DISKAUDIOFILE")
-        }
+    private static func disk<T>(_ file: String, _ body: () throws -> T) rethrows -> T {
+        setenv("SDL_DISKAUDIOFILE", file, 1)
+        defer { unsetenv("SDL_DISKAUDIOFILE") }
         return try body()
     }
 
@@ -28,7 +24,7 @@ import ReelSDL
     }
 
     @Test func opensWithoutAWindowOnTheDummyDriver() throws {
-        let output = try Self.withDriver("dummy") { try SDLAudioOutput() }
+        let output = try SDLAudioOutput(driver: "dummy")
         defer { output.close() }
         #expect(output.driverName == "dummy")
         #expect(output.format == .stereo48k)
@@ -45,7 +41,7 @@ import ReelSDL
     @Test func mixesVoicesAndTheSamplesReachTheDevice() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sdl-disk-\(getpid()).raw").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = try Self.withDriver("disk", file: path) { try SDLAudioOutput(bufferFrames: 512) }
+        let output = try Self.disk(path) { try SDLAudioOutput(bufferFrames: 512, driver: "disk") }
         #expect(output.driverName == "disk")
         let a = output.makeSink(), b = output.makeSink()
         let pulls = LockedCounter()
@@ -69,7 +65,7 @@ import ReelSDL
     @Test func muteAndVolumeApplyToTheMix() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sdl-mute-\(getpid()).raw").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = try Self.withDriver("disk", file: path) { try SDLAudioOutput(bufferFrames: 512) }
+        let output = try Self.disk(path) { try SDLAudioOutput(bufferFrames: 512, driver: "disk") }
         output.volume = 0.5
         #expect(output.volume == 0.5)
         let voice = output.makeSink()
@@ -89,18 +85,16 @@ import ReelSDL
     }
 
     @Test func aMissingDriverIsAClearError() {
-        Self.withDriver("no-such-driver") {
-            #expect {
-                _ = try SDLAudioOutput()
-            } throws: { error in
-                guard let error = error as? SDLAudioError else { return false }
-                return error.description.hasPrefix("no audio")
-            }
+        #expect {
+            _ = try SDLAudioOutput(driver: "no-such-driver")
+        } throws: { error in
+            guard let error = error as? SDLAudioError else { return false }
+            return error.description.hasPrefix("no audio")
         }
     }
 
     @Test func closeIsIdempotentAndSinksOutliveIt() throws {
-        let output = try Self.withDriver("dummy") { try SDLAudioOutput() }
+        let output = try SDLAudioOutput(driver: "dummy")
         let sink = output.makeSink()
         output.close()
         output.close()
