@@ -64,7 +64,9 @@ final class TerminalAudio: @unchecked Sendable {
 
     init() {
         do {
-            output = try SDLAudioOutput()
+            // ALSA prints its own diagnostics to stderr while SDL probes drivers; the one
+            // line below says what matters.
+            output = try Self.quietly { try SDLAudioOutput() }
         } catch {
             printError("reel: \(error); playing without sound")
             output = nil
@@ -72,6 +74,20 @@ final class TerminalAudio: @unchecked Sendable {
     }
 
     func makeSink() -> any AudioSink { output?.makeSink() ?? NullAudioSink() }
+
+    private static func quietly<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = dup(STDERR_FILENO)
+        let null = open("/dev/null", O_WRONLY)
+        if saved >= 0, null >= 0 { dup2(null, STDERR_FILENO) }
+        defer {
+            if saved >= 0 {
+                dup2(saved, STDERR_FILENO)
+                Glibc.close(saved)
+            }
+            if null >= 0 { Glibc.close(null) }
+        }
+        return try body()
+    }
     func close() { output?.close() }
 }
 
