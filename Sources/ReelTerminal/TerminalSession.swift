@@ -101,15 +101,21 @@ public final class TerminalSession: @unchecked Sendable {
     /// Writes all of `bytes` (retrying short writes and EINTR). Dropped while the session
     /// is suspended.
     public func write(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty, lock.withLock({ active }) else { return }
+        guard !bytes.isEmpty else { return }
         writeLock.lock()
         defer { writeLock.unlock() }
+        // Checked under the write lock: once tearDown has written its reset, nothing more
+        // reaches the user's screen.
+        guard lock.withLock({ active }) else { return }
         Self.writeAll(output, bytes)
     }
 
     // MARK: Set up / tear down
 
     private func setUp() throws {
+        // Lock order: writeLock, then lock (as in write()).
+        writeLock.lock()
+        defer { writeLock.unlock() }
         lock.lock()
         defer { lock.unlock() }
         guard !active else { return }
@@ -135,10 +141,12 @@ public final class TerminalSession: @unchecked Sendable {
         // which flags hold; only a terminal that speaks the protocol answers.
         setup += TerminalControl.pushKeyboardFlags()
         setup += TerminalControl.queryKeyboardFlags
-        writeLock.withLock { Self.writeAll(output, setup) }
+        Self.writeAll(output, setup)
     }
 
     private func tearDown() {
+        writeLock.lock()
+        defer { writeLock.unlock() }
         lock.lock()
         defer { lock.unlock() }
         guard active else { return }
@@ -150,7 +158,7 @@ public final class TerminalSession: @unchecked Sendable {
         reset += TerminalControl.disableMouse
         reset += TerminalControl.showCursor
         reset += TerminalControl.exitAlternateScreen
-        writeLock.withLock { Self.writeAll(output, reset) }
+        Self.writeAll(output, reset)
         if var original { tcsetattr(input, TCSAFLUSH, &original) }
     }
 
