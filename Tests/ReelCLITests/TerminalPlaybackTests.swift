@@ -87,7 +87,8 @@ struct TerminalPlaybackTests {
             }
             #expect(Self.backgrounds(playing).contains { abs($0.0 - 48) <= 8 && abs($0.1 - 96) <= 8 && abs($0.2 - 192) <= 8 },
                     "no picture in the clip's colour:\n\(playing.prefix(2000))")
-            let text = try await pane.capture()
+            // The HUD follows the picture on its next redraw.
+            let text = try await pane.waitFor { $0.contains("53×20 cells") }
             #expect(text.contains(file.lastPathComponent))
             #expect(text.contains("▶ 0:0"))
             // 160×120 (4:3) in 80×20 cells of 1:2 → 53×20.
