@@ -96,7 +96,14 @@ public final class TerminalSession: @unchecked Sendable {
         }
         lock.unlock()
         for source in sources { source.cancel() }
+        // Give the signals back their default handling (they were ignored so that the
+        // dispatch sources, not the default actions, saw them).
+        if !sources.isEmpty {
+            for signal in Self.handledSignals { Glibc.signal(signal, SIG_DFL) }
+        }
     }
+
+    private static let handledSignals = [SIGWINCH, SIGTERM, SIGINT, SIGHUP, SIGTSTP, SIGCONT]
 
     /// Writes all of `bytes` (retrying short writes and EINTR). Dropped while the session
     /// is suspended.
@@ -168,7 +175,7 @@ public final class TerminalSession: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard sources.isEmpty else { return }
-        for signal in [SIGWINCH, SIGTERM, SIGINT, SIGHUP, SIGTSTP, SIGCONT] {
+        for signal in Self.handledSignals {
             Glibc.signal(signal, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
             source.setEventHandler { [weak self] in self?.handle(signal) }
