@@ -28,6 +28,9 @@ public final class TerminalSession: @unchecked Sendable {
     public var onEvent: (@Sendable (TerminalInputEvent) -> Void)?
     /// The terminal changed size, or came back from a suspend: redraw everything.
     public var onResize: (@Sendable (Size) -> Void)?
+    /// The process is about to stop (`true`, Ctrl-Z or SIGTSTP) or has continued (`false`):
+    /// pause and resume playback around it.
+    public var onSuspend: (@Sendable (Bool) -> Void)?
     /// SIGTERM, SIGINT or SIGHUP arrived (the terminal is already restored): quit.
     public var onTerminate: (@Sendable (Int32) -> Void)?
 
@@ -200,6 +203,7 @@ public final class TerminalSession: @unchecked Sendable {
 
     /// Ctrl-Z (or SIGTSTP): give the terminal back and stop; ``resume()`` runs on SIGCONT.
     public func suspend() {
+        onSuspend?(true)
         tearDown()
         kill(getpid(), SIGSTOP)
     }
@@ -208,6 +212,7 @@ public final class TerminalSession: @unchecked Sendable {
         let wasStopping = lock.withLock { stopping }
         guard !wasStopping else { return }
         try? setUp()
+        onSuspend?(false)
         onResize?(size)
     }
 

@@ -155,6 +155,7 @@ final class TerminalApp: @unchecked Sendable {
         session.onEvent = { [weak self] event in self?.handle(event) }
         session.onResize = { [weak self] _ in self?.relayout() }
         session.onTerminate = { [weak self] _ in self?.finish(.finished) }
+        session.onSuspend = { [weak self] stopping in self?.suspended(stopping) }
         renderer.overlay = { [weak self] full in self?.drawChrome(full: full) ?? [] }
         relayout()
         renderer.start()
@@ -204,6 +205,21 @@ final class TerminalApp: @unchecked Sendable {
     }
 
     private var player: Player? { lock.withLock { content }?.player }
+
+    private var pausedForSuspend = false
+
+    /// Stopped with Ctrl-Z: playback pauses, and resumes on `fg` if it was playing.
+    private func suspended(_ stopping: Bool) {
+        guard let player else { return }
+        if stopping {
+            let playing = player.rate != 0
+            lock.withLock { pausedForSuspend = playing }
+            if playing { player.pause() }
+        } else if lock.withLock({ pausedForSuspend }) {
+            lock.withLock { pausedForSuspend = false }
+            player.play()
+        }
+    }
 
     // MARK: Layout and chrome
 
