@@ -76,7 +76,9 @@ struct TerminalPlaybackTests {
         let pane = TmuxPane()
         let sttyFile = scratch.file("stty.txt")
         let statsFile = scratch.file("stats.json")
-        let command = "SDL_AUDIODRIVER=dummy '\(reel.path)' play '\(file.path)' --terminal --hud --loop "
+        let soundFile = scratch.file("sound.raw")
+        // SDL's disk driver writes what reaches the audio device to a file.
+        let command = "SDL_AUDIODRIVER=disk SDL_DISKAUDIOFILE='\(soundFile)' '\(reel.path)' play '\(file.path)' --terminal --hud --loop "
             + "--stats-out '\(statsFile)'; s=$?; stty -a > '\(sttyFile)'; echo REEL-EXIT=$s; sleep 60"
         try await pane.start(columns: 80, rows: 24, command: command)
         do {
@@ -93,6 +95,7 @@ struct TerminalPlaybackTests {
             #expect(text.contains("▶ 0:0"))
             // 160×120 (4:3) in 80×20 cells of 1:2 → 53×20.
             #expect(text.contains("53×20 cells"), "\(text)")
+            #expect(text.contains("audio disk"), "\(text)")
 
             // Space pauses.
             try await pane.send("space")
@@ -117,6 +120,10 @@ struct TerminalPlaybackTests {
             let stats = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statsFile))) as? [String: Any]
             #expect((stats?["rendered"] as? Int ?? 0) > 0)
             #expect((stats?["fullRedrawBytes"] as? Int ?? 0) > (stats?["videoBytes"] as? Int ?? 0))
+            // The clip's tone went through SDL's audio device (float32 stereo).
+            let sound = (try? Data(contentsOf: URL(fileURLWithPath: soundFile))) ?? Data()
+            let peak = sound.withUnsafeBytes { raw in raw.bindMemory(to: Float.self).reduce(Float(0)) { max($0, abs($1)) } }
+            #expect(sound.count > 48_000 && peak > 0.05, "\(sound.count) bytes, peak \(peak)")
         } catch {
             await pane.kill()
             throw error
