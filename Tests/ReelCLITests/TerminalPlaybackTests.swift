@@ -48,7 +48,12 @@ final class TmuxPane: @unchecked Sendable {
 
     static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
-    func kill() async { _ = try? await tmux(["kill-server"]) }
+    /// Stops the server and removes its socket file (tmux leaves it behind).
+    func kill() async {
+        _ = try? await tmux(["kill-server"])
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        try? FileManager.default.removeItem(atPath: "\(directory)/tmux-\(getuid())/\(socket)")
+    }
 }
 
 /// `reel play --terminal` in a real terminal (tmux): colours, chrome, keys, resize, restore.
