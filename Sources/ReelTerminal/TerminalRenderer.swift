@@ -270,13 +270,7 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
             }
             let chrome = overlay?(full) ?? []
             bytes += chrome
-            if !bytes.isEmpty {
-                if configuration.encoder.synchronizedOutput {
-                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
-                }
-                output(bytes)
-            }
-
+            // Counted before the write: a slow terminal blocks in it.
             condition.lock()
             stats.chromeBytes += chrome.count
             if drewFrame {
@@ -295,6 +289,12 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
                 renderTimes.removeAll { now - $0 > 1 }
             }
             condition.unlock()
+            if !bytes.isEmpty {
+                if configuration.encoder.synchronizedOutput {
+                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
+                }
+                output(bytes)
+            }
         }
     }
 

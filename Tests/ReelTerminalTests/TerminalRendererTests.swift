@@ -102,9 +102,11 @@ final class FakeTerminalOutput: @unchecked Sendable {
         let renderer = TerminalRenderer { output.write($0) }
         renderer.layout(screenColumns: 20, screenRows: 10, area: (0, 0, 20, 10))
         output.block()
+        // Presented before the thread starts, so its first write (stuck in the
+        // terminal) holds this frame, not just the initial clear.
+        renderer.present(clip[0], presentation: presentation())
         renderer.start()
         defer { renderer.stop() }
-        renderer.present(clip[0], presentation: presentation())
         #expect(output.wait { $0.count == 1 })  // the first write is stuck in the terminal
         for _ in 0..<5 { renderer.present(clip[0], presentation: presentation()) }
         output.unblock()
