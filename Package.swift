@@ -91,7 +91,14 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore"],
+            dependencies: ["ReelCore", "ReelMedia"],
+            exclude: ["README.md"]
+        ),
+
+        // SDL2 output: the shared audio device (and the window).
+        .target(
+            name: "ReelSDL",
+            dependencies: ["ReelCore", "ReelMedia", "CSDL2"],
             exclude: ["README.md"]
         ),
 
@@ -118,6 +125,8 @@ let package = Package(
                 "ReelMedia",
                 "ReelOrigin",
                 "ReelFeed",
+                "ReelTerminal",
+                "ReelSDL",
                 "ReelDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,7 +171,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelTerminalTests",
-            dependencies: ["ReelCore", "ReelTerminal"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTerminal", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelSDLTests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelSDL", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

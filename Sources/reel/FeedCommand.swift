@@ -40,18 +40,35 @@ struct FeedCommand: AsyncParsableCommand {
     @Option(help: "Write the swipe lines and the players' events here as JSON lines ('-' for standard output).")
     var trace: String?
 
+    @OptionGroup var terminalOptions: TerminalOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
-        if !headless { throw ValidationError("this build plays feeds with --headless only") }
+        if !headless && !terminalOptions.terminal && !TerminalOptions.isDefaultOutput {
+            throw ValidationError("choose an output: --terminal or --headless")
+        }
     }
 
     func run() async throws {
         global.apply()
         let stack = try await FeedStack.open(source, loading: loading, token: token)
+        if !headless {
+            let app = TerminalApp(options: terminalOptions)
+            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
+            let outcome: TerminalApp.Outcome
+            do {
+                outcome = try await app.run(content)
+            } catch {
+                await stack.shutdown()
+                throw error
+            }
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            return
+        }
         let writer: TraceWriter
         do {
             writer = try TraceWriter(path: trace)

@@ -45,6 +45,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
+    @OptionGroup var terminalOptions: TerminalOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
 
@@ -52,13 +53,23 @@ struct PlayCommand: AsyncParsableCommand {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
         if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
         if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
-        if !headless { throw ValidationError("this build plays with --headless only (the window and terminal come with their own options)") }
+        if !headless && !terminalOptions.terminal && !TerminalOptions.isDefaultOutput {
+            throw ValidationError("choose an output: --terminal or --headless")
+        }
     }
 
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
         let stack = try loading.makeLoader(for: source)
+        if !headless {
+            let app = TerminalApp(options: terminalOptions, frameLimit: frames)
+            let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop)
+            let outcome = try await app.run(content)
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            return
+        }
         let session = try HeadlessSession(
             source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
             tracePath: trace, audioOut: audioOut, loop: loop

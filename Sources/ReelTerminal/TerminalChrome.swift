@@ -1,0 +1,230 @@
+/// The text around the video: a category line on top; the title and uploader, a progress
+/// bar with time labels and the 2x badge, and a help or stats line at the bottom.
+///
+/// Values in, bytes out: ``render(_:columns:rows:full:)`` returns the bytes that bring the
+/// screen's chrome rows up to date, redrawing only lines whose text changed. Every string
+/// that came from a feed goes through ``TerminalText/sanitize(_:)`` first, so a title can
+/// never move the cursor, change colours or set the window title.
+public struct TerminalChrome: Sendable {
+    /// What the chrome shows.
+    public struct State: Sendable, Hashable {
+        /// The category line (tabs): names, and which is selected.
+        public var categories: [String]
+        /// Index into ``categories`` of the current one.
+        public var selectedCategory: Int
+        /// The item's title (feed text, sanitised when drawn).
+        public var title: String
+        /// The uploader (feed text, sanitised when drawn), shown as `@name`.
+        public var uploader: String?
+        /// Playback position, in seconds.
+        public var elapsed: Double
+        /// Item length in seconds, when known.
+        public var duration: Double?
+        /// Paused (shows ❚❚ instead of ▶).
+        public var isPaused: Bool
+        /// Muted (shows "muted").
+        public var isMuted: Bool
+        /// A badge beside the bar ("2x" while held).
+        public var badge: String?
+        /// Where the item sits in the feed ("3/12"), if in one.
+        public var position: String?
+        /// The last line: the stats line with `--hud`, else key help; nil leaves it empty.
+        public var statusLine: String?
+
+        /// Creates a state; everything optional starts empty.
+        public init(categories: [String] = [], selectedCategory: Int = 0, title: String = "", uploader: String? = nil,
+                    elapsed: Double = 0, duration: Double? = nil, isPaused: Bool = false, isMuted: Bool = false,
+                    badge: String? = nil, position: String? = nil, statusLine: String? = nil) {
+            self.categories = categories
+            self.selectedCategory = selectedCategory
+            self.title = title
+            self.uploader = uploader
+            self.elapsed = elapsed
+            self.duration = duration
+            self.isPaused = isPaused
+            self.isMuted = isMuted
+            self.badge = badge
+            self.position = position
+            self.statusLine = statusLine
+        }
+    }
+
+    /// Rows the chrome takes above the video.
+    public static let topRows = 1
+    /// Rows the chrome takes below the video.
+    public static let bottomRows = 3
+
+    private var shown: [Int: [UInt8]] = [:]
+    private var shownSize: (columns: Int, rows: Int) = (0, 0)
+
+    /// A chrome with nothing drawn yet.
+    public init() {}
+
+    /// Forgets what is on screen, so the next render draws every line.
+    public mutating func invalidate() {
+        shown = [:]
+    }
+
+    /// The video area (column, row, columns, rows) for a `columns × rows` terminal, with the
+    /// chrome shown or not.
+    public static func videoArea(columns: Int, rows: Int, chromeVisible: Bool) -> (column: Int, row: Int, columns: Int, rows: Int) {
+        guard chromeVisible, rows > topRows + bottomRows + 1 else { return (0, 0, columns, rows) }
+        return (0, topRows, columns, rows - topRows - bottomRows)
+    }
+
+    /// The progress bar's cells on a `columns`-wide screen: its first column and width.
+    public static func progressBarSpan(columns: Int, state: State) -> (start: Int, width: Int) {
+        let left = leftLabel(state)
+        let right = rightLabel(state)
+        let start = TerminalText.displayWidth(left) + 1
+        let width = max(0, columns - start - TerminalText.displayWidth(right) - 1)
+        return (start, width)
+    }
+
+    /// The row of the progress bar on a `rows`-tall screen.
+    public static func progressRow(rows: Int) -> Int { rows - 2 }
+
+    /// Where on the timeline (0…1) a click at `column`, `row` lands, or nil when it is not
+    /// on the progress bar.
+    public static func seekFraction(column: Int, row: Int, columns: Int, rows: Int, state: State) -> Double? {
+        guard row == progressRow(rows: rows) else { return nil }
+        let span = progressBarSpan(columns: columns, state: state)
+        guard span.width > 0, column >= span.start, column < span.start + span.width else { return nil }
+        return span.width == 1 ? 0 : Double(column - span.start) / Double(span.width - 1)
+    }
+
+    /// `0:07`, `1:02`, `1:02:03`.
+    public static func timeLabel(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "0:00" }
+        let total = Int(seconds)
+        let h = total / 3600, m = total / 60 % 60, s = total % 60
+        let ss = s < 10 ? "0\(s)" : "\(s)"
+        if h > 0 { return "\(h):\(m < 10 ? "0" : "")\(m):\(ss)" }
+        return "\(m):\(ss)"
+    }
+
+    /// The plain text of each chrome row (no colours), keyed by screen row: what a test or
+    /// a screen reader sees.
+    public static func lines(_ state: State, columns: Int, rows: Int) -> [Int: String] {
+        guard columns > 0, rows > topRows + bottomRows + 1 else { return [:] }
+        var out: [Int: String] = [:]
+        out[0] = fit(categoryText(state), columns)
+        out[rows - 3] = fit(titleText(state), columns)
+        out[rows - 2] = progressText(state, columns: columns)
+        out[rows - 1] = fit(state.statusLine.map(TerminalText.sanitize) ?? "", columns)
+        return out
+    }
+
+    /// The bytes that update the chrome rows of a `columns × rows` screen to `state`. With
+    /// `full`, every row is drawn (after a resize or a clear).
+    public mutating func render(_ state: State, columns: Int, rows: Int, full: Bool = false) -> [UInt8] {
+        if full || shownSize != (columns, rows) {
+            shown = [:]
+            shownSize = (columns, rows)
+        }
+        guard columns > 0, rows > Self.topRows + Self.bottomRows + 1 else { return [] }
+        var lines: [Int: [UInt8]] = [:]
+        lines[0] = Self.categoryLine(state, columns: columns)
+        lines[rows - 3] = Self.styled(Self.fit(Self.titleText(state), columns), sgr: "1")
+        lines[rows - 2] = Self.progressLine(state, columns: columns)
+        lines[rows - 1] = Self.styled(Self.fit(state.statusLine.map(TerminalText.sanitize) ?? "", columns), sgr: "2")
+        var out: [UInt8] = []
+        for row in lines.keys.sorted() {
+            let line = lines[row]!
+            if shown[row] == line { continue }
+            shown[row] = line
+            out += TerminalControl.moveCursor(column: 0, row: row)
+            out += line
+            out += Self.bytes("\u{1B}[0m\u{1B}[K")
+        }
+        return out
+    }
+
+    // MARK: Text
+
+    private static func categoryText(_ state: State) -> String {
+        var parts: [String] = []
+        for (i, name) in state.categories.enumerated() {
+            let clean = TerminalText.sanitize(name)
+            parts.append(i == state.selectedCategory ? "[\(clean)]" : " \(clean) ")
+        }
+        var text = parts.joined(separator: " ")
+        if let position = state.position { text += "  " + TerminalText.sanitize(position) }
+        return text
+    }
+
+    private static func titleText(_ state: State) -> String {
+        let title = TerminalText.sanitize(state.title)
+        guard let uploader = state.uploader.map(TerminalText.sanitize), !uploader.isEmpty else { return title }
+        return "@\(uploader) · \(title)"
+    }
+
+    private static func leftLabel(_ state: State) -> String {
+        (state.isPaused ? "❚❚ " : "▶ ") + timeLabel(state.elapsed)
+    }
+
+    private static func rightLabel(_ state: State) -> String {
+        var text = timeLabel(state.duration ?? 0)
+        if state.isMuted { text += " muted" }
+        if let badge = state.badge { text += " " + TerminalText.sanitize(badge) }
+        return text
+    }
+
+    private static func filled(_ state: State, width: Int) -> Int {
+        guard let duration = state.duration, duration > 0 else { return 0 }
+        return max(0, min(width, Int((state.elapsed / duration * Double(width)).rounded())))
+    }
+
+    private static func progressText(_ state: State, columns: Int) -> String {
+        let span = progressBarSpan(columns: columns, state: state)
+        let done = filled(state, width: span.width)
+        let bar = String(repeating: "━", count: done) + String(repeating: "─", count: span.width - done)
+        return fit(leftLabel(state) + " " + bar + " " + rightLabel(state), columns)
+    }
+
+    private static func fit(_ text: String, _ columns: Int) -> String {
+        TerminalText.truncate(text, toWidth: columns)
+    }
+
+    // MARK: Bytes
+
+    private static func categoryLine(_ state: State, columns: Int) -> [UInt8] {
+        // Selected tab in reverse video; the rest plain.
+        var out: [UInt8] = []
+        var used = 0
+        for (i, name) in state.categories.enumerated() {
+            let clean = TerminalText.sanitize(name)
+            let cell = i == state.selectedCategory ? " \(clean) " : " \(clean) "
+            let width = TerminalText.displayWidth(cell) + (i > 0 ? 1 : 0)
+            if used + width > columns { break }
+            if i > 0 { out += bytes(" ") }
+            out += i == state.selectedCategory ? styled(cell, sgr: "7;1") : bytes(cell)
+            used += width
+        }
+        if let position = state.position {
+            let text = "  " + TerminalText.sanitize(position)
+            if used + TerminalText.displayWidth(text) <= columns { out += styled(text, sgr: "2") }
+        }
+        return out
+    }
+
+    private static func progressLine(_ state: State, columns: Int) -> [UInt8] {
+        let span = progressBarSpan(columns: columns, state: state)
+        let left = leftLabel(state), right = rightLabel(state)
+        guard span.width > 0 else { return bytes(fit(left + " " + right, columns)) }
+        let done = filled(state, width: span.width)
+        var out = bytes(left + " ")
+        out += styled(String(repeating: "━", count: done), sgr: "38;2;254;44;85")
+        out += styled(String(repeating: "─", count: span.width - done), sgr: "2")
+        out += bytes(" " + timeLabel(state.duration ?? 0))
+        if state.isMuted { out += bytes(" muted") }
+        if let badge = state.badge { out += bytes(" ") + styled(TerminalText.sanitize(badge), sgr: "7;1") }
+        return out
+    }
+
+    private static func styled(_ text: String, sgr: String) -> [UInt8] {
+        text.isEmpty ? [] : bytes("\u{1B}[\(sgr)m" + text + "\u{1B}[0m")
+    }
+
+    private static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+}

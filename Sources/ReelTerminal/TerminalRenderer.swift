@@ -1,0 +1,323 @@
+import Foundation
+import ReelCore
+import ReelMedia
+
+/// A video sink that draws in a terminal: the player presents each frame at its time (from
+/// the player's clock); the renderer keeps only the latest, and its own thread scales it
+/// (libswscale, aspect-correct for cells about 1:2), encodes it with cell diffing and writes
+/// it, together with the chrome, in one `write()`.
+///
+/// A terminal slower than the video never makes playback lag: frames presented while the
+/// previous one is still being written are replaced, not queued, and counted as dropped.
+public final class TerminalRenderer: VideoSink, @unchecked Sendable {
+    /// How frames are drawn.
+    public struct Configuration: Sendable, Hashable {
+        /// Glyphs, colours, synchronized output and diffing for the encoder.
+        public var encoder: TerminalEncoder.Configuration
+        /// A cell's height over its width.
+        public var cellAspectRatio: Double
+        /// Also encode every frame without diffing, only to count what a full-redraw
+        /// renderer would have written (``Statistics/fullRedrawBytes``). Costs CPU.
+        public var measureFullRedraw: Bool
+
+        /// Creates a configuration: half blocks, truecolor, ?2026, diffing; cells 1:2.
+        public init(encoder: TerminalEncoder.Configuration = .init(), cellAspectRatio: Double = 2,
+                    measureFullRedraw: Bool = false) {
+            self.encoder = encoder
+            self.cellAspectRatio = cellAspectRatio
+            self.measureFullRedraw = measureFullRedraw
+        }
+    }
+
+    /// What the renderer has done so far.
+    public struct Statistics: Sendable, Hashable {
+        /// Frames the player presented to this sink.
+        public var presented = 0
+        /// Frames drawn.
+        public var rendered = 0
+        /// Frames replaced by a newer one before they could be drawn (the terminal was slow).
+        public var dropped = 0
+        /// Frames the player itself dropped as late (from its presentation reports).
+        public var playerDropped = 0
+        /// Frames drawn in the last second.
+        public var framesPerSecond = 0.0
+        /// Video bytes of the last drawn frame.
+        public var lastFrameBytes = 0
+        /// Video bytes of all drawn frames.
+        public var videoBytes = 0
+        /// Chrome bytes written.
+        public var chromeBytes = 0
+        /// With ``Configuration/measureFullRedraw``: the bytes a renderer that redraws
+        /// every cell would have written for the same frames.
+        public var fullRedrawBytes = 0
+        /// Frames drawn in full (first frame, after a resize).
+        public var fullFrames = 0
+        /// The picture's size in cells.
+        public var columns = 0
+        public var rows = 0
+
+        /// Mean video bytes per drawn frame.
+        public var bytesPerFrame: Double { rendered == 0 ? 0 : Double(videoBytes) / Double(rendered) }
+    }
+
+    /// Draws the chrome: called on the render thread for every write, with `full` after a
+    /// clear; returns the bytes for the chrome rows (empty when nothing changed).
+    public var overlay: (@Sendable (_ full: Bool) -> [UInt8])?
+
+    private let configuration: Configuration
+    private let output: @Sendable ([UInt8]) -> Void
+    private let condition = NSCondition()
+    private enum Content {
+        case frame(VideoFrame)
+        case picture(RGBImage)
+    }
+
+    private var pending: Content?
+    private var last: Content?
+    private var needsFullRedraw = true
+    private var chromeDirty = true
+    private var area = (column: 0, row: 0, columns: 80, rows: 24)
+    private var screen = (columns: 80, rows: 24)
+    private var stopped = false
+    private var thread: Thread?
+    private var stats = Statistics()
+    private var renderTimes: [Double] = []
+
+    /// A renderer that writes through `output` (one call per drawn frame).
+    public init(configuration: Configuration = .init(), output: @escaping @Sendable ([UInt8]) -> Void) {
+        self.configuration = configuration
+        self.output = output
+    }
+
+    // MARK: VideoSink
+
+    public func present(_ frame: VideoFrame, presentation: Presentation) {
+        condition.lock()
+        if case .frame = pending { stats.dropped += 1 }
+        pending = .frame(frame)
+        stats.presented += 1
+        stats.playerDropped = presentation.droppedFrames
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Shows a still picture (an image post, a cover) until the next frame.
+    public func presentPicture(_ image: RGBImage) {
+        condition.lock()
+        pending = .picture(image)
+        condition.signal()
+        condition.unlock()
+    }
+
+    public func clear() {
+        condition.lock()
+        pending = nil
+        last = nil
+        needsFullRedraw = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    // MARK: Control
+
+    /// Starts the render thread.
+    public func start() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard thread == nil else { return }
+        let thread = Thread { [self] in loop() }
+        thread.name = "reel.terminal.render"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops the render thread (after the write in progress, if any).
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The screen is `columns × rows` and the video goes in `area`: redraws everything.
+    public func layout(screenColumns: Int, screenRows: Int, area: (column: Int, row: Int, columns: Int, rows: Int)) {
+        condition.lock()
+        screen = (screenColumns, screenRows)
+        self.area = area
+        needsFullRedraw = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Clears the screen and draws everything again (after a resize, a resume).
+    public func redrawAll() {
+        condition.lock()
+        needsFullRedraw = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The chrome changed: write it (with or without a new frame).
+    public func setNeedsChrome() {
+        condition.lock()
+        chromeDirty = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// What has been drawn so far.
+    public var statistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        var s = stats
+        let now = Self.now()
+        s.framesPerSecond = Double(renderTimes.filter { now - $0 <= 1 }.count)
+        return s
+    }
+
+    // MARK: Render loop
+
+    private func loop() {
+        // The whole write (video and chrome) is wrapped in one synchronized update below, so
+        // the encoders add no markers of their own; both count only the picture's bytes.
+        var unwrapped = configuration.encoder
+        unwrapped.synchronizedOutput = false
+        var encoder = TerminalEncoder(configuration: unwrapped)
+        // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
+        unwrapped.diffing = false
+        unwrapped.tolerance = 0
+        var baseline = TerminalEncoder(configuration: unwrapped)
+        let scaler = FrameScaler()
+        var image: RGBImage?
+        var imageSource: ObjectIdentifier?
+        var lastGeometry: [Int]?
+        while true {
+            condition.lock()
+            while !stopped && pending == nil && !needsFullRedraw && !chromeDirty {
+                // Wake now and then so the progress bar moves while paused or stalled.
+                if !condition.wait(until: Date().addingTimeInterval(0.25)) { chromeDirty = overlay != nil }
+            }
+            if stopped {
+                condition.unlock()
+                return
+            }
+            let content = pending ?? (needsFullRedraw ? last : nil)
+            if let pending { last = pending }
+            pending = nil
+            var full = needsFullRedraw
+            needsFullRedraw = false
+            chromeDirty = false
+            let area = self.area
+            condition.unlock()
+
+            var bytes: [UInt8] = []
+            var videoBytes = 0
+            var drewFrame = false
+            var placement = (column: 0, row: 0)
+            switch content {
+            case .frame(let frame):
+                if let layout = TerminalLayout.fit(
+                    frameWidth: frame.width, frameHeight: frame.height, rotation: frame.rotation,
+                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
+                    glyphs: configuration.encoder.glyphs) {
+                    let turned = (frame.rotation / 90) % 2 != 0
+                    let id = ObjectIdentifier(frame)
+                    if imageSource != id || full {
+                        image = try? scaler.rgb(
+                            frame, width: turned ? layout.pixelHeight : layout.pixelWidth,
+                            height: turned ? layout.pixelWidth : layout.pixelHeight)
+                        if let scaled = image, frame.rotation % 360 != 0 { image = scaled.rotated(clockwise: frame.rotation) }
+                        imageSource = id
+                    }
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case .picture(let picture):
+                if let layout = TerminalLayout.fit(
+                    frameWidth: picture.width, frameHeight: picture.height,
+                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
+                    glyphs: configuration.encoder.glyphs) {
+                    image = Self.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
+                    imageSource = nil
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case nil:
+                break
+            }
+            // A picture of another size or place (a portrait video after a landscape one)
+            // leaves the old one's cells around it: clear the screen and draw it all.
+            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
+            if content != nil, let geometry, geometry != lastGeometry {
+                full = true
+                lastGeometry = geometry
+            }
+            if full {
+                encoder.invalidate()
+                bytes += TerminalControl.resetAttributes
+                bytes += TerminalControl.clearScreen
+            }
+            if content != nil, let image {
+                let encoded = encoder.encode(image, column: placement.column, row: placement.row)
+                videoBytes = encoded.count
+                bytes += encoded
+                drewFrame = true
+                if configuration.measureFullRedraw {
+                    _ = baseline.encode(image, column: placement.column, row: placement.row)
+                }
+            }
+            let chrome = overlay?(full) ?? []
+            bytes += chrome
+            // Counted before the write: a slow terminal blocks in it.
+            condition.lock()
+            stats.chromeBytes += chrome.count
+            if drewFrame {
+                stats.rendered += 1
+                stats.lastFrameBytes = videoBytes
+                stats.videoBytes += videoBytes
+                if encoder.lastFrame.fullRedraw { stats.fullFrames += 1 }
+                stats.fullRedrawBytes = baseline.totalByteCount
+                if let image {
+                    let glyphs = configuration.encoder.glyphs
+                    stats.columns = (image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally
+                    stats.rows = (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically
+                }
+                let now = Self.now()
+                renderTimes.append(now)
+                renderTimes.removeAll { now - $0 > 1 }
+            }
+            condition.unlock()
+            if !bytes.isEmpty {
+                if configuration.encoder.synchronizedOutput {
+                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
+                }
+                output(bytes)
+            }
+        }
+    }
+
+    /// Nearest-neighbour scaling for still pictures (already downsampled by the feed).
+    static func scaled(_ image: RGBImage, width: Int, height: Int) -> RGBImage {
+        guard width > 0, height > 0, image.width > 0, image.height > 0 else { return RGBImage(width: max(1, width), height: max(1, height)) }
+        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            let sy = min(image.height - 1, y * image.height / height)
+            for x in 0..<width {
+                let sx = min(image.width - 1, x * image.width / width)
+                let s = (sy * image.width + sx) * 3, d = (y * width + x) * 3
+                bytes[d] = image.bytes[s]
+                bytes[d + 1] = image.bytes[s + 1]
+                bytes[d + 2] = image.bytes[s + 2]
+            }
+        }
+        return RGBImage(width: width, height: height, bytes: bytes)
+    }
+
+    private static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import ReelCore
+import ReelFeed
+import ReelMedia
+import ReelTerminal
+
+/// A feed in the terminal (`reel feed --terminal`): categories through ``FeedBrowser``,
+/// swipes through the current ``FeedSession``, search through ``SearchModel`` (its results
+/// become a feed of their own until a category is chosen again). The current page's player
+/// frames go to the renderer; image posts show their first picture.
+final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
+    private let app: TerminalApp
+    private let stack: FeedStack
+    private let browser: FeedBrowser
+    private let searchModel: SearchModel
+    private let lock = NSLock()
+    private var renderer: TerminalRenderer?
+    private var searchSession: FeedSession?
+    private var searchQuery: String?
+    private var failed: (@Sendable (String) -> Void)?
+
+    init(app: TerminalApp, stack: FeedStack, initialCategory: String?) {
+        self.app = app
+        self.stack = stack
+        let audio = app.audio
+        browser = FeedBrowser(source: stack.source) { category in
+            stack.makeSession(category: category, configuration: FeedSession.Configuration(wrapsAround: true),
+                              audioSink: { audio.makeSink() })
+        }
+        searchModel = SearchModel(source: stack.source)
+        self.initialCategory = initialCategory
+    }
+
+    private let initialCategory: String?
+
+    /// The session on screen: the search results while searching, else the category's.
+    private var session: FeedSession? {
+        lock.withLock { searchSession } ?? browser.currentSession
+    }
+
+    var isFeed: Bool { true }
+    var player: Player? {
+        guard let session else { return nil }
+        return session.player(at: session.currentIndex)
+    }
+
+    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
+        let session = self.session
+        let item = session?.currentItem
+        let position = session.map { s in "\(s.currentIndex + 1)/\(s.items.count)\(s.hasMore ? "+" : "")" }
+        if let query = lock.withLock({ searchQuery }) {
+            return (["search: \(query)"], 0, item?.title ?? "", item?.uploader, position)
+        }
+        let names = browser.categories.map { $0.title.isEmpty ? "Feed" : $0.title }
+        return (names, browser.selectedIndex, item?.title ?? "", item?.uploader, position)
+    }
+
+    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
+        lock.withLock {
+            self.renderer = renderer
+            self.failed = failed
+        }
+        browser.onSessionCreated = { [weak self] _, session in self?.attach(session) }
+        var initial = 0
+        if let wanted = initialCategory {
+            let categories = try await stack.source.categories()
+            guard let index = categories.firstIndex(where: { $0.id == wanted }) else {
+                throw CommandFailure.usage("no category '\(wanted)' (have: \(categories.map(\.id).joined(separator: ", ")))")
+            }
+            initial = index
+        }
+        try await browser.start(initial: initial)
+        showCurrent()
+    }
+
+    /// Frames of `session`'s current page go to the renderer while it is on screen.
+    private func attach(_ session: FeedSession) {
+        session.onFrame = { [weak self, weak session] index in
+            guard let self, let session, self.session === session, index == session.currentIndex,
+                  let frame = session.frame(at: index) else { return }
+            self.lock.withLock { self.renderer }?.present(
+                frame, presentation: Presentation(presentedAt: .zero, droppedFrames: 0, isFirstFrameOfSequence: false))
+        }
+        session.addObserver { [weak self, weak session] event in
+            guard let self, let session, self.session === session else { return }
+            switch event {
+            case .firstFrame(let index, _, _) where index == session.currentIndex:
+                self.showCurrent()
+            case .failed(let index, let message) where index == session.currentIndex:
+                self.app.show(notice: "item \(index + 1) failed: \(message)")
+            case .noMoreData, .itemsChanged:
+                self.lock.withLock { self.renderer }?.setNeedsChrome()
+            case .authorizationRequired:
+                self.app.show(notice: "the feed needs authorization (use --token)")
+            default: break
+            }
+        }
+    }
+
+    /// Draws what the current page has now: its latest frame, its picture, or nothing yet.
+    private func showCurrent() {
+        guard let renderer = lock.withLock({ renderer }), let session else { return }
+        let index = session.currentIndex
+        if let frame = session.frame(at: index) {
+            renderer.present(frame, presentation: Presentation(presentedAt: .zero, droppedFrames: 0, isFirstFrameOfSequence: true))
+        } else if let picture = session.picture(at: index) {
+            renderer.presentPicture(picture)
+        }
+        renderer.setNeedsChrome()
+    }
+
+    func swipe(forward: Bool) {
+        guard let session else { return }
+        let before = session.currentIndex
+        if forward { session.next() } else { session.previous() }
+        if session.currentIndex == before {
+            app.show(notice: forward ? (session.hasMore ? "loading more…" : "no more videos") : "this is the first video")
+        }
+        showCurrent()
+    }
+
+    func changeCategory(by offset: Int) {
+        let leavingSearch: FeedSession? = lock.withLock {
+            defer { searchSession = nil; searchQuery = nil }
+            return searchSession
+        }
+        if let leavingSearch {
+            leavingSearch.close()
+            browser.currentSession?.setActive(true)
+            showCurrent()
+            return
+        }
+        let count = browser.categories.count
+        guard count > 1 else { return }
+        let target = ((browser.selectedIndex + offset) % count + count) % count
+        Task {
+            do {
+                try await browser.select(target)
+                showCurrent()
+            } catch {
+                app.show(notice: "category failed: \(describe(error))")
+            }
+        }
+    }
+
+    func search(_ text: String) {
+        app.show(notice: "searching \(TerminalText.sanitize(text))…")
+        Task {
+            await searchModel.search(text)
+            switch searchModel.state {
+            case .results:
+                let session = FeedSession(
+                    source: searchModel.feedSource(), loader: stack.mediaLoader, preloader: stack.preloader,
+                    coordinator: stack.coordinator, configuration: FeedSession.Configuration(wrapsAround: true),
+                    audioSink: { [app] in app.audio.makeSink() })
+                attach(session)
+                browser.currentSession?.setActive(false)
+                let old: FeedSession? = lock.withLock {
+                    defer { searchSession = session; searchQuery = searchModel.query }
+                    return searchSession
+                }
+                old?.close()
+                do {
+                    try await session.start()
+                    app.show(notice: "\(searchModel.results.count)\(searchModel.hasMore ? "+" : "") results — tab to go back")
+                    showCurrent()
+                } catch {
+                    app.show(notice: "search failed: \(describe(error))")
+                }
+            case .empty: app.show(notice: "no results for \(TerminalText.sanitize(text))")
+            case .failed(let message): app.show(notice: "search failed: \(message)")
+            default: break
+            }
+        }
+    }
+
+    func close() {
+        lock.withLock { searchSession }?.close()
+        browser.close()
+    }
+}
