@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
         .library(name: "ReelFeed", targets: ["ReelFeed"]),
         .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
+        .library(name: "ReelSDL", targets: ["ReelSDL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -94,6 +95,15 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        // The desktop window: SDL2 + OpenGL with the GLSL in shaders/ (embedded through the
+        // symlink Sources/ReelSDL/shaders), an SDL_Renderer fallback, SDL2_ttf text.
+        .target(
+            name: "ReelSDL",
+            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "CSDL2"],
+            exclude: ["README.md"],
+            resources: [.embedInCode("shaders")]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -110,6 +120,7 @@ let package = Package(
                 "ReelMedia",
                 "ReelOrigin",
                 "ReelFeed",
+                "ReelSDL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -150,6 +161,10 @@ let package = Package(
         .testTarget(
             name: "ReelTerminalTests",
             dependencies: ["ReelCore", "ReelTerminal"]
+        ),
+        .testTarget(
+            name: "ReelSDLTests",
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",
