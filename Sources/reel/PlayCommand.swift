@@ -24,6 +24,15 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Play without a window or terminal output.")
     var headless = false
 
+    @Flag(help: "Play in an SDL window (portrait 540×960, resizable).")
+    var window = false
+
+    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
+    var renderer: WindowRendererOption = .gl
+
+    @Flag(help: "Show fps, drops and first-frame phases over the window (toggle with h).")
+    var hud = false
+
     @Option(help: "Start at this time (seconds), with an exact seek.")
     var start: Double?
 
@@ -52,13 +61,23 @@ struct PlayCommand: AsyncParsableCommand {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
         if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
         if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
-        if !headless { throw ValidationError("this build plays with --headless only (the window and terminal come with their own options)") }
+        if headless && window { throw ValidationError("choose one of --headless and --window") }
+        if !headless && !window { throw ValidationError("choose --window or --headless (the terminal comes with its own option)") }
     }
 
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
         let stack = try loading.makeLoader(for: source)
+        if window {
+            let outcome = await WindowSession.run(
+                source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
+                renderer: renderer.kind, hud: hud
+            )
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            return
+        }
         let session = try HeadlessSession(
             source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
             tracePath: trace, audioOut: audioOut, loop: loop

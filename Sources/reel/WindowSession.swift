@@ -1,0 +1,65 @@
+import Foundation
+import ReelCore
+import ReelMedia
+import ReelSDL
+import ArgumentParser
+
+/// `--renderer gl|software`.
+enum WindowRendererOption: String, ExpressibleByArgument, CaseIterable {
+    case gl, software
+    var kind: RendererKind { self == .gl ? .gl : .software }
+}
+
+/// Where window playback sends audio: the lead plugs the SDL audio device in here
+/// (`WindowAudio.makeSink = { SDLAudioOutput.shared.makeSink() }`); without it audio is
+/// consumed at the clock's pace and dropped.
+enum WindowAudio {
+    nonisolated(unsafe) static var makeSink: (@Sendable () -> (any AudioSink)?)? = nil
+}
+
+/// `reel play FILE --window`: a player presenting into a ``PlaybackWindow`` whose loop runs
+/// on a thread of its own (SDL and GL stay on that thread).
+enum WindowSession {
+    enum Outcome: Sendable { case finished, failed(String) }
+
+    static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
+                    renderer: RendererKind, hud: Bool) async -> Outcome {
+        await onThread(named: "reel.window") {
+            let frames = FrameStore()
+            let audio = WindowAudio.makeSink?() ?? NullAudioSink()
+            let player = Player(clock: HostClock.shared, videoSink: frames, audioSink: audio, measurementClock: HostClock.shared)
+            player.actionAtItemEnd = loop ? .loop : .pause
+            let failure = LockedFailure()
+            _ = player.addEventObserver { event in
+                if case .failed(let error) = event { failure.set(error.description) }
+            }
+            let title = source.url.lastPathComponent
+            let window: PlaybackWindow
+            do {
+                window = try PlaybackWindow(player: player, frames: frames,
+                                            options: .init(renderer: renderer, title: title, showsHUD: hud))
+            } catch {
+                return .failed("cannot open the window: \(error)")
+            }
+            let startTime = start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) }
+            player.replaceCurrentItem(with: PlayerItem(url: source.url, loader: loader, startTime: startTime))
+            player.defaultRate = rate
+            player.play()
+            window.run(while: { failure.message == nil })
+            if let message = failure.message {
+                player.replaceCurrentItem(with: nil)
+                return .failed(message)
+            }
+            player.pause()
+            player.replaceCurrentItem(with: nil)
+            return .finished
+        }
+    }
+}
+
+private final class LockedFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: String?
+    func set(_ message: String) { lock.withLock { if stored == nil { stored = message } } }
+    var message: String? { lock.withLock { stored } }
+}
