@@ -8,6 +8,7 @@ internal import CSDL2
 final class SDLWindowHost {
     let window: OpaquePointer
     private var installed: (any WindowRenderer)?
+    private var windowedSize: (width: Int, height: Int)?
     var renderer: any WindowRenderer { installed! }
     let text: TextRasterizer
     /// The event type SDL assigned for "a frame arrived" wake-ups.
@@ -81,7 +82,15 @@ final class SDLWindowHost {
     }
 
     func setFullscreen(_ on: Bool) {
-        SDL_SetWindowFullscreen(window, on ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0)
+        if on {
+            guard !isFullscreen else { return }
+            windowedSize = windowSize
+            SDL_SetWindowFullscreen(window, SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue)
+        } else {
+            SDL_SetWindowFullscreen(window, 0)
+            // Without a window manager X11 keeps the fullscreen geometry: restore it ourselves.
+            if let size = windowedSize { SDL_SetWindowSize(window, Int32(size.width), Int32(size.height)) }
+        }
     }
 
     var isFullscreen: Bool {
