@@ -15,9 +15,13 @@ enum XvfbDisplay {
             let socket = "/tmp/.X11-unix/X\(number)"
             let lock = "/tmp/.X\(number)-lock"
             if FileManager.default.fileExists(atPath: socket) || FileManager.default.fileExists(atPath: lock) { continue }
+            // A watchdog shell owns the server and ends it as soon as this process is gone,
+            // however the test runner exits (atexit handlers do not always run).
             let server = Process()
-            server.executableURL = URL(fileURLWithPath: executable)
-            server.arguments = [":\(number)", "-screen", "0", "1280x1024x24", "-nolisten", "tcp", "-noreset"]
+            server.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script = "\(executable) :\(number) -screen 0 1280x1024x24 -nolisten tcp -noreset & x=$!; "
+                + "trap 'kill -9 $x 2>/dev/null' EXIT; while kill -0 \(getpid()) 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.3; done"
+            server.arguments = ["-c", script]
             server.standardOutput = FileHandle.nullDevice
             server.standardError = FileHandle.nullDevice
             server.standardInput = FileHandle.nullDevice
@@ -31,11 +35,6 @@ enum XvfbDisplay {
                 continue
             }
             process = server
-            atexit {
-                if let server = XvfbDisplay.process, server.isRunning {
-                    kill(server.processIdentifier, SIGTERM)
-                }
-            }
             setenv("DISPLAY", ":\(number)", 1)
             setenv("SDL_VIDEODRIVER", "x11", 1)
             setenv("SDL_AUDIODRIVER", "dummy", 1)
