@@ -83,7 +83,7 @@ let package = Package(
         // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
         .target(
             name: "ReelFeed",
-            dependencies: ["ReelCore"],
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", .product(name: "Logging", package: "swift-log")],
             exclude: ["README.md"]
         ),
 
@@ -156,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelFeedTests",
-            dependencies: ["ReelCore", "ReelFeed", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelFeed", "ReelMedia", "ReelLoading", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelTerminalTests",

@@ -1,6 +1,7 @@
 #ifndef REEL_CFFMPEG_SHIM_H
 #define REEL_CFFMPEG_SHIM_H
 
+#include <malloc.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>

@@ -12,3 +12,27 @@ public enum MediaProbe {
         }
     }
 }
+
+extension MediaProbe {
+    /// How many bytes from the start of `url` hold its first `seconds` of media,
+    /// from the container's index (the MP4 sample tables, a Matroska cue list
+    /// already read): the end of the last sample, of any stream, that starts before
+    /// `seconds`. `nil` when the index does not say (no index in the header, a
+    /// stream format). Opening reads the header through `loader`, which a caching
+    /// loader keeps.
+    public static func byteCount(forSeconds seconds: Double, of url: URL, loader: any ResourceLoader) async -> Int64? {
+        guard seconds > 0 else { return 0 }
+        return try? await runOnDedicatedThread(name: "reel.estimate") { () -> Int64? in
+            let demuxer = try Demuxer(url: url, loader: loader, fastStart: true)
+            defer { demuxer.close() }
+            var end: Int64?
+            for index in [demuxer.videoStreamIndex, demuxer.audioStreamIndex].compactMap({ $0 }) {
+                let base = demuxer.timeBase(of: index)
+                let timestamp = Int64((seconds * Double(base.den) / Double(base.num)).rounded(.up))
+                guard let position = demuxer.bytePosition(streamIndex: index, timestamp: timestamp), position > 0 else { continue }
+                end = max(end ?? 0, position)
+            }
+            return end
+        }
+    }
+}

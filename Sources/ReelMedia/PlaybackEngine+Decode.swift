@@ -15,6 +15,12 @@ extension PlaybackEngine {
             fail(error as? MediaError ?? .unsupportedCodec(name: "video", url: url))
             return
         }
+        MediaResources.videoDecoderOpened()
+        setVideoDecoderOpen(true)
+        defer {
+            setVideoDecoderOpen(false)
+            MediaResources.videoDecoderClosed()
+        }
         let tb = TimeBase(timeBase)
         var decoderSerial = -1
         var held: VideoFrame?

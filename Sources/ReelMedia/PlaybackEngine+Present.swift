@@ -219,8 +219,14 @@ extension PlaybackEngine {
 
         if let next { scheduleStep(at: next) }
         if let (frame, presentation) = present {
-            videoSink?.present(frame, presentation: presentation)
-            delegate?.engine(self, didPresent: frame, presentation: presentation)
+            // Under the present lock, and only while open: once `close()` returns, the
+            // sink never gets another frame of this item (a pool reuses sinks).
+            presentLock.lock()
+            if !lock.withLock({ closing }) {
+                videoSink?.present(frame, presentation: presentation)
+                delegate?.engine(self, didPresent: frame, presentation: presentation)
+            }
+            presentLock.unlock()
         }
         for notify in notifications { notify() }
     }

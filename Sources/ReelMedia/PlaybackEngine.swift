@@ -74,6 +74,13 @@ final class PlaybackEngine: @unchecked Sendable {
 
     var serial = 0
     var closing = false
+    /// Held while a frame is handed to the sink; `close()` takes it once after setting
+    /// `closing`, so no frame is presented after it returns. Recursive: a sink may
+    /// close its own player from inside `present`.
+    let presentLock = NSRecursiveLock()
+    /// Whether this engine's video decoder is open (between its creation and its
+    /// decode thread's exit).
+    private(set) var videoDecoderOpen = false
     var opened = false
     var failure: MediaError?
     var info: MediaInfo?
@@ -202,7 +209,14 @@ final class PlaybackEngine: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops every thread and frees decoders, queues and the demuxer. Returns when done.
+    func setVideoDecoderOpen(_ open: Bool) {
+        lock.withLock { videoDecoderOpen = open }
+    }
+
+    var isVideoDecoderOpen: Bool { lock.withLock { videoDecoderOpen } }
+
+    /// Stops every thread and frees decoders, queues and the demuxer. Returns when
+    /// done; no frame reaches the sink after.
     func close() {
         lock.lock()
         closing = true
@@ -213,6 +227,8 @@ final class PlaybackEngine: @unchecked Sendable {
         lock.unlock()
         demuxer?.bridge.interrupt()
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
+        presentLock.lock()
+        presentLock.unlock()
         exited.wait()
         lock.lock()
         threads = []

@@ -126,6 +126,13 @@ public final class Player: @unchecked Sendable {
 
     public var currentItem: PlayerItem? { lock.withLock { item } }
 
+    /// Whether this player holds an open video decoder now (its item is open and
+    /// has video). `replaceCurrentItem(with: nil)` closes it before returning.
+    public var hasOpenVideoDecoder: Bool {
+        let engine = lock.withLock { self.engine }
+        return engine?.isVideoDecoderOpen ?? false
+    }
+
     /// Replaces the item. `nil` stops playback and frees every decoder and buffer
     /// before returning. A new item starts opening at once and shows its first
     /// frame as soon as it is decoded, playing or not.

@@ -13,7 +13,7 @@ struct Reel: AsyncParsableCommand {
             Exit codes: 0 success, 2 usage error, 3 media or network error.
             """,
         version: versionText,
-        subcommands: [PlayCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, VersionCommand.self]
+        subcommands: [PlayCommand.self, FeedCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, VersionCommand.self]
     )
 
     static var versionText: String {
@@ -22,6 +22,7 @@ struct Reel: AsyncParsableCommand {
 
     /// Parses, runs, and maps every failure to Reel's exit codes with a one-line message.
     static func main() async {
+        MediaResources.limitAllocatorArenas()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -94,3 +95,4 @@ struct VersionCommand: ParsableCommand {
         }
     }
 }
+

@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelFeed
+import ReelLoading
+import ReelMedia
+
+/// What a feed front-end (headless, window, terminal, demo, bench) runs on: the feed
+/// source named on the command line, the loader its media is read through (files
+/// directly, http(s) through the range cache), and the preloader filling the cache
+/// for the items two to four away, yielding to the players.
+final class FeedStack: @unchecked Sendable {
+    let source: any FeedSource
+    /// Reads media: files directly, http(s) through the cache.
+    let mediaLoader: any ResourceLoader
+    let coordinator: PlaybackLoadCoordinator
+    let preloader: Preloader?
+    let caching: CachingLoader?
+    private let http: HTTPLoader
+    private let authorizationNeeded = LockedFlag()
+
+    private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
+                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader) {
+        self.source = source
+        self.mediaLoader = mediaLoader
+        self.coordinator = coordinator
+        self.preloader = preloader
+        self.caching = caching
+        self.http = http
+    }
+
+    /// Opens the feed `argument` names: a directory of media, a manifest (.json file
+    /// or URL), or the base URL of a feed API (`http://host:port/api/`).
+    static func open(_ argument: String, loading: LoadingOptions, token: String?) async throws -> FeedStack {
+        let http = HTTPLoader(configuration: .init(bearerToken: token))
+        let coordinator = PlaybackLoadCoordinator()
+        var caching: CachingLoader?
+        if !loading.noCache {
+            let directory = loading.cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
+            do {
+                caching = CachingLoader(upstream: http, cache: try RangeCache(configuration: .init(directory: directory)))
+            } catch {
+                printError("reel: cache unavailable (\(error)); reading from the network")
+            }
+        }
+        let mediaLoader = SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http)
+        let preloader = caching.map { caching in
+            Preloader(loader: caching, coordinator: coordinator, estimator: { url, seconds in
+                await MediaProbe.byteCount(forSeconds: seconds, of: url, loader: caching)
+            })
+        }
+        let source: any FeedSource
+        do {
+            source = try await Self.source(for: argument, http: http)
+        } catch {
+            caching?.cache.close()
+            await http.shutdown()
+            throw error
+        }
+        return FeedStack(source: source, mediaLoader: mediaLoader, coordinator: coordinator, preloader: preloader,
+                         caching: caching, http: http)
+    }
+
+    private static func source(for argument: String, http: HTTPLoader) async throws -> any FeedSource {
+        if let url = URL(string: argument), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) {
+            if url.pathExtension.lowercased() == "json" {
+                return try await ManifestFeedSource(url: url, loader: http)
+            }
+            return HTTPFeedSource(baseURL: url, loader: http)
+        }
+        if argument.contains("://"), !argument.hasPrefix("file://") {
+            throw CommandFailure.usage("unsupported URL scheme in '\(argument)' (use a directory, a manifest .json, or an http(s) URL)")
+        }
+        let path = argument.hasPrefix("file://") ? (URL(string: argument)?.path ?? argument) : (argument as NSString).expandingTildeInPath
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CommandFailure.media("\(argument): no such file or directory")
+        }
+        let url = URL(fileURLWithPath: path, isDirectory: isDirectory.boolValue)
+        if isDirectory.boolValue { return try DirectoryFeedSource(directory: url) }
+        return try await ManifestFeedSource(url: url, loader: FileLoader())
+    }
+
+    /// A feed of `category` over this stack.
+    func makeSession(category: String? = nil, clock: any EngineClock = HostClock.shared,
+                     measurementClock: (any EngineClock)? = nil,
+                     configuration: FeedSession.Configuration = FeedSession.Configuration(),
+                     audioSink: (@Sendable () -> (any AudioSink)?)? = nil) -> FeedSession {
+        FeedSession(source: source, category: category, loader: mediaLoader, preloader: preloader,
+                    coordinator: coordinator, clock: clock, measurementClock: measurementClock,
+                    configuration: configuration, audioSink: audioSink)
+    }
+
+    func shutdown() async {
+        preloader?.stop()
+        await preloader?.waitUntilIdle()
+        caching?.cache.close()
+        await http.shutdown()
+    }
+}
+
+/// A flag set from any thread.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+/// Resident memory of this process, from /proc/self/statm (0 when unreadable).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
