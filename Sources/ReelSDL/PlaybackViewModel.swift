@@ -66,6 +66,12 @@ public struct PlaybackViewModel: Sendable {
     public var videoWidth: Int = 0
     public var videoHeight: Int = 0
     public var title: String
+    /// A second line above the title (the uploader in a feed).
+    public var subtitle: String = ""
+    /// Whether the progress bar, time label and play state show (not for image posts).
+    public var showsTransport = true
+    /// Extra space kept free at the top (the feed's tab bar), in pixels.
+    public var topInset: Double = 0
     public var isMuted = false
     public var showsHUD = false
     public var hudLines: [String] = []
@@ -98,6 +104,9 @@ public struct PlaybackViewModel: Sendable {
     public var controlsVisible: Bool { slider.controlsVisible }
     public var isScrubbing: Bool { slider.isScrubbing }
     public var badge: String? { hold.badge }
+    /// Whether the pointer went down on the video (not the bar or a button): a feed routes
+    /// such a press to its swipe controller too.
+    public var isPressingVideo: Bool { press == .video }
     /// The label under the bar: `0:12 / 0:45` (follows the thumb while scrubbing).
     public var timeText: String { "\(slider.timeLabel) / \(slider.durationLabel)" }
     /// When ``tick(now:)`` must run next (a hold firing, the controls hiding).
@@ -120,7 +129,7 @@ public struct PlaybackViewModel: Sendable {
         let buttonSize = 36 * s
         let button = UIRect(x: bounds.maxX - margin - buttonSize, y: barY - 18 * s - 8 * s - buttonSize,
                             width: buttonSize, height: buttonSize)
-        let badge = UIRect(x: bounds.midX - 36 * s, y: 56 * s, width: 72 * s, height: 32 * s)
+        let badge = UIRect(x: bounds.midX - 36 * s, y: topInset + 56 * s, width: 72 * s, height: 32 * s)
         return Layout(bounds: bounds, video: video, bar: bar, barHitArea: hit, knobCenter: knob,
                       fullscreenButton: button,
                       titlePoint: (margin, button.minYForTitle(scale: s)),
@@ -136,7 +145,7 @@ public struct PlaybackViewModel: Sendable {
             let l = layout
             if slider.controlsVisible, l.fullscreenButton.contains(x: x, y: y) {
                 press = .fullscreenButton
-            } else if l.barHitArea.contains(x: x, y: y) {
+            } else if showsTransport, l.barHitArea.contains(x: x, y: y) {
                 press = .bar
                 commands += sliderCommands(slider.beginScrub(at: barValue(x, l), now: now))
             } else {
@@ -235,31 +244,42 @@ public struct PlaybackViewModel: Sendable {
     /// What to draw for the current state over `frame` (or `cover` until the first frame).
     public func drawList(frame: VideoFrame?, cover: (key: String, image: RGBImage)? = nil) -> [DrawCommand] {
         let l = layout
-        let s = scale
         var list: [DrawCommand] = [.fill(l.bounds, .black, radius: 0)]
         let source: DrawSource?
         if let frame { source = .frame(frame) } else if let cover { source = .image(key: cover.key, cover.image) } else { source = nil }
-        if let source {
-            let size = frame.map { ($0.displayWidth, $0.displayHeight) } ?? cover.map { ($0.image.width, $0.image.height) } ?? (0, 0)
-            let videoRect = l.bounds.aspectFit(contentWidth: size.0, contentHeight: size.1)
-            if videoRect != l.bounds { list.append(.backdrop(source: source, rect: l.bounds, dim: 0.45)) }
-            list.append(.picture(source: source, rect: videoRect))
-        }
-        list += overlay(l, s)
+        if let source { list += Self.page(source, in: l.bounds) }
+        list += overlay(l, scale)
         return list
     }
 
-    private func overlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
+    /// A picture aspect-fitted into `rect` over its blurred, darkened copy.
+    static func page(_ source: DrawSource, in rect: UIRect) -> [DrawCommand] {
+        let size: (Int, Int)
+        switch source {
+        case .frame(let frame): size = (frame.displayWidth, frame.displayHeight)
+        case .image(_, let image): size = (image.width, image.height)
+        }
+        let fitted = rect.aspectFit(contentWidth: size.0, contentHeight: size.1)
+        var list: [DrawCommand] = []
+        if fitted != rect { list.append(.backdrop(source: source, rect: rect, dim: 0.45)) }
+        list.append(.picture(source: source, rect: fitted))
+        return list
+    }
+
+    func overlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
         var list: [DrawCommand] = []
         let white = UIColor.white
+        if !showsTransport {
+            let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
+            list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
+            list += titleLines(l, s)
+            return list + hudOverlay(l, s)
+        }
         if slider.controlsVisible {
             // A soft shade behind the bottom controls so white text reads on any picture.
             let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
             list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
-            if !title.isEmpty {
-                list.append(.text(title, point: l.titlePoint, size: 18 * s, color: white, anchor: .bottomLeft,
-                                  maxWidth: l.bounds.width - 32 * s))
-            }
+            list += titleLines(l, s)
             list.append(.text(timeText, point: l.timeLabelPoint, size: 14 * s, color: white.withAlpha(0.9), anchor: .centerLeft, maxWidth: nil))
             list += fullscreenIcon(l.fullscreenButton, s)
         }
@@ -281,7 +301,7 @@ public struct PlaybackViewModel: Sendable {
             let x = min(max(l.knobCenter.x, 80 * s), l.bounds.width - 80 * s)
             list.append(.text(timeText, point: (x, l.bar.y - 60 * s), size: 26 * s, color: white, anchor: .bottomCenter, maxWidth: nil))
         }
-        if !slider.isPlaying && !slider.isScrubbing && !hold.isHolding {
+        if !slider.isPlaying && !slider.isScrubbing && !hold.isHolding && videoWidth > 0 {
             let d = 72 * s
             let circle = UIRect(x: l.video.midX - d / 2, y: l.bounds.midY - d / 2, width: d, height: d)
             list.append(.fill(circle, UIColor.black.withAlpha(0.4), radius: d / 2))
@@ -296,9 +316,27 @@ public struct PlaybackViewModel: Sendable {
             list.append(.fill(r, UIColor.black.withAlpha(0.5), radius: 13 * s))
             list.append(.text("muted", point: (r.midX, r.midY), size: 13 * s, color: white, anchor: .center, maxWidth: nil))
         }
+        return list + hudOverlay(l, s)
+    }
+
+    private func titleLines(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = []
+        if !title.isEmpty {
+            list.append(.text(title, point: l.titlePoint, size: 18 * s, color: .white, anchor: .bottomLeft,
+                              maxWidth: l.bounds.width - 32 * s))
+        }
+        if !subtitle.isEmpty {
+            list.append(.text(subtitle, point: (l.titlePoint.x, l.titlePoint.y - 28 * s), size: 15 * s,
+                              color: UIColor.white.withAlpha(0.85), anchor: .bottomLeft, maxWidth: l.bounds.width - 32 * s))
+        }
+        return list
+    }
+
+    private func hudOverlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = []
         if showsHUD, !hudLines.isEmpty {
             let lineHeight = 16 * s
-            let box = UIRect(x: 8 * s, y: 8 * s, width: 240 * s, height: lineHeight * Double(hudLines.count) + 8 * s)
+            let box = UIRect(x: 8 * s, y: topInset + 8 * s, width: 240 * s, height: lineHeight * Double(hudLines.count) + 8 * s)
             list.append(.fill(box, UIColor.black.withAlpha(0.6), radius: 6 * s))
             for (i, line) in hudLines.enumerated() {
                 list.append(.text(line, point: (box.x + 6 * s, box.y + 4 * s + lineHeight * Double(i)), size: 12 * s,

@@ -170,7 +170,13 @@ extension SDLWindowHost {
         }
     }
 
-    func startTextInput() { SDL_StartTextInput() }
+    /// Starts SDL text input (IME included); `rect` tells the IME where the field is.
+    func startTextInput(rect: UIRect) {
+        let scale = pixelScale
+        var r = SDL_Rect(x: Int32(rect.x / scale.x), y: Int32(rect.y / scale.y), w: Int32(rect.width / scale.x), h: Int32(rect.height / scale.y))
+        SDL_SetTextInputRect(&r)
+        SDL_StartTextInput()
+    }
     func stopTextInput() { SDL_StopTextInput() }
 
     static func key(_ keycode: Int32) -> PlaybackViewModel.Key {

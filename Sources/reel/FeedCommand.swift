@@ -25,6 +25,15 @@ struct FeedCommand: AsyncParsableCommand {
     @Flag(help: "Run a scripted session without a window or terminal output.")
     var headless = false
 
+    @Flag(help: "Show the feed in an SDL window: swipe, tabs, hold for 2x, scrub, search.")
+    var window = false
+
+    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
+    var renderer: WindowRendererOption = .gl
+
+    @Flag(help: "Show the page, preload stage, players and first-frame times over the window (toggle with h).")
+    var hud = false
+
     @Option(help: "Swipes in a headless session.")
     var swipes: Int = 10
 
@@ -46,12 +55,19 @@ struct FeedCommand: AsyncParsableCommand {
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
-        if !headless { throw ValidationError("this build plays feeds with --headless only") }
+        if headless && window { throw ValidationError("choose one of --headless and --window") }
+        if !headless && !window { throw ValidationError("choose --window or --headless (the terminal comes with its own option)") }
     }
 
     func run() async throws {
         global.apply()
         let stack = try await FeedStack.open(source, loading: loading, token: token)
+        if window {
+            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: renderer.kind, hud: hud)
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            return
+        }
         let writer: TraceWriter
         do {
             writer = try TraceWriter(path: trace)

@@ -3,6 +3,7 @@ import ReelCore
 import ReelMedia
 import ReelSDL
 import ArgumentParser
+import ReelFeed
 
 /// `--renderer gl|software`.
 enum WindowRendererOption: String, ExpressibleByArgument, CaseIterable {
@@ -62,4 +63,42 @@ private final class LockedFailure: @unchecked Sendable {
     private var stored: String?
     func set(_ message: String) { lock.withLock { if stored == nil { stored = message } } }
     var message: String? { lock.withLock { stored } }
+}
+
+/// `reel feed SOURCE --window`: the category browser and search over the stack, shown in
+/// a ``FeedWindow`` whose loop runs on a thread of its own.
+enum FeedWindowSession {
+    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool) async -> WindowSession.Outcome {
+        let audio = WindowAudio.makeSink
+        let configuration = FeedSession.Configuration(wrapsAround: true)
+        let browser = FeedBrowser(source: stack.source) { category in
+            stack.makeSession(category: category, configuration: configuration, audioSink: audio)
+        }
+        do {
+            let categories = try await stack.source.categories()
+            let initial = category.flatMap { id in categories.firstIndex { $0.id == id } } ?? 0
+            try await browser.start(initial: initial)
+        } catch {
+            browser.close()
+            return .failed(describe(error))
+        }
+        let search = SearchModel(source: stack.source)
+        let makeResults: @Sendable (any FeedSource) -> FeedSession = { source in
+            FeedSession(source: source, loader: stack.mediaLoader, preloader: stack.preloader, coordinator: stack.coordinator,
+                        configuration: configuration, audioSink: audio)
+        }
+        let outcome: WindowSession.Outcome = await onThread(named: "reel.window") {
+            do {
+                let window = try FeedWindow(browser: browser, search: search, loader: stack.mediaLoader,
+                                            makeResultsSession: makeResults,
+                                            options: .init(renderer: renderer, showsHUD: hud))
+                window.run()
+                return .finished
+            } catch {
+                return .failed("cannot open the window: \(error)")
+            }
+        }
+        browser.close()
+        return outcome
+    }
 }
