@@ -8,7 +8,8 @@ internal import CSDL2
 final class SDLWindowHost {
     let window: OpaquePointer
     private var installed: (any WindowRenderer)?
-    private var windowedSize: (width: Int, height: Int)?
+    private var windowedFrame: (x: Int, y: Int, width: Int, height: Int)?
+    private var fullscreen = false
     var renderer: any WindowRenderer { installed! }
     let text: TextRasterizer
     /// The event type SDL assigned for "a frame arrived" wake-ups.
@@ -81,21 +82,30 @@ final class SDLWindowHost {
         return (Double(d.width) / Double(w.width), Double(d.height) / Double(w.height))
     }
 
+    /// Fullscreen as a borderless window covering the display: it behaves the same with or
+    /// without a window manager (SDL's desktop fullscreen relies on the WM to resize the
+    /// window, and under a bare X server such as Xvfb the window would keep its size).
     func setFullscreen(_ on: Bool) {
+        guard on != fullscreen else { return }
         if on {
-            guard !isFullscreen else { return }
-            windowedSize = windowSize
-            SDL_SetWindowFullscreen(window, SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue)
-        } else {
-            SDL_SetWindowFullscreen(window, 0)
-            // Without a window manager X11 keeps the fullscreen geometry: restore it ourselves.
-            if let size = windowedSize { SDL_SetWindowSize(window, Int32(size.width), Int32(size.height)) }
+            var x: Int32 = 0, y: Int32 = 0
+            SDL_GetWindowPosition(window, &x, &y)
+            windowedFrame = (Int(x), Int(y), windowSize.width, windowSize.height)
+            var bounds = SDL_Rect()
+            SDL_GetDisplayBounds(max(0, SDL_GetWindowDisplayIndex(window)), &bounds)
+            SDL_SetWindowBordered(window, SDL_FALSE)
+            SDL_SetWindowPosition(window, bounds.x, bounds.y)
+            SDL_SetWindowSize(window, bounds.w, bounds.h)
+            SDL_RaiseWindow(window)
+        } else if let frame = windowedFrame {
+            SDL_SetWindowBordered(window, SDL_TRUE)
+            SDL_SetWindowSize(window, Int32(frame.width), Int32(frame.height))
+            SDL_SetWindowPosition(window, Int32(frame.x), Int32(frame.y))
         }
+        fullscreen = on
     }
 
-    var isFullscreen: Bool {
-        SDL_GetWindowFlags(window) & SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue != 0
-    }
+    var isFullscreen: Bool { fullscreen }
 
     /// A closure any thread may call to wake `SDL_WaitEvent`.
     func makeWaker() -> @Sendable () -> Void {
