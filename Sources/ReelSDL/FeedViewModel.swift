@@ -23,6 +23,8 @@ public struct FeedViewModel: Sendable {
         case openSearchResult(Int)
         /// The results list scrolled near its end: load the next page.
         case loadMoreResults
+        /// Leave the search results being played, back to the tabs.
+        case closeResults
     }
 
     /// What one page shows.
@@ -75,12 +77,20 @@ public struct FeedViewModel: Sendable {
     public var resultRows: [ResultRow] = []
     public var searchStatus = ""
     public private(set) var resultsScroll: Double = 0
+    /// While search results play: what was searched (the tab bar shows it with a back arrow).
+    public var resultsTitle: String?
 
     private enum Press: Sendable, Hashable {
         case page, tab, result(Int), searchPanel, playbackControl
     }
     private var press: Press?
     private var swallowSlash = false
+    /// Where a press on the page began, and whether it turned into a horizontal drag
+    /// (categories, or an image post's pictures) instead of a vertical swipe.
+    private var pressStart: (x: Double, y: Double) = (0, 0)
+    private var horizontal: Bool?
+    /// A horizontal drag decides its direction after this many pixels.
+    var directionSlop: Double { 12 * scale }
 
     public init(drawableWidth: Int, drawableHeight: Int, scale: Double = 1) {
         playback = PlaybackViewModel(drawableWidth: drawableWidth, drawableHeight: drawableHeight, scale: scale)
@@ -196,15 +206,40 @@ public struct FeedViewModel: Sendable {
                 out += playback.handle(.pointerDown(x: x, y: y), now: now).map(Command.player)
                 if playback.isPressingVideo {
                     press = .page
+                    pressStart = (x, y)
+                    horizontal = nil
                     _ = swipe.pointerDown(y: y, now: now)
-                    carousel?.beginDrag(now: now)
                 } else {
                     press = .playbackControl
                 }
             }
         case .pointerMove(let x, let y):
+            if press == .page {
+                let dx = x - pressStart.x, dy = y - pressStart.y
+                if horizontal == nil, max(abs(dx), abs(dy)) > directionSlop {
+                    horizontal = abs(dx) > abs(dy)
+                    if horizontal == true {
+                        // Sideways: not a page swipe, not a tap or hold.
+                        _ = swipe.pointerCancel(now: now)
+                        _ = playback.handle(.pointerCancel, now: now)
+                        if var c = carousel, c.imageCount > 1 {
+                            c.beginDrag(now: now)
+                            carousel = c
+                        }
+                    }
+                }
+                if horizontal == true {
+                    if var c = carousel, c.isDragging {
+                        c.dragChanged(translation: dx)
+                        carousel = c
+                    } else {
+                        tabs.dragChanged(progress: -dx / max(1, width))
+                    }
+                    return out
+                }
+                _ = swipe.pointerMove(y: y, now: now)
+            }
             out += playback.handle(.pointerMove(x: x, y: y), now: now).map(Command.player)
-            if press == .page { _ = swipe.pointerMove(y: y, now: now) }
         case .pointerUp(let x, let y):
             let pressed = press
             press = nil
@@ -212,18 +247,25 @@ public struct FeedViewModel: Sendable {
             case .tab:
                 if searchButton.contains(x: x, y: y) {
                     out += openSearch()
+                } else if resultsTitle != nil {
+                    out.append(.closeResults)
                 } else if let i = tabs.tabWidths.indices.first(where: { tabRect($0).contains(x: x, y: y) }) {
                     out += selectTab(i)
+                }
+            case .page where horizontal == true:
+                let dx = x - pressStart.x
+                if var c = carousel, c.isDragging {
+                    _ = c.endDrag(translation: dx, now: now)
+                    carousel = c
+                } else {
+                    let before = tabs.selectedIndex
+                    _ = tabs.dragEnded(progress: -dx / max(1, width))
+                    if tabs.selectedIndex != before { out.append(.selectTab(tabs.selectedIndex)) }
                 }
             case .page:
                 let before = swipe.index
                 _ = swipe.pointerUp(y: y, now: now)
-                let playerCommands = playback.handle(.pointerUp(x: x, y: y), now: now)
-                if var c = carousel, c.isDragging {
-                    _ = c.endDrag(translation: 0, now: now)
-                    carousel = c
-                }
-                out += playerCommands.map(Command.player)
+                out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
                 if swipe.index != before { out.append(.move(to: swipe.index)) }
             default:
                 out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
@@ -389,6 +431,12 @@ public struct FeedViewModel: Sendable {
     private func tabBar() -> [DrawCommand] {
         let s = scale
         var list: [DrawCommand] = [.fill(UIRect(x: 0, y: 0, width: width, height: tabBarHeight), UIColor.black.withAlpha(0.25), radius: 0)]
+        if let resultsTitle {
+            list.append(.text("‹ 搜索 “\(resultsTitle)”", point: (14 * s, tabBarHeight / 2), size: 16 * s, color: .white,
+                              anchor: .centerLeft, maxWidth: searchButton.x - 20 * s))
+            list.append(.text("搜索", point: (searchButton.midX, searchButton.midY), size: 15 * s, color: .white, anchor: .center, maxWidth: nil))
+            return list
+        }
         for (i, title) in tabTitles.enumerated() where i < tabs.tabWidths.count {
             let r = tabRect(i)
             guard r.maxX > 0, r.x < tabViewportWidth else { continue }

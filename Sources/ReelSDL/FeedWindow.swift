@@ -237,6 +237,7 @@ public final class FeedWindow {
                 if let results = resultsSession {
                     results.close()
                     resultsSession = nil
+                    model.resultsTitle = nil
                 }
                 let browser = self.browser
                 Task { try? await browser.select(index) }
@@ -264,7 +265,10 @@ public final class FeedWindow {
                 results.addObserver { event in events.record(event); wake() }
                 resultsSession = results
                 shownSession = nil
+                model.resultsTitle = search.query
                 Task { try? await results.start(at: index) }
+            case .closeResults:
+                closeResults()
             }
         }
     }
@@ -285,16 +289,18 @@ public final class FeedWindow {
             }
         case .setFullscreen(let on): host.setFullscreen(on)
         case .quit:
-            if resultsSession != nil {
-                // Escape from search results goes back to the tabs.
-                resultsSession?.close()
-                resultsSession = nil
-                shownSession = nil
-                browser.currentSession?.setActive(true)
-            } else {
-                running = false
-            }
+            // Escape from search results goes back to the tabs.
+            if resultsSession != nil { closeResults() } else { running = false }
         }
+    }
+
+    private func closeResults() {
+        guard let results = resultsSession else { return }
+        results.close()
+        resultsSession = nil
+        shownSession = nil
+        model.resultsTitle = nil
+        browser.currentSession?.setActive(true)
     }
 }
 

@@ -151,6 +151,21 @@ extension XvfbWindowSuites {
             try f.waitForColour(Self.red)
         }
 
+        @Test func draggingSidewaysChangesCategoryWithTheIndicatorFollowing() throws {
+            let f = try Self.open()
+            let before = f.window.model.tabs.indicator
+            SDLEventInjector.mouseDown(x: 220, y: 300)
+            f.pump()
+            for x in stride(from: 200, through: 40, by: -20) { SDLEventInjector.mouseMove(x: x, y: 302) }
+            f.pump()
+            #expect(f.window.model.tabs.indicator.x > before.x)
+            #expect(f.window.session?.currentIndex == 0)
+            SDLEventInjector.mouseUp(x: 40, y: 302)
+            f.pump()
+            #expect(f.window.model.tabs.selectedIndex == 1)
+            try f.waitForColour(Self.yellow)
+        }
+
         @Test func searchingInChineseListsResultsAndPlaysTheChosenOne() throws {
             let f = try Self.open()
             SDLEventInjector.keyDown(.slash)
@@ -169,7 +184,12 @@ extension XvfbWindowSuites {
             f.pump()
             #expect(!f.window.model.isSearching)
             #expect(f.window.resultsSession != nil)
+            #expect(f.window.model.resultsTitle == "绿")
             try f.waitForColour(Self.green)
+            SDLEventInjector.keyDown(.escape)
+            f.pump()
+            #expect(f.window.resultsSession == nil)
+            try f.waitForColour(Self.red)
         }
     }
 }

@@ -6,15 +6,15 @@ import ReelMedia
 import ReelTestSupport
 @testable import ReelSDL
 
-/// The real window under Xvfb: known synthetic clips drawn by both renderers, sampled
-/// pixels compared with the colours the clips were encoded from; SDL events pushed into
-/// the queue drive hold-to-2x, scrubbing, fullscreen and mute.
 /// SDL windows must not open on two threads at once: every suite that opens one is
 /// nested here, and the whole tree runs one test at a time.
 @Suite(.serialized, .enabled(if: XvfbDisplay.isAvailable, "Xvfb is not installed: the window tests need it"))
 enum XvfbWindowSuites {}
 
 extension XvfbWindowSuites {
+    /// The real window under Xvfb: known synthetic clips drawn by both renderers, sampled
+    /// pixels compared with the colours the clips were encoded from; SDL events pushed into
+    /// the queue drive hold-to-2x, scrubbing, fullscreen and mute.
     @Suite struct WindowTests {
         /// A solid-colour clip whose YUV values were made with `matrix` and `range` from `rgb`.
         static func solid(_ rgb: (Int, Int, Int), width: Int, height: Int, pixelFormat: String = "yuv420p",
