@@ -72,7 +72,7 @@ struct PlayCommand: AsyncParsableCommand {
         if window {
             let outcome = await WindowSession.run(
                 source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
-                renderer: renderer.kind, hud: hud
+                renderer: renderer.kind, hud: hud, frames: frames
             )
             await stack.shutdown()
             if case .failed(let message) = outcome { throw CommandFailure.media(message) }

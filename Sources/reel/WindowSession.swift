@@ -24,7 +24,7 @@ enum WindowSession {
     enum Outcome: Sendable { case finished, failed(String) }
 
     static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
-                    renderer: RendererKind, hud: Bool) async -> Outcome {
+                    renderer: RendererKind, hud: Bool, frames limit: Int? = nil) async -> Outcome {
         await onThread(named: "reel.window") {
             let frames = FrameStore()
             let audio = WindowAudio.makeSink?() ?? NullAudioSink()
@@ -46,7 +46,8 @@ enum WindowSession {
             player.replaceCurrentItem(with: PlayerItem(url: source.url, loader: loader, startTime: startTime))
             player.defaultRate = rate
             player.play()
-            window.run(while: { failure.message == nil })
+            // --frames: close after that many frames were drawn (smoke tests, demos).
+            window.run(while: { failure.message == nil && limit.map { window.framesDrawn < $0 } ?? true })
             if let message = failure.message {
                 player.replaceCurrentItem(with: nil)
                 return .failed(message)
