@@ -76,7 +76,16 @@ extension XvfbWindowSuites {
             }
             /// Waits until the picture at (0.25, 0.4) has `rgb`.
             func waitForColour(_ rgb: (Int, Int, Int)) throws {
-                try waitUntil { WindowTests.near(colour(atX: 0.25, y: 0.4), rgb, 12) }
+                var last = (0, 0, 0)
+                do {
+                    try waitUntil {
+                        last = colour(atX: 0.25, y: 0.4)
+                        return WindowTests.near(last, rgb, 12)
+                    }
+                } catch {
+                    Issue.record("waited for \(rgb), the window shows \(last)")
+                    throw error
+                }
             }
         }
 
@@ -164,6 +173,52 @@ extension XvfbWindowSuites {
             f.pump()
             #expect(f.window.model.tabs.selectedIndex == 1)
             try f.waitForColour(Self.yellow)
+        }
+
+        @Test func theCoverShowsUntilTheFirstFrame() throws {
+            #expect(XvfbDisplay.display != nil)
+            let directory = try Self.makeFeedDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let magenta = (200, 60, 200)
+            let cover = directory.appendingPathComponent("推荐/1_红色.png")
+            try ClipEncoder.encodeImage(source: "color=c=0xC83CC8:size=180x320", width: 180, height: 320, to: cover)
+            let source = try DirectoryFeedSource(directory: directory)
+            // Media bytes stall until released; covers are read at once.
+            let media = FakeResourceLoader(script: .init(fault: .stallAtOffset(0)))
+            for name in ["1_红色.mp4", "2_绿色.mp4", "3_蓝色.mp4"] {
+                let url = directory.appendingPathComponent("推荐/" + name)
+                media.add(try Data(contentsOf: url), at: url)
+            }
+            let browser = FeedBrowser(source: source) { FeedSession(source: source, category: $0, loader: media) }
+            try Self.blocking { try await browser.start() }
+            var beforeRelease = (0, 0, 0), afterRelease = (0, 0, 0)
+            var frameBeforeRelease = true
+            do {
+                let window = try FeedWindow(browser: browser, search: nil, loader: FileLoader(), makeResultsSession: nil,
+                                            options: .init(renderer: .gl, allowFallback: false, width: 270, height: 480))
+                func shown() -> (Int, Int, Int) {
+                    let image = window.snapshot()
+                    return WindowTests.pixel(image, image.width / 4, image.height * 2 / 5)
+                }
+                let deadline = Date().addingTimeInterval(10)
+                repeat {
+                    window.pump(waitMs: 10)
+                    beforeRelease = shown()
+                } while !WindowTests.near(beforeRelease, magenta, 12) && Date() < deadline
+                frameBeforeRelease = browser.currentSession?.frame(at: 0) != nil
+                media.resumeStalls()
+                let second = Date().addingTimeInterval(10)
+                repeat {
+                    window.pump(waitMs: 10)
+                    afterRelease = shown()
+                } while !WindowTests.near(afterRelease, Self.red, 12) && Date() < second
+            }
+            // Nothing may stay stalled when the feed closes.
+            media.resumeStalls()
+            browser.close()
+            #expect(WindowTests.near(beforeRelease, magenta, 12), "before the first frame: \(beforeRelease)")
+            #expect(!frameBeforeRelease)
+            #expect(WindowTests.near(afterRelease, Self.red, 12), "after: \(afterRelease)")
         }
 
         @Test func searchingInChineseListsResultsAndPlaysTheChosenOne() throws {
