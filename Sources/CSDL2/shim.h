@@ -9,6 +9,5 @@
 
 // SDL macros Swift cannot import.
 static inline Uint32 reel_sdl_windowpos_centered(void) { return SDL_WINDOWPOS_CENTERED; }
-static inline int reel_sdl_must_lock(SDL_Surface *s) { return SDL_MUSTLOCK(s); }
 
 #endif

@@ -393,7 +393,9 @@ public struct FeedViewModel: Sendable {
         for index in max(0, first)...max(0, first + 1) where index < swipe.itemCount {
             let top = Double(index) * height - offset
             guard top < height, top + height > 0 else { continue }
-            let rect = bounds.offsetBy(dx: 0, dy: top.rounded())
+            var rect = bounds.offsetBy(dx: 0, dy: top.rounded())
+            // An image post's picture follows a sideways drag.
+            if index == swipe.index, let carousel, carousel.isDragging { rect = rect.offsetBy(dx: carousel.dragTranslation, dy: 0) }
             let page = content(index)
             if let source = page.source {
                 list += PlaybackViewModel.page(source, in: rect)
