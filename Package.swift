@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ReelFeed", targets: ["ReelFeed"]),
         .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
         .library(name: "ReelDemo", targets: ["ReelDemo"]),
+        .library(name: "ReelSDL", targets: ["ReelSDL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -95,18 +96,20 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
-        // SDL2 output: the shared audio device (and the window).
-        .target(
-            name: "ReelSDL",
-            dependencies: ["ReelCore", "ReelMedia", "CSDL2"],
-            exclude: ["README.md"]
-        ),
-
         // The built-in demo feed: clips Reel encodes itself, and their manifest.
         .target(
             name: "ReelDemo",
             dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelLoading"],
             exclude: ["README.md"]
+        ),
+
+        // The desktop window: SDL2 + OpenGL with the GLSL in shaders/ (embedded through the
+        // symlink Sources/ReelSDL/shaders), an SDL_Renderer fallback, SDL2_ttf text.
+        .target(
+            name: "ReelSDL",
+            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "CSDL2"],
+            exclude: ["README.md"],
+            resources: [.embedInCode("shaders")]
         ),
 
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
@@ -175,7 +178,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelSDLTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelSDL", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

@@ -30,14 +30,15 @@ public final class FrameScaler: @unchecked Sendable {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
         }
         applyColorDetails(context, frame: frame)
-        // swscale's vector writers may store up to a few dozen bytes past the end of a
-        // row; inside the picture the next row overwrites them, past the last one they
-        // would land outside the array (heap corruption seen with 360-pixel-wide JPEGs).
-        let tight = width * height * 3
-        var bytes = [UInt8](repeating: 0, count: tight + Self.outputSlack)
-        let scaled = bytes.withUnsafeMutableBufferPointer { out -> Int32 in
+        // swscale's SIMD output paths write whole blocks and may run past a row's last
+        // pixel (and past the buffer after the last row): scale into rows padded to 64
+        // bytes with slack at the end, then pack them.
+        let packedStride = width * 3
+        let paddedStride = (packedStride + 63) & ~63
+        var padded = [UInt8](repeating: 0, count: paddedStride * height + 256)
+        let scaled = padded.withUnsafeMutableBufferPointer { out -> Int32 in
             var destination: UnsafeMutablePointer<UInt8>? = out.baseAddress
-            var stride = Int32(width * 3)
+            var stride = Int32(paddedStride)
             return withUnsafePointer(to: &source.pointee.data) { dataTuple in
                 withUnsafePointer(to: &source.pointee.linesize) { lineTuple in
                     dataTuple.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { data in
@@ -51,7 +52,14 @@ public final class FrameScaler: @unchecked Sendable {
         guard scaled > 0 else {
             throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
         }
-        bytes.removeLast(Self.outputSlack)
+        var bytes = [UInt8](repeating: 0, count: packedStride * height)
+        bytes.withUnsafeMutableBufferPointer { out in
+            padded.withUnsafeBufferPointer { source in
+                for row in 0..<height {
+                    (out.baseAddress! + row * packedStride).update(from: source.baseAddress! + row * paddedStride, count: packedStride)
+                }
+            }
+        }
         return RGBImage(width: width, height: height, bytes: bytes)
     }
 

@@ -26,6 +26,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Play the feed without output and print what happened.")
     var headless = false
 
+    @Flag(help: "Show the feed in an SDL window (the default when there is a display).")
+    var window = false
+
+    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
+    var renderer: WindowRendererOption = .gl
+
     @Option(help: "With --headless: how many swipes.")
     var swipes: Int = 5
 
@@ -47,6 +53,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: .hidden)
     var tiny = false
 
+    @OptionGroup var terminalOptions: TerminalOptions
     @OptionGroup var global: GlobalOptions
 
     /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`).
@@ -59,6 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
+        if !prepareOnly { _ = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal) }
     }
 
     var directory: URL {
@@ -73,17 +81,28 @@ struct DemoCommand: AsyncParsableCommand {
             print(manifest.path)
             return
         }
-        guard headless else {
-            throw CommandFailure.usage("this build runs the demo with --headless or --prepare-only (the window and terminal come with their own options)")
-        }
+        let output = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
         let origin = try await DemoOrigin.start(directory: directory, rttMilliseconds: rttMilliseconds, kbps: kbps)
         do {
-            try await playHeadless(origin: origin)
+            if output == .headless {
+                try await playHeadless(origin: origin)
+            } else {
+                // Everything it started stops when the user quits: the front-end, the
+                // loaders and cache, then the origin.
+                let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try loadingOptions(), token: nil)
+                try await FeedFrontEnd.run(output, stack: stack, category: nil, terminal: terminalOptions, renderer: renderer)
+            }
         } catch {
             await origin.server.stop()
             throw error
         }
         await origin.server.stop()
+    }
+
+    private func loadingOptions() throws -> LoadingOptions {
+        var arguments: [String] = []
+        if let cacheDirectory = loadingCacheDirectory { arguments += ["--cache-dir", cacheDirectory] }
+        return try LoadingOptions.parse(arguments)
     }
 
     /// Makes the library when needed, with a progress bar on a terminal.
@@ -105,9 +124,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// one JSON line per swipe, then a summary.
     private func playHeadless(origin: DemoOrigin) async throws {
         printError("demo feed at \(origin.server.baseURL!.absoluteString) (rtt \(rttMilliseconds) ms, \(kbps) kbit/s)")
-        var arguments: [String] = []
-        if let cacheDirectory = loadingCacheDirectory { arguments += ["--cache-dir", cacheDirectory] }
-        let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try LoadingOptions.parse(arguments), token: nil)
+        let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try loadingOptions(), token: nil)
         let run = HeadlessFeedRun(stack: stack, category: nil, swipes: swipes, dwell: dwell, trace: try TraceWriter(path: nil))
         let result = await run.run()
         await stack.shutdown()

@@ -25,6 +25,12 @@ struct FeedCommand: AsyncParsableCommand {
     @Flag(help: "Run a scripted session without a window or terminal output.")
     var headless = false
 
+    @Flag(help: "Show the feed in an SDL window: swipe, tabs, hold for 2x, scrub, search.")
+    var window = false
+
+    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
+    var renderer: WindowRendererOption = .gl
+
     @Option(help: "Swipes in a headless session.")
     var swipes: Int = 10
 
@@ -47,26 +53,15 @@ struct FeedCommand: AsyncParsableCommand {
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
-        if !headless && !terminalOptions.terminal && !TerminalOptions.isDefaultOutput {
-            throw ValidationError("choose an output: --terminal or --headless")
-        }
+        _ = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
     }
 
     func run() async throws {
         global.apply()
         let stack = try await FeedStack.open(source, loading: loading, token: token)
-        if !headless {
-            let app = TerminalApp(options: terminalOptions)
-            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
-            let outcome: TerminalApp.Outcome
-            do {
-                outcome = try await app.run(content)
-            } catch {
-                await stack.shutdown()
-                throw error
-            }
-            await stack.shutdown()
-            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+        let output = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        if output != .headless {
+            try await FeedFrontEnd.run(output, stack: stack, category: category, terminal: terminalOptions, renderer: renderer)
             return
         }
         let writer: TraceWriter
@@ -281,4 +276,34 @@ final class ObservedPlayers: @unchecked Sendable {
 /// Writes a line to standard output at once (no buffering behind a pipe).
 func printLine(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Shows a feed in the window or the terminal until the user quits; shuts the stack down.
+enum FeedFrontEnd {
+    static func run(_ output: OutputChoice, stack: FeedStack, category: String?, terminal options: TerminalOptions,
+                    renderer: WindowRendererOption) async throws {
+        switch output {
+        case .window:
+            let audio = ProcessAudio()
+            WindowAudio.makeSink = { audio.makeSink() }
+            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: renderer.kind, hud: options.hud)
+            audio.close()
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+        case .terminal:
+            let app = TerminalApp(options: options)
+            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
+            let outcome: TerminalApp.Outcome
+            do {
+                outcome = try await app.run(content)
+            } catch {
+                await stack.shutdown()
+                throw error
+            }
+            await stack.shutdown()
+            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+        case .headless:
+            await stack.shutdown()
+        }
+    }
 }

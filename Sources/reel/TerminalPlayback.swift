@@ -30,7 +30,7 @@ struct TerminalOptions: ParsableArguments {
     @Option(help: "Truecolor: how far (0-255 a channel) a cell's colour may drift before it is redrawn; 0 is exact, 2 is invisible and saves 15-35% of the bytes.")
     var tolerance: Int = 2
 
-    @Flag(help: "Show a stats line: fps, dropped frames, bytes per frame.")
+    @Flag(help: "Show the HUD: fps, dropped frames and bytes per frame in the terminal; fps, drops, the preload stage and the first-frame phases over the window (h toggles it there).")
     var hud = false
 
     @Option(name: .customLong("stats-out"), help: ArgumentHelp("Write the renderer's byte counts as JSON here on exit.", visibility: .hidden))
@@ -59,7 +59,7 @@ struct TerminalOptions: ParsableArguments {
 
 /// The process's audio: one SDL device shared by every player, or nothing (with a warning)
 /// when no device opens.
-final class TerminalAudio: @unchecked Sendable {
+final class ProcessAudio: @unchecked Sendable {
     let output: SDLAudioOutput?
 
     init() {
@@ -118,7 +118,7 @@ final class TerminalApp: @unchecked Sendable {
     private let options: TerminalOptions
     private let session = TerminalSession()
     let renderer: TerminalRenderer
-    let audio: TerminalAudio
+    let audio: ProcessAudio
     private var content: (any TerminalContent)?
     private let frameLimit: Int?
 
@@ -140,7 +140,7 @@ final class TerminalApp: @unchecked Sendable {
     init(options: TerminalOptions, frameLimit: Int? = nil) {
         self.options = options
         self.frameLimit = frameLimit
-        audio = TerminalAudio()
+        audio = ProcessAudio()
         let session = self.session
         renderer = TerminalRenderer(configuration: options.rendererConfiguration) { session.write($0) }
     }

@@ -1,0 +1,354 @@
+import Foundation
+import ReelCore
+import ReelFeed
+import ReelMedia
+
+/// `reel feed SOURCE --window`: the feed UI in an SDL window. A ``FeedBrowser`` holds one
+/// ``FeedSession`` per category tab; the window draws the pages its pager shows (frames of
+/// the pool's players, covers until the first frame, image posts' pictures), and turns
+/// input into swipes, tab changes, player commands and searches.
+///
+/// Every call must come from the thread that created the window.
+public final class FeedWindow {
+    public struct Options: Sendable {
+        public var renderer: RendererKind
+        public var allowFallback: Bool
+        public var width: Int
+        public var height: Int
+        public var showsHUD: Bool
+
+        public init(renderer: RendererKind = .gl, allowFallback: Bool = true, width: Int = 540, height: Int = 960, showsHUD: Bool = false) {
+            self.renderer = renderer
+            self.allowFallback = allowFallback
+            self.width = width
+            self.height = height
+            self.showsHUD = showsHUD
+        }
+    }
+
+    public let browser: FeedBrowser
+    public let search: SearchModel?
+    public let uiClock: any EngineClock
+    public private(set) var model: FeedViewModel
+    private let host: SDLWindowHost
+    private let covers: CoverCache
+    private let makeResultsSession: (@Sendable (any FeedSource) -> FeedSession)?
+    /// The feed of search results being played, when one was opened.
+    public private(set) var resultsSession: FeedSession?
+    private var shownSession: ObjectIdentifier?
+    private var running = true
+    private var lastResultsVersion = ""
+    private var firstFrames: [String] = []
+    private let events = EventBox()
+
+    /// - Parameters:
+    ///   - browser: started (its first tab's feed open).
+    ///   - loader: reads covers and thumbnails.
+    ///   - makeResultsSession: makes the feed a chosen search result plays in.
+    public init(browser: FeedBrowser, search: SearchModel?, loader: any ResourceLoader,
+                makeResultsSession: (@Sendable (any FeedSource) -> FeedSession)?,
+                options: Options = Options(), uiClock: any EngineClock = HostClock.shared) throws {
+        self.browser = browser
+        self.search = search
+        self.uiClock = uiClock
+        self.makeResultsSession = makeResultsSession
+        host = try SDLWindowHost(title: "reel feed", width: options.width, height: options.height,
+                                 renderer: options.renderer, allowFallback: options.allowFallback)
+        let wake = host.makeWaker()
+        covers = CoverCache(loader: loader, wake: wake)
+        let size = host.renderer.drawableSize
+        model = FeedViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y)
+        model.showsHUD = options.showsHUD
+        let titles = browser.categories.map(\.title)
+        let widths = titles.map { Double(host.text.width(of: $0.isEmpty ? "推荐" : $0, size: Int(17 * model.scale))) + 28 * model.scale }
+        model.setTabs(titles: titles, widths: widths, selected: browser.selectedIndex)
+        let events = self.events
+        browser.onSessionCreated = { _, session in
+            session.onFrame = { _ in wake() }
+            session.addObserver { event in events.record(event); wake() }
+        }
+        if let session = browser.currentSession {
+            session.onFrame = { _ in wake() }
+            session.addObserver { event in events.record(event); wake() }
+        }
+    }
+
+    deinit {
+        resultsSession?.close()
+    }
+
+    public var rendererName: String { host.renderer.name }
+    public var drawableSize: (width: Int, height: Int) { host.renderer.drawableSize }
+    public var isFullscreen: Bool { host.isFullscreen }
+    public var isRunning: Bool { running }
+    public func stop() { running = false }
+
+    /// The feed on screen: the chosen search results, else the selected tab's.
+    public var session: FeedSession? { resultsSession ?? browser.currentSession }
+
+    public func run(while condition: () -> Bool = { true }) {
+        while running && condition() {
+            let now = uiClock.now
+            var wait = 100
+            if let deadline = model.nextDeadline {
+                wait = max(1, min(wait, Int(((deadline - now).seconds * 1000).rounded(.up))))
+            }
+            if model.swipe.phase != .idle || model.playback.isScrubbing { wait = 0 }
+            pump(waitMs: wait)
+        }
+    }
+
+    public func pump(waitMs: Int = 0) {
+        for input in host.events(waitMs: waitMs) { handle(input) }
+        refresh()
+        perform(model.tick(now: uiClock.now))
+        render(capture: false)
+    }
+
+    public func snapshot() -> RGBImage {
+        refresh()
+        return render(capture: true) ?? RGBImage(width: 0, height: 0)
+    }
+
+    // MARK: State
+
+    /// Pulls the session's items, the current item and its player into the model.
+    private func refresh() {
+        let now = uiClock.now
+        let size = host.renderer.drawableSize
+        model.resize(width: size.width, height: size.height, scale: host.pixelScale.y, now: now)
+        guard let session else { return }
+        let items = session.items
+        if shownSession != ObjectIdentifier(session) {
+            shownSession = ObjectIdentifier(session)
+            model.showFeed(count: items.count, index: session.currentIndex, now: now)
+        }
+        model.setItemCount(items.count, now: now)
+        let index = model.currentIndex
+        model.setCurrentItem(index < items.count ? items[index] : nil, now: now)
+        if let player = session.player(at: index) {
+            let frame = session.frame(at: index)
+            model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
+                       isPlaying: player.rate != 0, videoSize: frame.map { ($0.displayWidth, $0.displayHeight) })
+        }
+        // Covers for the pages around, until their first frames.
+        for i in max(0, index - 1)..<min(items.count, index + 2) where session.frame(at: i) == nil {
+            if let url = items[i].coverURL { covers.request(url, maxWidth: size.width, maxHeight: size.height) }
+        }
+        if let search, model.isSearching || !model.resultRows.isEmpty {
+            let results = search.results
+            model.resultRows = results.map { item in
+                if let url = item.coverURL ?? item.images.first { covers.request(url, maxWidth: 180, maxHeight: 320) }
+                return FeedViewModel.ResultRow(item: item, thumbnail: (item.coverURL ?? item.images.first).flatMap(covers.image))
+            }
+            switch search.state {
+            case .idle: model.searchStatus = ""
+            case .searching: model.searchStatus = "搜索中…"
+            case .results: model.searchStatus = "\(results.count) 个结果" + (search.hasMore ? "（滚动加载更多）" : "")
+            case .empty: model.searchStatus = "没有结果"
+            case .failed(let message): model.searchStatus = "搜索失败: \(message)"
+            }
+        }
+        if model.showsHUD { model.setHUD(hudLines(session)) }
+    }
+
+    private func content(_ session: FeedSession, _ index: Int) -> FeedViewModel.PageContent {
+        let items = session.items
+        guard index < items.count else { return .init(source: nil, item: nil) }
+        let item = items[index]
+        if item.isImagePost {
+            let shown = index == model.currentIndex ? (model.carousel?.index ?? 0) : 0
+            let url = item.images[min(shown, item.images.count - 1)]
+            if let image = session.decodedPicture(url) ?? (shown == 0 ? session.picture(at: index) : nil) {
+                return .init(source: .image(key: url.absoluteString, image), item: item)
+            }
+            if let image = session.picture(at: index) { return .init(source: .image(key: "first:" + item.id, image), item: item) }
+            return .init(source: nil, item: item)
+        }
+        if let frame = session.frame(at: index) { return .init(source: .frame(frame), item: item) }
+        if let url = item.coverURL, let image = covers.image(url) { return .init(source: .image(key: url.absoluteString, image), item: item) }
+        return .init(source: nil, item: item)
+    }
+
+    @discardableResult
+    private func render(capture: Bool) -> RGBImage? {
+        let now = uiClock.now
+        let list: [DrawCommand]
+        if let session {
+            list = model.drawList(now: now) { self.content(session, $0) }
+        } else {
+            list = model.drawList(now: now) { _ in .init(source: nil, item: nil) }
+        }
+        host.renderer.draw(list)
+        let image = capture ? host.renderer.readPixels() : nil
+        host.renderer.present()
+        return image
+    }
+
+    private func hudLines(_ session: FeedSession) -> [String] {
+        let index = model.currentIndex
+        var lines = ["\(host.renderer.name)  \(model.playback.drawableWidth)×\(model.playback.drawableHeight)  page \(index + 1)/\(session.items.count)",
+                     "stage \(session.preloadStage(at: index).rawValue)  players \(session.livePlayers)"]
+        if let player = session.player(at: index) {
+            let stats = player.statistics
+            lines.append("drops \(stats.droppedFrames)  read \(stats.bytesRead / 1024) KiB")
+        }
+        if let last = events.lastFirstFrame { lines.append(last) }
+        return lines
+    }
+
+    // MARK: Input
+
+    private func handle(_ input: HostInput) {
+        let now = uiClock.now
+        let mapped: FeedViewModel.Input?
+        switch input {
+        case .quit: running = false; return
+        case .wake, .resized, .pointerLeave: return
+        case .pointerDown(let x, let y, _): mapped = .pointerDown(x: x, y: y)
+        case .pointerMove(let x, let y, _): mapped = .pointerMove(x: x, y: y)
+        case .pointerUp(let x, let y): mapped = .pointerUp(x: x, y: y)
+        case .wheel(let dy): mapped = .wheel(dy: dy)
+        case .keyDown(let code, let isRepeat): mapped = .keyDown(Self.key(code), isRepeat: isRepeat)
+        case .keyUp(let code): mapped = .keyUp(Self.key(code))
+        case .textInput(let text): mapped = .text(text)
+        case .textEditing(let text): mapped = .composition(text)
+        }
+        if let mapped { perform(model.handle(mapped, now: now)) }
+    }
+
+    static func key(_ code: Int32) -> FeedViewModel.Key {
+        switch code {
+        case SDLEventInjector.keycode(.j): .j
+        case SDLEventInjector.keycode(.k): .k
+        case SDLEventInjector.keycode(.slash): .slash
+        case SDLEventInjector.keycode(.enter): .enter
+        case SDLEventInjector.keycode(.backspace): .backspace
+        default: .playback(SDLWindowHost.key(code))
+        }
+    }
+
+    private func perform(_ commands: [FeedViewModel.Command]) {
+        for command in commands {
+            switch command {
+            case .move(let index):
+                session?.move(to: index)
+            case .selectTab(let index):
+                if let results = resultsSession {
+                    results.close()
+                    resultsSession = nil
+                    model.resultsTitle = nil
+                }
+                let browser = self.browser
+                Task { try? await browser.select(index) }
+                shownSession = nil
+            case .player(let command):
+                performPlayer(command)
+            case .openSearch:
+                host.startTextInput(rect: model.textInputRect)
+                session?.currentPlayer?.pause()
+            case .closeSearch:
+                host.stopTextInput()
+                session?.currentPlayer?.play()
+            case .search(let query):
+                if let search { Task { await search.search(query) } }
+            case .loadMoreResults:
+                if let search, search.hasMore { Task { await search.loadMore() } }
+            case .openSearchResult(let index):
+                guard let search, let make = makeResultsSession else { break }
+                browser.currentSession?.setActive(false)
+                resultsSession?.close()
+                let results = make(search.feedSource())
+                let wake = host.makeWaker()
+                let events = self.events
+                results.onFrame = { _ in wake() }
+                results.addObserver { event in events.record(event); wake() }
+                resultsSession = results
+                shownSession = nil
+                model.resultsTitle = search.query
+                Task { try? await results.start(at: index) }
+            case .closeResults:
+                closeResults()
+            }
+        }
+    }
+
+    private func performPlayer(_ command: PlaybackViewModel.Command) {
+        let player = session?.currentPlayer
+        switch command {
+        case .togglePause:
+            guard let player else { return }
+            if player.rate == 0 { player.play() } else { player.pause() }
+        case .seek(let time, let exact):
+            let tolerance: MediaTime = exact ? .zero : .positiveInfinity
+            player?.seek(to: time, toleranceBefore: tolerance, toleranceAfter: tolerance) { _ in }
+        case .setRate(let rate): player?.rate = rate
+        case .setMuted(let muted):
+            for session in [browser.currentSession, resultsSession].compactMap({ $0 }) {
+                for p in session.poolPlayers { p.isMuted = muted }
+            }
+        case .setFullscreen(let on): host.setFullscreen(on)
+        case .quit:
+            // Escape from search results goes back to the tabs.
+            if resultsSession != nil { closeResults() } else { running = false }
+        }
+    }
+
+    private func closeResults() {
+        guard let results = resultsSession else { return }
+        results.close()
+        resultsSession = nil
+        shownSession = nil
+        model.resultsTitle = nil
+        browser.currentSession?.setActive(true)
+    }
+}
+
+/// First-frame events for the HUD.
+private final class EventBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: String?
+    func record(_ event: FeedEvent) {
+        if case .firstFrame(let index, let ms, let stage) = event {
+            lock.withLock { last = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
+        }
+    }
+    var lastFirstFrame: String? { lock.withLock { last } }
+}
+
+/// Covers and thumbnails decoded in the background (FFmpeg, downsampled), by URL.
+final class CoverCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var images: [URL: RGBImage] = [:]
+    private var loading: Set<URL> = []
+    private var failed: Set<URL> = []
+    private let loader: any ResourceLoader
+    private let wake: @Sendable () -> Void
+
+    init(loader: any ResourceLoader, wake: @escaping @Sendable () -> Void) {
+        self.loader = loader
+        self.wake = wake
+    }
+
+    func image(_ url: URL) -> RGBImage? { lock.withLock { images[url] } }
+
+    func request(_ url: URL, maxWidth: Int, maxHeight: Int) {
+        let start: Bool = lock.withLock {
+            guard images[url] == nil, !loading.contains(url), !failed.contains(url) else { return false }
+            if images.count > 96 { images.removeAll() }
+            loading.insert(url)
+            return true
+        }
+        guard start else { return }
+        let loader = self.loader
+        Task.detached { [weak self] in
+            let image = try? await ImageDecoder.decode(url, loader: loader, maxWidth: maxWidth, maxHeight: maxHeight)
+            guard let self else { return }
+            self.lock.withLock {
+                self.loading.remove(url)
+                if let image { self.images[url] = image } else { self.failed.insert(url) }
+            }
+            self.wake()
+        }
+    }
+}

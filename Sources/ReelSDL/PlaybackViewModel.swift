@@ -1,0 +1,373 @@
+import ReelCore
+import ReelFeed
+import ReelMedia
+
+/// The playback window's state and layout as a value, with no SDL in it: input events
+/// (in drawable pixels) and times come in, player commands come out, and
+/// ``drawList(frame:)`` says what to draw. The SDL backend feeds it; tests drive it
+/// directly.
+public struct PlaybackViewModel: Sendable {
+    /// Keys the window reacts to.
+    public enum Key: Sendable, Hashable {
+        case space, f, m, h, escape, q, left, right, up, down, other
+    }
+
+    /// User input, positions in drawable pixels.
+    public enum Input: Sendable, Hashable {
+        case pointerDown(x: Double, y: Double)
+        case pointerMove(x: Double, y: Double)
+        case pointerUp(x: Double, y: Double)
+        /// The pointer left the window (or the gesture was lost).
+        case pointerCancel
+        case keyDown(Key, isRepeat: Bool)
+        case keyUp(Key)
+    }
+
+    /// What the window asks the player (and itself) to do.
+    public enum Command: Sendable, Hashable {
+        case togglePause
+        case seek(MediaTime, exact: Bool)
+        case setRate(Double)
+        case setMuted(Bool)
+        case setFullscreen(Bool)
+        case quit
+    }
+
+    /// Where things are, in drawable pixels.
+    public struct Layout: Sendable, Hashable {
+        public var bounds: UIRect
+        public var video: UIRect
+        /// The visible progress track.
+        public var bar: UIRect
+        /// Where a press grabs the bar (taller than the track).
+        public var barHitArea: UIRect
+        public var knobCenter: (x: Double, y: Double)
+        public var fullscreenButton: UIRect
+        public var titlePoint: (x: Double, y: Double)
+        public var timeLabelPoint: (x: Double, y: Double)
+        public var badge: UIRect
+        public var scale: Double
+
+        public static func == (a: Layout, b: Layout) -> Bool {
+            a.bounds == b.bounds && a.video == b.video && a.bar == b.bar && a.fullscreenButton == b.fullscreenButton
+        }
+        public func hash(into hasher: inout Hasher) { hasher.combine(video); hasher.combine(bar) }
+    }
+
+    private enum Press: Sendable, Hashable {
+        case video, bar, fullscreenButton
+    }
+
+    /// Drawable size in pixels and pixels per point (2 on HiDPI).
+    public var drawableWidth: Int
+    public var drawableHeight: Int
+    public var scale: Double
+    /// The video's size as displayed (rotation applied), once known.
+    public var videoWidth: Int = 0
+    public var videoHeight: Int = 0
+    public var title: String
+    /// A second line above the title (the uploader in a feed).
+    public var subtitle: String = ""
+    /// Whether the progress bar, time label and play state show (not for image posts).
+    public var showsTransport = true
+    /// Extra space kept free at the top (the feed's tab bar), in pixels.
+    public var topInset: Double = 0
+    public var isMuted = false
+    public var showsHUD = false
+    public var hudLines: [String] = []
+    public private(set) var slider = ProgressSlider()
+    public private(set) var hold = HoldToSpeedUp()
+    /// Seconds a second click must follow the first to count as a double click.
+    public var doubleClickInterval = MediaTime(value: 300, timescale: 1000)
+
+    private var press: Press?
+    private var lastTapAt: MediaTime?
+
+    public init(drawableWidth: Int, drawableHeight: Int, scale: Double = 1, title: String = "") {
+        self.drawableWidth = drawableWidth
+        self.drawableHeight = drawableHeight
+        self.scale = scale
+        self.title = title
+    }
+
+    // MARK: State from the player
+
+    /// The player's time, duration, buffered ranges and play state, sampled each frame.
+    public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool) {
+        slider.currentTime = currentTime
+        slider.duration = duration
+        slider.loadedTimeRanges = loaded
+        slider.isPlaying = isPlaying
+    }
+
+    public var isFullscreen: Bool { slider.isFullscreen }
+    public var controlsVisible: Bool { slider.controlsVisible }
+    public var isScrubbing: Bool { slider.isScrubbing }
+    public var badge: String? { hold.badge }
+    /// Whether the pointer went down on the video (not the bar or a button): a feed routes
+    /// such a press to its swipe controller too.
+    public var isPressingVideo: Bool { press == .video }
+    /// The label under the bar: `0:12 / 0:45` (follows the thumb while scrubbing).
+    public var timeText: String { "\(slider.timeLabel) / \(slider.durationLabel)" }
+    /// When ``tick(now:)`` must run next (a hold firing, the controls hiding).
+    public var nextDeadline: MediaTime? {
+        [hold.nextDeadline, slider.autoHideDeadline].compactMap { $0 }.min()
+    }
+
+    // MARK: Layout
+
+    public var layout: Layout {
+        let s = scale
+        let bounds = UIRect(x: 0, y: 0, width: Double(drawableWidth), height: Double(drawableHeight))
+        let video = bounds.aspectFit(contentWidth: videoWidth, contentHeight: videoHeight)
+        let margin = 16 * s
+        let barHeight = (slider.isScrubbing ? 6 : slider.controlsVisible ? 4 : 2) * s
+        let barY = bounds.maxY - 28 * s
+        let bar = UIRect(x: margin, y: barY - barHeight / 2, width: bounds.width - 2 * margin, height: barHeight)
+        let hit = UIRect(x: 0, y: barY - 18 * s, width: bounds.width, height: 36 * s)
+        let knob = (x: bar.x + bar.width * slider.value, y: barY)
+        let buttonSize = 36 * s
+        let button = UIRect(x: bounds.maxX - margin - buttonSize, y: barY - 18 * s - 8 * s - buttonSize,
+                            width: buttonSize, height: buttonSize)
+        let badge = UIRect(x: bounds.midX - 36 * s, y: topInset + 56 * s, width: 72 * s, height: 32 * s)
+        return Layout(bounds: bounds, video: video, bar: bar, barHitArea: hit, knobCenter: knob,
+                      fullscreenButton: button,
+                      titlePoint: (margin, button.minYForTitle(scale: s)),
+                      timeLabelPoint: (margin, button.midY), badge: badge, scale: s)
+    }
+
+    // MARK: Input
+
+    public mutating func handle(_ input: Input, now: MediaTime) -> [Command] {
+        var commands: [Command] = []
+        switch input {
+        case .pointerDown(let x, let y):
+            let l = layout
+            if slider.controlsVisible, l.fullscreenButton.contains(x: x, y: y) {
+                press = .fullscreenButton
+            } else if showsTransport, l.barHitArea.contains(x: x, y: y) {
+                press = .bar
+                commands += sliderCommands(slider.beginScrub(at: barValue(x, l), now: now))
+            } else {
+                press = .video
+                commands += holdCommands(hold.pointerDown(x: x, y: y, now: now), now: now)
+            }
+        case .pointerMove(let x, let y):
+            switch press {
+            case .bar: commands += sliderCommands(slider.moveScrub(to: barValue(x, layout), now: now))
+            case .video: commands += holdCommands(hold.pointerMove(x: x, y: y, now: now), now: now)
+            default: commands += sliderCommands(slider.userActivity(now: now))
+            }
+        case .pointerUp(let x, let y):
+            let pressed = press
+            press = nil
+            switch pressed {
+            case .bar: commands += sliderCommands(slider.endScrub(at: barValue(x, layout), now: now))
+            case .video: commands += holdCommands(hold.pointerUp(now: now), now: now)
+            case .fullscreenButton:
+                if layout.fullscreenButton.contains(x: x, y: y) { commands += toggleFullscreen(now: now) }
+            case nil: break
+            }
+        case .pointerCancel:
+            let pressed = press
+            press = nil
+            if pressed == .bar { commands += sliderCommands(slider.cancelScrub(now: now)) }
+            if pressed == .video { commands += holdCommands(hold.pointerCancel(now: now), now: now) }
+        case .keyDown(let key, let isRepeat):
+            commands += sliderCommands(slider.userActivity(now: now))
+            guard !isRepeat else { break }
+            switch key {
+            case .space: commands += holdCommands(hold.keyDown(now: now), now: now)
+            case .f: commands += toggleFullscreen(now: now)
+            case .escape:
+                if slider.isFullscreen { commands += toggleFullscreen(now: now) } else { commands.append(.quit) }
+            case .q: commands.append(.quit)
+            case .m:
+                isMuted.toggle()
+                commands.append(.setMuted(isMuted))
+            case .h: showsHUD.toggle()
+            case .left: commands.append(.seek(max(.zero, slider.currentTime - MediaTime(value: 5, timescale: 1)), exact: false))
+            case .right: commands.append(.seek(slider.currentTime + MediaTime(value: 5, timescale: 1), exact: false))
+            default: break
+            }
+        case .keyUp(let key):
+            if key == .space { commands += holdCommands(hold.keyUp(now: now), now: now) }
+        }
+        return commands
+    }
+
+    /// Time passed: a press becomes a hold (2x), the controls hide.
+    public mutating func tick(now: MediaTime) -> [Command] {
+        holdCommands(hold.tick(now: now), now: now) + sliderCommands(slider.tick(now: now))
+    }
+
+    private func barValue(_ x: Double, _ l: Layout) -> Double {
+        l.bar.width > 0 ? min(1, max(0, (x - l.bar.x) / l.bar.width)) : 0
+    }
+
+    private mutating func toggleFullscreen(now: MediaTime) -> [Command] {
+        _ = slider.toggleFullscreen(now: now)
+        return [.setFullscreen(slider.isFullscreen)]
+    }
+
+    private mutating func holdCommands(_ actions: [HoldToSpeedUp.Action], now: MediaTime) -> [Command] {
+        var out: [Command] = []
+        for action in actions {
+            switch action {
+            case .setRate(let rate): out.append(.setRate(rate))
+            case .showBadge, .hideBadge: break
+            case .togglePause, .keyTapped:
+                out.append(.togglePause)
+                out += sliderCommands(slider.userActivity(now: now))
+                if case .togglePause = action {
+                    if let last = lastTapAt, now - last <= doubleClickInterval {
+                        lastTapAt = nil
+                        out += toggleFullscreen(now: now)
+                    } else {
+                        lastTapAt = now
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    private func sliderCommands(_ actions: [ProgressSlider.Action]) -> [Command] {
+        actions.compactMap { action in
+            if case .seek(let time, let exact) = action { return .seek(time, exact: exact) }
+            return nil
+        }
+    }
+
+    // MARK: Drawing
+
+    /// What to draw for the current state over `frame` (or `cover` until the first frame).
+    public func drawList(frame: VideoFrame?, cover: (key: String, image: RGBImage)? = nil) -> [DrawCommand] {
+        let l = layout
+        var list: [DrawCommand] = [.fill(l.bounds, .black, radius: 0)]
+        let source: DrawSource?
+        if let frame { source = .frame(frame) } else if let cover { source = .image(key: cover.key, cover.image) } else { source = nil }
+        if let source { list += Self.page(source, in: l.bounds) }
+        list += overlay(l, scale)
+        return list
+    }
+
+    /// A picture aspect-fitted into `rect` over its blurred, darkened copy.
+    static func page(_ source: DrawSource, in rect: UIRect) -> [DrawCommand] {
+        let size: (Int, Int)
+        switch source {
+        case .frame(let frame): size = (frame.displayWidth, frame.displayHeight)
+        case .image(_, let image): size = (image.width, image.height)
+        }
+        let fitted = rect.aspectFit(contentWidth: size.0, contentHeight: size.1)
+        var list: [DrawCommand] = []
+        if fitted != rect { list.append(.backdrop(source: source, rect: rect, dim: 0.45)) }
+        list.append(.picture(source: source, rect: fitted))
+        return list
+    }
+
+    func overlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = []
+        let white = UIColor.white
+        if !showsTransport {
+            let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
+            list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
+            list += titleLines(l, s)
+            return list + hudOverlay(l, s)
+        }
+        if slider.controlsVisible {
+            // A soft shade behind the bottom controls so white text reads on any picture.
+            let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
+            list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
+            list += titleLines(l, s)
+            list.append(.text(timeText, point: l.timeLabelPoint, size: 14 * s, color: white.withAlpha(0.9), anchor: .centerLeft, maxWidth: nil))
+            list += fullscreenIcon(l.fullscreenButton, s)
+        }
+        // The progress bar: track, buffered, played, knob.
+        let radius = l.bar.height / 2
+        list.append(.fill(l.bar, white.withAlpha(0.25), radius: radius))
+        let buffered = slider.bufferedFraction
+        if buffered > 0 {
+            list.append(.fill(UIRect(x: l.bar.x, y: l.bar.y, width: l.bar.width * buffered, height: l.bar.height), white.withAlpha(0.4), radius: radius))
+        }
+        let played = UIRect(x: l.bar.x, y: l.bar.y, width: l.bar.width * slider.value, height: l.bar.height)
+        if played.width > 0 { list.append(.fill(played, white.withAlpha(0.9), radius: radius)) }
+        if slider.controlsVisible || slider.isScrubbing {
+            let knob = (slider.isScrubbing ? 16 : 10) * s
+            list.append(.fill(UIRect(x: l.knobCenter.x - knob / 2, y: l.knobCenter.y - knob / 2, width: knob, height: knob), white, radius: knob / 2))
+        }
+        if slider.isScrubbing {
+            // The big label follows the thumb while dragging.
+            let x = min(max(l.knobCenter.x, 80 * s), l.bounds.width - 80 * s)
+            list.append(.text(timeText, point: (x, l.bar.y - 60 * s), size: 26 * s, color: white, anchor: .bottomCenter, maxWidth: nil))
+        }
+        if !slider.isPlaying && !slider.isScrubbing && !hold.isHolding && videoWidth > 0 {
+            let d = 72 * s
+            let circle = UIRect(x: l.video.midX - d / 2, y: l.bounds.midY - d / 2, width: d, height: d)
+            list.append(.fill(circle, UIColor.black.withAlpha(0.4), radius: d / 2))
+            list.append(.text("▶", point: (circle.midX + 3 * s, circle.midY), size: 34 * s, color: white.withAlpha(0.9), anchor: .center, maxWidth: nil))
+        }
+        if let badge = hold.badge {
+            list.append(.fill(l.badge, UIColor.black.withAlpha(0.55), radius: l.badge.height / 2))
+            list.append(.text(badge + " ▶▶", point: (l.badge.midX, l.badge.midY), size: 16 * s, color: white, anchor: .center, maxWidth: nil))
+        }
+        if isMuted {
+            let r = UIRect(x: l.bounds.maxX - 86 * s, y: 16 * s, width: 70 * s, height: 26 * s)
+            list.append(.fill(r, UIColor.black.withAlpha(0.5), radius: 13 * s))
+            list.append(.text("muted", point: (r.midX, r.midY), size: 13 * s, color: white, anchor: .center, maxWidth: nil))
+        }
+        return list + hudOverlay(l, s)
+    }
+
+    private func titleLines(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = []
+        if !title.isEmpty {
+            list.append(.text(title, point: l.titlePoint, size: 18 * s, color: .white, anchor: .bottomLeft,
+                              maxWidth: l.bounds.width - 32 * s))
+        }
+        if !subtitle.isEmpty {
+            list.append(.text(subtitle, point: (l.titlePoint.x, l.titlePoint.y - 28 * s), size: 15 * s,
+                              color: UIColor.white.withAlpha(0.85), anchor: .bottomLeft, maxWidth: l.bounds.width - 32 * s))
+        }
+        return list
+    }
+
+    private func hudOverlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = []
+        if showsHUD, !hudLines.isEmpty {
+            let lineHeight = 16 * s
+            let box = UIRect(x: 8 * s, y: topInset + 8 * s, width: 240 * s, height: lineHeight * Double(hudLines.count) + 8 * s)
+            list.append(.fill(box, UIColor.black.withAlpha(0.6), radius: 6 * s))
+            for (i, line) in hudLines.enumerated() {
+                list.append(.text(line, point: (box.x + 6 * s, box.y + 4 * s + lineHeight * Double(i)), size: 12 * s,
+                                  color: UIColor(r: 0.6, g: 1, b: 0.6), anchor: .topLeft, maxWidth: box.width - 12 * s))
+            }
+        }
+        return list
+    }
+
+    /// Four corner brackets: enter (outward) or leave (inward) fullscreen.
+    private func fullscreenIcon(_ r: UIRect, _ s: Double) -> [DrawCommand] {
+        var list: [DrawCommand] = [.fill(r, UIColor.black.withAlpha(0.3), radius: 8 * s)]
+        let inset = 9 * s, arm = 7 * s, t = 2 * s
+        let icon = r.insetBy(dx: inset, dy: inset)
+        let corners = [(icon.x, icon.y, 1.0, 1.0), (icon.maxX, icon.y, -1.0, 1.0), (icon.x, icon.maxY, 1.0, -1.0), (icon.maxX, icon.maxY, -1.0, -1.0)]
+        for (cx, cy, dx, dy) in corners {
+            // Leaving fullscreen draws the brackets pointing inwards (shifted by one arm).
+            let ox = slider.isFullscreen ? cx + dx * arm : cx
+            let oy = slider.isFullscreen ? cy + dy * arm : cy
+            let hx = slider.isFullscreen ? -dx : dx
+            let vy = slider.isFullscreen ? -dy : dy
+            let horizontal = UIRect(x: hx > 0 ? ox : ox - arm, y: vy > 0 ? oy : oy - t, width: arm, height: t)
+            let vertical = UIRect(x: hx > 0 ? ox : ox - t, y: vy > 0 ? oy : oy - arm, width: t, height: arm)
+            list.append(.fill(horizontal, .white, radius: 0))
+            list.append(.fill(vertical, .white, radius: 0))
+        }
+        return list
+    }
+}
+
+extension UIRect {
+    fileprivate var minY: Double { y }
+    fileprivate func minYForTitle(scale s: Double) -> Double { y - 12 * s }
+}

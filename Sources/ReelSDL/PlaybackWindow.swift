@@ -1,0 +1,179 @@
+import Foundation
+import ReelCore
+import ReelMedia
+
+/// `reel play --window`: one player in an SDL window. The player presents frames to a
+/// ``FrameStore`` at their time; this loop draws the latest one at the next vsync together
+/// with the overlay from ``PlaybackViewModel`` and turns SDL input into player commands.
+///
+/// Every call must come from the thread that created the window (SDL and GL are bound to it).
+public final class PlaybackWindow {
+    public struct Options: Sendable {
+        public var renderer: RendererKind
+        /// Fall back to the software renderer when OpenGL does not start.
+        public var allowFallback: Bool
+        public var width: Int
+        public var height: Int
+        public var title: String
+        public var showsHUD: Bool
+        public var fullscreen: Bool
+
+        public init(renderer: RendererKind = .gl, allowFallback: Bool = true, width: Int = 540, height: Int = 960,
+                    title: String = "", showsHUD: Bool = false, fullscreen: Bool = false) {
+            self.renderer = renderer
+            self.allowFallback = allowFallback
+            self.width = width
+            self.height = height
+            self.title = title
+            self.showsHUD = showsHUD
+            self.fullscreen = fullscreen
+        }
+    }
+
+    public let player: Player
+    public let frames: FrameStore
+    /// Times the UI (hold delay, auto-hide, double click); the host clock unless a test injects one.
+    public let uiClock: any EngineClock
+    public private(set) var model: PlaybackViewModel
+    private let host: SDLWindowHost
+    private var running = true
+    private var drawnSequence = -1
+    private var drawnFrames = 0
+    private var fpsWindow: [MediaTime] = []
+    private var lastDrawAt: MediaTime?
+
+    public init(player: Player, frames: FrameStore, options: Options = Options(), uiClock: any EngineClock = HostClock.shared) throws {
+        self.player = player
+        self.frames = frames
+        self.uiClock = uiClock
+        host = try SDLWindowHost(title: options.title.isEmpty ? "reel" : options.title, width: options.width, height: options.height,
+                                 renderer: options.renderer, allowFallback: options.allowFallback)
+        let size = host.renderer.drawableSize
+        model = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
+        model.showsHUD = options.showsHUD
+        model.isMuted = player.isMuted
+        frames.setWake(host.makeWaker())
+        if options.fullscreen { perform(model.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
+    }
+
+    deinit {
+        frames.setWake(nil)
+    }
+
+    /// `gl` or `software`: the renderer actually drawing.
+    public var rendererName: String { host.renderer.name }
+    public var isFullscreen: Bool { host.isFullscreen }
+    /// The window size in points and the drawable size in pixels.
+    public var windowSize: (width: Int, height: Int) { host.windowSize }
+    public var drawableSize: (width: Int, height: Int) { host.renderer.drawableSize }
+    /// Distinct frames drawn, and frames that arrived but were replaced before a draw.
+    public var framesDrawn: Int { drawnFrames }
+    public var framesSkipped: Int { max(0, frames.current.sequence - drawnFrames) }
+
+    /// Runs until the window closes, `q`/Escape, ``stop()`` or `condition` turns false.
+    public func run(while condition: () -> Bool = { true }) {
+        while running && condition() {
+            let now = uiClock.now
+            var wait = 250
+            if let deadline = model.nextDeadline {
+                wait = max(1, min(wait, Int(((deadline - now).seconds * 1000).rounded(.up))))
+            }
+            if model.isScrubbing || frames.current.sequence != drawnSequence { wait = 0 }
+            pump(waitMs: wait)
+        }
+    }
+
+    /// Stops ``run()`` after the current iteration.
+    public func stop() { running = false }
+    public var isRunning: Bool { running }
+
+    /// Handles queued input (waiting up to `waitMs` for some), then draws once.
+    public func pump(waitMs: Int = 0) {
+        for input in host.events(waitMs: waitMs) { handle(input) }
+        perform(model.tick(now: uiClock.now))
+        render(capture: false)
+    }
+
+    /// Draws the current state and reads it back (the pixels the window shows).
+    public func snapshot() -> RGBImage {
+        render(capture: true) ?? RGBImage(width: 0, height: 0)
+    }
+
+    @discardableResult
+    private func render(capture: Bool) -> RGBImage? {
+        let size = host.renderer.drawableSize
+        model.drawableWidth = size.width
+        model.drawableHeight = size.height
+        model.scale = host.pixelScale.y
+        let (frame, sequence) = frames.current
+        if let frame {
+            model.videoWidth = frame.displayWidth
+            model.videoHeight = frame.displayHeight
+        }
+        model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0)
+        let now = uiClock.now
+        if sequence != drawnSequence {
+            drawnSequence = sequence
+            if frame != nil {
+                drawnFrames += 1
+                fpsWindow.append(now)
+            }
+        }
+        fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
+        if model.showsHUD { model.hudLines = hudLines() }
+        host.renderer.draw(model.drawList(frame: frame))
+        let image = capture ? host.renderer.readPixels() : nil
+        host.renderer.present()
+        lastDrawAt = now
+        return image
+    }
+
+    private func hudLines() -> [String] {
+        let stats = player.statistics
+        var lines = [
+            "\(host.renderer.name)  \(model.drawableWidth)×\(model.drawableHeight)  \(fpsWindow.count) fps",
+            "drops: player \(stats.droppedFrames), render \(framesSkipped)",
+            "rate \(player.rate)  read \(stats.bytesRead / 1024) KiB in \(stats.requests) req",
+        ]
+        if let ff = stats.firstFrame {
+            func ms(_ v: Double?) -> String { v.map { String(format: "%.0f", $0) } ?? "–" }
+            lines.append("first frame \(ms(ff.firstFramePresentedMs)) ms")
+            lines.append("hdr \(ms(ff.headerParsedMs)) pkt \(ms(ff.firstPacketMs)) dec \(ms(ff.firstFrameDecodedMs))")
+        }
+        return lines
+    }
+
+    private func handle(_ input: HostInput) {
+        let now = uiClock.now
+        switch input {
+        case .quit: running = false
+        case .wake, .resized, .textInput, .textEditing, .wheel: break
+        case .pointerDown(let x, let y, _): perform(model.handle(.pointerDown(x: x, y: y), now: now))
+        case .pointerMove(let x, let y, _): perform(model.handle(.pointerMove(x: x, y: y), now: now))
+        case .pointerUp(let x, let y): perform(model.handle(.pointerUp(x: x, y: y), now: now))
+        case .pointerLeave: break
+        case .keyDown(let code, let isRepeat): perform(model.handle(.keyDown(SDLWindowHost.key(code), isRepeat: isRepeat), now: now))
+        case .keyUp(let code): perform(model.handle(.keyUp(SDLWindowHost.key(code)), now: now))
+        }
+    }
+
+    private func perform(_ commands: [PlaybackViewModel.Command]) {
+        for command in commands {
+            switch command {
+            case .togglePause:
+                if player.rate == 0 { player.play() } else { player.pause() }
+            case .seek(let time, let exact):
+                let tolerance: MediaTime = exact ? .zero : .positiveInfinity
+                player.seek(to: time, toleranceBefore: tolerance, toleranceAfter: tolerance) { _ in }
+            case .setRate(let rate):
+                player.rate = rate
+            case .setMuted(let muted):
+                player.isMuted = muted
+            case .setFullscreen(let on):
+                host.setFullscreen(on)
+            case .quit:
+                running = false
+            }
+        }
+    }
+}

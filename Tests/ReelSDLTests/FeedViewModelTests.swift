@@ -1,0 +1,82 @@
+import Testing
+import ReelCore
+import ReelFeed
+import Foundation
+@testable import ReelSDL
+
+@Suite struct FeedViewModelTests {
+    func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+
+    func model() -> FeedViewModel {
+        var m = FeedViewModel(drawableWidth: 540, drawableHeight: 960)
+        m.setTabs(titles: ["推荐", "音乐", "游戏"], widths: [80, 80, 80], selected: 0)
+        m.showFeed(count: 5, index: 0, now: ms(0))
+        m.setCurrentItem(FeedItem(id: "a", title: "标题", uploader: "作者"), now: ms(0))
+        return m
+    }
+
+    @Test func anUpwardDragPastTheThresholdMovesToTheNextPage() {
+        var m = model()
+        _ = m.handle(.pointerDown(x: 270, y: 700), now: ms(0))
+        _ = m.handle(.pointerMove(x: 270, y: 600), now: ms(100))
+        _ = m.handle(.pointerMove(x: 270, y: 450), now: ms(400))
+        // The page follows the pointer: 250 px of the next page are showing.
+        #expect(m.swipe.offset(at: ms(400)) == 250)
+        let commands = m.handle(.pointerUp(x: 270, y: 450), now: ms(420))
+        #expect(commands.contains(.move(to: 1)))
+        #expect(!commands.contains(.player(.togglePause)))
+    }
+
+    @Test func aShortDragSnapsBackAndATapPauses() {
+        var m = model()
+        _ = m.handle(.pointerDown(x: 270, y: 700), now: ms(0))
+        #expect(m.handle(.pointerUp(x: 270, y: 702), now: ms(80)) == [.player(.togglePause)])
+        #expect(m.currentIndex == 0)
+    }
+
+    @Test func wheelAndKeysPageAndArrowsChangeTabs() {
+        var m = model()
+        #expect(m.handle(.wheel(dy: -1), now: ms(0)) == [.move(to: 1)])
+        #expect(m.handle(.keyDown(.j, isRepeat: false), now: ms(1000)) == [.move(to: 2)])
+        #expect(m.handle(.keyDown(.k, isRepeat: false), now: ms(2000)) == [.move(to: 1)])
+        #expect(m.handle(.keyDown(.playback(.right), isRepeat: false), now: ms(3000)) == [.selectTab(1)])
+        #expect(m.tabs.selectedIndex == 1)
+    }
+
+    @Test func aSidewaysDragPastHalfTheWidthSelectsTheNextTab() {
+        var m = model()
+        _ = m.handle(.pointerDown(x: 500, y: 500), now: ms(0))
+        _ = m.handle(.pointerMove(x: 400, y: 505), now: ms(50))
+        #expect(m.tabs.dragProgress > 0)
+        _ = m.handle(.pointerMove(x: 100, y: 505), now: ms(100))
+        #expect(m.handle(.pointerUp(x: 100, y: 505), now: ms(120)) == [.selectTab(1)])
+        #expect(m.currentIndex == 0)
+    }
+
+    @Test func searchTakesTextAndCompositionAndIgnoresTheSlashThatOpenedIt() {
+        var m = model()
+        #expect(m.handle(.keyDown(.slash, isRepeat: false), now: ms(0)) == [.openSearch])
+        #expect(m.handle(.text("/"), now: ms(1)).isEmpty)
+        _ = m.handle(.composition("ye"), now: ms(2))
+        #expect(m.query == "" && m.composition == "ye")
+        _ = m.handle(.text("夜"), now: ms(3))
+        _ = m.handle(.text("景"), now: ms(4))
+        _ = m.handle(.keyDown(.backspace, isRepeat: false), now: ms(5))
+        #expect(m.query == "夜")
+        #expect(m.handle(.keyDown(.enter, isRepeat: false), now: ms(6)) == [.search("夜")])
+        m.resultRows = [FeedViewModel.ResultRow(item: FeedItem(id: "r", title: "夜晚的歌"), thumbnail: nil)]
+        let row = m.resultRect(0)
+        _ = m.handle(.pointerDown(x: row.midX, y: row.midY), now: ms(10))
+        #expect(m.handle(.pointerUp(x: row.midX, y: row.midY), now: ms(20)) == [.closeSearch, .openSearchResult(0)])
+        #expect(!m.isSearching)
+    }
+
+    @Test func imagePostsShowDotsAndNoProgressBar() {
+        var m = model()
+        m.setCurrentItem(FeedItem(id: "p", title: "相册", images: [URL(fileURLWithPath: "/1.jpg"), URL(fileURLWithPath: "/2.jpg")]), now: ms(0))
+        #expect(m.carousel?.imageCount == 2)
+        #expect(!m.playback.showsTransport)
+        _ = m.tick(now: ms(2_100))
+        #expect(m.carousel?.index == 1)
+    }
+}

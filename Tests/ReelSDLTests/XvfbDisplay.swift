@@ -1,0 +1,45 @@
+import Foundation
+
+/// One Xvfb server for the whole test process, on a free display number, started on first
+/// use and killed at exit; SDL is pointed at it (x11 driver). `nil` when Xvfb is missing.
+enum XvfbDisplay {
+    static let executable = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var isAvailable: Bool { executable != nil }
+
+    nonisolated(unsafe) private static var process: Process?
+
+    /// The display (":93"), started and exported in DISPLAY.
+    static let display: String? = {
+        guard let executable else { return nil }
+        for number in 90..<140 {
+            let socket = "/tmp/.X11-unix/X\(number)"
+            let lock = "/tmp/.X\(number)-lock"
+            if FileManager.default.fileExists(atPath: socket) || FileManager.default.fileExists(atPath: lock) { continue }
+            // A watchdog shell owns the server and ends it as soon as this process is gone,
+            // however the test runner exits (atexit handlers do not always run).
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script = "\(executable) :\(number) -screen 0 1280x1024x24 -nolisten tcp -noreset & x=$!; "
+                + "trap 'kill -9 $x 2>/dev/null' EXIT; while kill -0 \(getpid()) 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.3; done"
+            server.arguments = ["-c", script]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            server.standardInput = FileHandle.nullDevice
+            do { try server.run() } catch { return nil }
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, server.isRunning, !FileManager.default.fileExists(atPath: socket) {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            guard server.isRunning, FileManager.default.fileExists(atPath: socket) else {
+                if server.isRunning { server.terminate() }
+                continue
+            }
+            process = server
+            setenv("DISPLAY", ":\(number)", 1)
+            setenv("SDL_VIDEODRIVER", "x11", 1)
+            setenv("SDL_AUDIODRIVER", "dummy", 1)
+            return ":\(number)"
+        }
+        return nil
+    }()
+}
