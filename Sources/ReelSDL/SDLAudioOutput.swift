@@ -48,7 +48,8 @@ public final class SDLAudioOutput: @unchecked Sendable {
     ///     SDL's choice (or `SDL_AUDIODRIVER`); it applies when the audio subsystem starts.
     /// - Throws: ``SDLAudioError`` with SDL's message when no device opens.
     public init(format: AudioFormat = .stereo48k, bufferFrames: Int = 1024, driver: String? = nil) throws {
-        if let driver { SDL_SetHint(SDL_HINT_AUDIODRIVER, driver) }
+        // Over SDL_AUDIODRIVER too: the caller asked for this driver by name.
+        if let driver { SDL_SetHintWithPriority(SDL_HINT_AUDIODRIVER, driver, SDL_HINT_OVERRIDE) }
         defer { if driver != nil { SDL_ResetHint(SDL_HINT_AUDIODRIVER) } }
         guard SDL_InitSubSystem(SDL_INIT_AUDIO) == 0 else {
             throw SDLAudioError.initialization(Self.lastError())

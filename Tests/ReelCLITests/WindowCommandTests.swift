@@ -28,7 +28,7 @@ import ReelTestSupport
         let reel = try await ReelBinary.locate()
         let result = try await runSeparately(reel, ["play", "x.mp4", "--window", "--headless"])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("choose one of --headless and --window"))
+        #expect(result.stderr.contains("choose one of --window, --terminal and --headless"))
         let feed = try await runSeparately(reel, ["feed", ".", "--window", "--renderer", "vulkan"])
         #expect(feed.status == 2)
     }
