@@ -25,6 +25,14 @@ public struct FeedItem: Sendable, Hashable, Codable, Identifiable {
         self.images = images
     }
 
+    /// The uploader as a handle to show: `@name` (feeds write it with or without the
+    /// `@`), empty when there is none.
+    public var uploaderHandle: String {
+        let name = uploader.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { return "" }
+        return name.hasPrefix("@") ? name : "@" + name
+    }
+
     /// Whether the item is an image post rather than a video.
     public var isImagePost: Bool { videoURL == nil && !images.isEmpty }
 }

@@ -262,10 +262,13 @@ final class OriginState: @unchecked Sendable {
         configuration.bandwidthKbps.map { max(1, Int64($0) * 1000 / 8) }
     }
 
-    /// The size of paced body writes: about 20 per second, between 1 KiB and 64 KiB.
+    /// The size of paced body writes: 5 ms of the link (200 a second), between 1 KiB
+    /// and 64 KiB. Concurrent responses take turns on the link slice by slice, as
+    /// packets of concurrent flows interleave on a real link; coarser slices would
+    /// make a new request wait behind a long burst of an earlier one.
     var chunkSize: Int {
         guard let rate = bytesPerSecond else { return 64 * 1024 }
-        return Int(min(64 * 1024, max(1024, rate / 20)))
+        return Int(min(64 * 1024, max(1024, rate / 200)))
     }
 
     /// Reserves the shared link for `count` bytes; returns how long to wait before writing them.

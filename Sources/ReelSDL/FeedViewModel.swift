@@ -145,7 +145,7 @@ public struct FeedViewModel: Sendable {
     /// The current page's item, for its overlay and carousel.
     public mutating func setCurrentItem(_ item: FeedItem?, now: MediaTime) {
         playback.title = item?.title ?? ""
-        playback.subtitle = item.map { $0.uploader.isEmpty ? "" : "@" + $0.uploader } ?? ""
+        playback.subtitle = item?.uploaderHandle ?? ""
         let isImagePost = item?.isImagePost ?? false
         playback.showsTransport = !isImagePost
         if isImagePost, let item {
@@ -441,7 +441,8 @@ public struct FeedViewModel: Sendable {
         }
         for (i, title) in tabTitles.enumerated() where i < tabs.tabWidths.count {
             let r = tabRect(i)
-            guard r.maxX > 0, r.x < tabViewportWidth else { continue }
+            // Only whole tabs: a cut one would run under the search button.
+            guard r.x >= -1, r.maxX <= tabViewportWidth + 1 else { continue }
             let selected = i == tabs.selectedIndex
             list.append(.text(title.isEmpty ? "推荐" : title, point: (r.midX, r.midY), size: (selected ? 17 : 15) * s,
                               color: UIColor.white.withAlpha(selected ? 1 : 0.6), anchor: .center, maxWidth: nil))
@@ -470,7 +471,7 @@ public struct FeedViewModel: Sendable {
             list.append(.text(row.item.title, point: (thumb.maxX + 12 * s, r.y + 22 * s), size: 16 * s, color: .white, anchor: .centerLeft,
                               maxWidth: width - thumb.maxX - 24 * s))
             if !row.item.uploader.isEmpty {
-                list.append(.text("@" + row.item.uploader, point: (thumb.maxX + 12 * s, r.y + 48 * s), size: 13 * s,
+                list.append(.text(row.item.uploaderHandle, point: (thumb.maxX + 12 * s, r.y + 48 * s), size: 13 * s,
                                   color: UIColor.white.withAlpha(0.6), anchor: .centerLeft, maxWidth: width - thumb.maxX - 24 * s))
             }
             list.append(.fill(UIRect(x: thumb.maxX + 12 * s, y: r.maxY - 1, width: width, height: 1), UIColor.white.withAlpha(0.08), radius: 0))

@@ -156,7 +156,7 @@ public struct TerminalChrome: Sendable {
     private static func titleText(_ state: State) -> String {
         let title = TerminalText.sanitize(state.title)
         guard let uploader = state.uploader.map(TerminalText.sanitize), !uploader.isEmpty else { return title }
-        return "@\(uploader) · \(title)"
+        return "\(uploader.hasPrefix("@") ? uploader : "@" + uploader) · \(title)"
     }
 
     private static func leftLabel(_ state: State) -> String {
