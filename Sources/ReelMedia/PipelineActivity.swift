@@ -32,6 +32,45 @@ final class PipelineActivity: @unchecked Sendable {
     private var workers: [Worker] = []
     static let logger = Logger(label: "reel.pipeline")
 
+    /// Wakes a thread in ``waitUntilSettled(timeout:)`` when a worker may have just
+    /// settled (it began to wait, read or exited), so settling is noticed at once
+    /// instead of at the next poll. Its own lock, taken inside the pipeline lock
+    /// and never the other way round; `settleGeneration` is guarded by it.
+    private let settleSignal = NSCondition()
+    private var settleGeneration = 0
+    /// Threads in ``waitUntilSettled(timeout:)`` (guarded by the pipeline lock):
+    /// workers signal only when someone listens.
+    private var settleWaiters = 0
+
+    /// How settling went, for `--verbose` diagnostics (guarded by the pipeline lock).
+    struct SettleCounters: Sendable, CustomStringConvertible {
+        /// Calls of ``waitUntilSettled(timeout:)``.
+        var calls = 0
+        /// Calls that found the pipeline busy and waited.
+        var waited = 0
+        /// Wake-ups by a worker's signal, and by the poll interval running out.
+        var signalled = 0
+        var polled = 0
+        /// Wall time spent waiting, in seconds.
+        var seconds = 0.0
+        var description: String {
+            String(format: "settle: %d calls, %d waited (%d signalled, %d polled), %.3f s waiting", calls, waited, signalled, polled, seconds)
+        }
+    }
+    private var settleCounters = SettleCounters()
+    /// The settle counters so far.
+    var settleStatistics: SettleCounters { condition.withLock { settleCounters } }
+
+    /// Tells a settle waiter that a worker changed to a state that may be settled.
+    /// Call with the pipeline lock held.
+    private func notifySettlerLocked() {
+        guard settleWaiters > 0 else { return }
+        settleSignal.lock()
+        settleGeneration &+= 1
+        settleSignal.broadcast()
+        settleSignal.unlock()
+    }
+
     func register(_ name: String) -> Worker {
         let worker = Worker(name: name)
         condition.withLock { workers.append(worker) }
@@ -43,6 +82,7 @@ final class PipelineActivity: @unchecked Sendable {
         condition.withLock {
             worker.exited = true
             condition.broadcast()
+            notifySettlerLocked()
         }
     }
 
@@ -50,6 +90,7 @@ final class PipelineActivity: @unchecked Sendable {
     func wait(_ worker: Worker, until ready: @escaping () -> Bool) {
         while !ready() {
             worker.readiness = ready
+            notifySettlerLocked()
             condition.wait()
         }
         worker.readiness = nil
@@ -59,6 +100,7 @@ final class PipelineActivity: @unchecked Sendable {
     func wait(_ worker: Worker, until ready: @escaping () -> Bool, deadline: Date) -> Bool {
         while !ready() {
             worker.readiness = ready
+            notifySettlerLocked()
             if !condition.wait(until: deadline) {
                 worker.readiness = nil
                 return ready()
@@ -85,6 +127,7 @@ final class PipelineActivity: @unchecked Sendable {
             worker.ioMark = mark
             worker.readingIO = true
             worker.stream = stream
+            notifySettlerLocked()
         }
     }
 
@@ -122,6 +165,11 @@ final class PipelineActivity: @unchecked Sendable {
         let giveUp = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
+        settleCounters.calls += 1
+        guard !isSettledLocked() else { return true }
+        settleCounters.waited += 1
+        let waitStart = DispatchTime.now().uptimeNanoseconds
+        defer { settleCounters.seconds += Double(DispatchTime.now().uptimeNanoseconds - waitStart) / 1e9 }
         var warned = false
         while !isSettledLocked() {
             if Date() > giveUp { return false }
@@ -130,11 +178,27 @@ final class PipelineActivity: @unchecked Sendable {
                 let states = workers.map { w in "\(w.name): exited=\(w.exited) io=\(w.readingIO) idle=\(w.stream?.isIdle ?? false) waiting=\(w.readiness != nil) ready=\(w.readiness?() ?? false)" }
                 Self.logger.debug("settling slowly: \(states)")
             }
-            // Workers broadcast on every change; the short timeout covers loader
-            // streams, whose state changes do not go through this lock. A worker
-            // that can go on but was not woken is woken here.
-            condition.broadcast()
-            _ = condition.wait(until: Date().addingTimeInterval(0.0005))
+            // Workers signal when they begin to wait, read or exit; the short poll
+            // covers loader streams, whose state changes do not go through this lock.
+            // A worker that can go on but was not woken is woken at each poll.
+            let generation = settleSignal.withLock { settleGeneration }
+            settleWaiters += 1
+            condition.unlock()
+            let signalled: Bool = settleSignal.withLock {
+                let poll = Date().addingTimeInterval(0.0005)
+                while settleGeneration == generation {
+                    if !settleSignal.wait(until: poll) { return settleGeneration != generation }
+                }
+                return true
+            }
+            condition.lock()
+            settleWaiters -= 1
+            if signalled {
+                settleCounters.signalled += 1
+            } else {
+                settleCounters.polled += 1
+                condition.broadcast()
+            }
         }
         return true
     }

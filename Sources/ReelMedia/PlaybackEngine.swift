@@ -240,6 +240,7 @@ final class PlaybackEngine: @unchecked Sendable {
         self.demuxer = nil
         lock.unlock()
         videoSink?.clear()
+        if isManualClock { logger.debug("\(activity.settleStatistics)") }
     }
 
     /// Fails the item (once) and tells the owner.
