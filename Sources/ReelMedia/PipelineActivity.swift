@@ -13,8 +13,9 @@ import ReelCore
 /// reached after every advance, so the same script gives the same result every run.
 final class PipelineActivity: @unchecked Sendable {
     /// The pipeline lock. Every queue and every piece of shared player state is
-    /// guarded by it; every change that could wake a waiter broadcasts it.
-    let condition = NSCondition()
+    /// guarded by it; every change that could wake a waiter broadcasts it, which
+    /// wakes exactly the waiters that can now go on (each has its own condition).
+    let condition = PipelineLock()
 
     final class Worker: @unchecked Sendable {
         let name: String
@@ -26,20 +27,21 @@ final class PipelineActivity: @unchecked Sendable {
         /// The stream's progress count when the read began.
         fileprivate var ioMark = 0
         fileprivate var exited = false
-        init(name: String) { self.name = name }
+        fileprivate let wakeup: PipelineLock.Condition
+        init(name: String, lock: PipelineLock) {
+            self.name = name
+            wakeup = PipelineLock.Condition(lock)
+        }
     }
 
     private var workers: [Worker] = []
     static let logger = Logger(label: "reel.pipeline")
 
-    /// Wakes a thread in ``waitUntilSettled(timeout:)`` when a worker may have just
-    /// settled (it began to wait, read or exited), so settling is noticed at once
-    /// instead of at the next poll. Its own lock, taken inside the pipeline lock
-    /// and never the other way round; `settleGeneration` is guarded by it.
-    private let settleSignal = NSCondition()
-    private var settleGeneration = 0
-    /// Threads in ``waitUntilSettled(timeout:)`` (guarded by the pipeline lock):
-    /// workers signal only when someone listens.
+    /// Where ``waitUntilSettled(timeout:)`` waits: signalled when a worker may have
+    /// just settled (it began to wait, read or exited), so settling is noticed at
+    /// once instead of at the next poll.
+    private let settleWakeup: PipelineLock.Condition
+    /// Threads in ``waitUntilSettled(timeout:)``: workers signal only when someone listens.
     private var settleWaiters = 0
 
     /// How settling went, for `--verbose` diagnostics (guarded by the pipeline lock).
@@ -61,18 +63,26 @@ final class PipelineActivity: @unchecked Sendable {
     /// The settle counters so far.
     var settleStatistics: SettleCounters { condition.withLock { settleCounters } }
 
+    init() {
+        settleWakeup = PipelineLock.Condition(condition)
+        condition.onBroadcast = { [unowned self] in wakeReadyLocked() }
+    }
+
     /// Tells a settle waiter that a worker changed to a state that may be settled.
     /// Call with the pipeline lock held.
     private func notifySettlerLocked() {
-        guard settleWaiters > 0 else { return }
-        settleSignal.lock()
-        settleGeneration &+= 1
-        settleSignal.broadcast()
-        settleSignal.unlock()
+        if settleWaiters > 0 { settleWakeup.signal() }
+    }
+
+    /// Wakes each waiting worker that can go on now. Call with the lock held.
+    private func wakeReadyLocked() {
+        for worker in workers where !worker.exited {
+            if let readiness = worker.readiness, readiness() { worker.wakeup.signal() }
+        }
     }
 
     func register(_ name: String) -> Worker {
-        let worker = Worker(name: name)
+        let worker = Worker(name: name, lock: condition)
         condition.withLock { workers.append(worker) }
         return worker
     }
@@ -81,7 +91,7 @@ final class PipelineActivity: @unchecked Sendable {
     func exit(_ worker: Worker) {
         condition.withLock {
             worker.exited = true
-            condition.broadcast()
+            wakeReadyLocked()
             notifySettlerLocked()
         }
     }
@@ -91,7 +101,7 @@ final class PipelineActivity: @unchecked Sendable {
         while !ready() {
             worker.readiness = ready
             notifySettlerLocked()
-            condition.wait()
+            worker.wakeup.wait()
         }
         worker.readiness = nil
     }
@@ -101,7 +111,7 @@ final class PipelineActivity: @unchecked Sendable {
         while !ready() {
             worker.readiness = ready
             notifySettlerLocked()
-            if !condition.wait(until: deadline) {
+            if !worker.wakeup.wait(seconds: deadline.timeIntervalSinceNow) {
                 worker.readiness = nil
                 return ready()
             }
@@ -110,8 +120,8 @@ final class PipelineActivity: @unchecked Sendable {
         return true
     }
 
-    /// Wakes every waiter (call with the lock held, after changing shared state).
-    func broadcast() { condition.broadcast() }
+    /// Wakes every waiter that can go on (call with the lock held, after changing shared state).
+    func broadcast() { wakeReadyLocked() }
 
     /// For debugging determinism: a snapshot of who waits on what.
     func debugState() -> String {
@@ -136,7 +146,7 @@ final class PipelineActivity: @unchecked Sendable {
         condition.withLock {
             worker.readingIO = false
             worker.stream = nil
-            condition.broadcast()
+            wakeReadyLocked()
         }
     }
 
@@ -181,23 +191,14 @@ final class PipelineActivity: @unchecked Sendable {
             // Workers signal when they begin to wait, read or exit; the short poll
             // covers loader streams, whose state changes do not go through this lock.
             // A worker that can go on but was not woken is woken at each poll.
-            let generation = settleSignal.withLock { settleGeneration }
             settleWaiters += 1
-            condition.unlock()
-            let signalled: Bool = settleSignal.withLock {
-                let poll = Date().addingTimeInterval(0.0005)
-                while settleGeneration == generation {
-                    if !settleSignal.wait(until: poll) { return settleGeneration != generation }
-                }
-                return true
-            }
-            condition.lock()
+            let signalled = settleWakeup.wait(seconds: 0.0005)
             settleWaiters -= 1
             if signalled {
                 settleCounters.signalled += 1
             } else {
                 settleCounters.polled += 1
-                condition.broadcast()
+                wakeReadyLocked()
             }
         }
         return true

@@ -64,7 +64,7 @@ final class PlaybackEngine: @unchecked Sendable {
     let isManualClock: Bool
     let configuration: PipelineConfiguration
     let activity = PipelineActivity()
-    var lock: NSCondition { activity.condition }
+    var lock: PipelineLock { activity.condition }
     weak var delegate: (any PlaybackEngineDelegate)?
     let videoSink: (any VideoSink)?
     let audioSink: (any AudioSink)?
