@@ -21,10 +21,13 @@ final class Demuxer: @unchecked Sendable {
     /// Without it (for `reel probe`), streams are probed fully so every field is known.
     init(url: URL, loader: any ResourceLoader, fastStart: Bool = true,
          activity: (PipelineActivity, PipelineActivity.Worker)? = nil,
-         onContentInformation: (() -> Void)? = nil, onFirstByte: (() -> Void)? = nil) throws {
+         onContentInformation: (() -> Void)? = nil, onFirstByte: (() -> Void)? = nil,
+         onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
         self.url = url
         let bridge = try AVIOBridge(url: url, loader: loader)
+        // The owner can interrupt the open from now on (a close while the network stalls).
+        onBridge?(bridge)
         bridge.activity = activity
         bridge.onContentInformation = onContentInformation
         bridge.onFirstByte = onFirstByte

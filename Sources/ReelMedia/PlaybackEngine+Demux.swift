@@ -13,7 +13,8 @@ extension PlaybackEngine {
                 url: url, loader: loader, fastStart: configuration.fastStart,
                 activity: (activity, worker),
                 onContentInformation: { [weak self] in self?.mark(\.contentInfoMs) },
-                onFirstByte: { [weak self] in self?.mark(\.firstByteMs) }
+                onFirstByte: { [weak self] in self?.mark(\.firstByteMs) },
+                onBridge: { [weak self] bridge in self?.opening(bridge) }
             )
         } catch let error as MediaError {
             if lock.withLock({ closing }) || error == .cancelled { return }

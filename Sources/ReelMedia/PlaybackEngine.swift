@@ -81,6 +81,7 @@ final class PlaybackEngine: @unchecked Sendable {
     /// Whether this engine's video decoder is open (between its creation and its
     /// decode thread's exit).
     private(set) var videoDecoderOpen = false
+    private var openingBridge: AVIOBridge?
     var opened = false
     var failure: MediaError?
     var info: MediaInfo?
@@ -209,6 +210,16 @@ final class PlaybackEngine: @unchecked Sendable {
         thread.start()
     }
 
+    /// The demuxer's I/O while it opens (before `demuxer` is set): `close()` interrupts
+    /// it too, so a close never waits for a stalled open.
+    func opening(_ bridge: AVIOBridge) {
+        let closingNow = lock.withLock { () -> Bool in
+            openingBridge = bridge
+            return closing
+        }
+        if closingNow { bridge.interrupt() }
+    }
+
     func setVideoDecoderOpen(_ open: Bool) {
         lock.withLock { videoDecoderOpen = open }
     }
@@ -224,8 +235,11 @@ final class PlaybackEngine: @unchecked Sendable {
         audioStepScheduled?.cancel()
         lock.broadcast()
         let demuxer = self.demuxer
+        let opening = openingBridge
+        openingBridge = nil
         lock.unlock()
         demuxer?.bridge.interrupt()
+        if opening !== demuxer?.bridge { opening?.interrupt() }
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
         presentLock.lock()
         presentLock.unlock()

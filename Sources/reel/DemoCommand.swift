@@ -32,7 +32,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
     var renderer: WindowRendererOption = .gl
 
-    @Option(help: "With --headless: how many swipes.")
+    @Option(help: "With --headless (or without a display or a terminal): how many swipes.")
     var swipes: Int = 5
 
     @Option(help: "With --headless: seconds on each page before the next swipe.")
@@ -66,7 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
-        if !prepareOnly { _ = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal) }
+        if !prepareOnly { _ = try output() }
     }
 
     var directory: URL {
@@ -81,7 +81,10 @@ struct DemoCommand: AsyncParsableCommand {
             print(manifest.path)
             return
         }
-        let output = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        let output = try output()
+        if output == .headless && !headless {
+            printError("reel: no display and no terminal: playing the demo headless (choose with --window or --terminal)")
+        }
         let origin = try await DemoOrigin.start(directory: directory, rttMilliseconds: rttMilliseconds, kbps: kbps)
         do {
             if output == .headless {
@@ -97,6 +100,17 @@ struct DemoCommand: AsyncParsableCommand {
             throw error
         }
         await origin.server.stop()
+    }
+
+    /// Where the demo shows: as asked, else the window or the terminal when there is one,
+    /// else headless — the demo is the default command and runs anywhere.
+    private func output() throws -> OutputChoice {
+        let asked = headless || window || terminalOptions.terminal
+        do {
+            return try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        } catch where !asked {
+            return .headless
+        }
     }
 
     private func loadingOptions() throws -> LoadingOptions {

@@ -31,5 +31,19 @@ struct DemoCommandTests {
         }
         #expect(objects.map { $0["type"] as? String ?? "" } == ["open", "swipe", "swipe", "summary"], "\(played.standardOutput)")
         #expect(played.standardError.contains("demo feed at http://127.0.0.1:"))
+
+        // The default command runs anywhere: with no display and no terminal it plays headless.
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        let anywhere = try Child(reel, ["demo", "--tiny", "--demo-dir", directory.path, "--swipes", "1", "--dwell", "0.1",
+                                        "--rtt-ms", "0", "--cache-dir", cache.path], environment: environment)
+        let anywhereStatus = await anywhere.exitStatus(timeout: .seconds(120))
+        if anywhereStatus == nil { anywhere.kill(SIGKILL) }
+        #expect(anywhereStatus == 0, "\(anywhere.standardError)")
+        #expect(anywhere.standardError.contains("playing the demo headless"))
+        #expect(anywhere.standardOutput.contains("\"type\":\"summary\""))
+        let play = try Child(reel, ["play", "x.mp4"], environment: environment)
+        #expect(await play.exitStatus(timeout: .seconds(60)) == 2, "play still asks: \(play.standardError)")
     }
 }
