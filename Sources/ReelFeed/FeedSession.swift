@@ -564,8 +564,9 @@ public final class FeedSession: @unchecked Sendable {
         }
     }
 
+    /// The picture an item without a player shows first.
     private static func pictureURL(of item: FeedItem) -> URL? {
-        item.videoURL == nil ? item.images.first ?? item.coverURL : nil
+        pictureURLs(of: item).first
     }
 
     /// The pictures an item shows without a player: an image post's pages.

@@ -17,7 +17,6 @@ final class FeedStack: @unchecked Sendable {
     let preloader: Preloader?
     let caching: CachingLoader?
     private let http: HTTPLoader
-    private let authorizationNeeded = LockedFlag()
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
                  preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader) {
@@ -97,14 +96,6 @@ final class FeedStack: @unchecked Sendable {
         caching?.cache.close()
         await http.shutdown()
     }
-}
-
-/// A flag set from any thread.
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }
 
 /// Resident memory of this process, from /proc/self/statm (0 when unreadable).

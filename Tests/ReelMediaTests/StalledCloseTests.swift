@@ -19,18 +19,12 @@ import Testing
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader))
         player.play()
         try await Task.sleep(nanoseconds: 100_000_000)
-        let done = Flag()
-        Thread { player.replaceCurrentItem(with: nil); done.set() }.start()
-        for _ in 0..<2000 where !done.isSet { try await Task.sleep(nanoseconds: 10_000_000) }
-        #expect(done.isSet, "replaceCurrentItem(nil) returned while the read was stalled")
+        let done = ResultBox<Bool>()
+        Thread { player.replaceCurrentItem(with: nil); done.set(true) }.start()
+        for _ in 0..<2000 where !(done.value ?? false) { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(done.value == true, "replaceCurrentItem(nil) returned while the read was stalled")
         loader.resumeStalls()
-        for _ in 0..<500 where !done.isSet { try await Task.sleep(nanoseconds: 10_000_000) }
+        for _ in 0..<500 where !(done.value ?? false) { try await Task.sleep(nanoseconds: 10_000_000) }
     }
 }
 
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
-}
