@@ -120,12 +120,8 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         var cpuSeconds: Double
     }
 
-    /// Plays the whole file on a simulated clock that jumps to the next deadline as soon as
-    /// the pipeline is idle: decode-and-present as fast as the machine allows.
-    static func reelThroughput(_ url: URL) async throws -> ReelThroughput {
-        let clock = ManualClock()
-        let sink = HeadlessVideoSink()
-        let player = Player(clock: clock, videoSink: sink, audioSink: NullAudioSink(), measurementClock: HostClock.shared)
+    /// Delivered once when `player` reaches the end (nil) or fails (its message).
+    private static func endOrFailure(of player: Player) -> OneShot<String?> {
         let done = OneShot<String?>()
         player.addEventObserver { event in
             switch event {
@@ -134,22 +130,21 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             default: break
             }
         }
+        return done
+    }
+
+    /// Plays the whole file on a simulated clock that jumps to the next deadline as soon as
+    /// the pipeline is idle: decode-and-present as fast as the machine allows.
+    static func reelThroughput(_ url: URL) async throws -> ReelThroughput {
+        let clock = ManualClock()
+        let sink = HeadlessVideoSink()
+        let player = Player(clock: clock, videoSink: sink, audioSink: NullAudioSink(), measurementClock: HostClock.shared)
+        let done = endOrFailure(of: player)
         let cpuStart = FFmpegBaseline.processCPUSeconds()
         let start = monotonicMs()
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))
         player.play()
-        let failure: String? = await onThread(named: "reel.simulation") {
-            var idleSince: Date?
-            while !done.isFulfilled {
-                player.waitUntilSettled()
-                if clock.advanceToNextDeadline() { idleSince = nil; continue }
-                let now = Date()
-                if let since = idleSince, now.timeIntervalSince(since) > 30 { return "playback made no progress for 30 s" }
-                if idleSince == nil { idleSince = now }
-                Thread.sleep(forTimeInterval: 0.0005)
-            }
-            return nil
-        }
+        let failure = await driveSimulatedClock(clock, player: player) { done.isFulfilled }
         let wall = (monotonicMs() - start) / 1000
         let cpu = FFmpegBaseline.processCPUSeconds() - cpuStart
         let ended = await done.wait(timeout: 1)
@@ -163,14 +158,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
     /// Plays in real time (the host clock) at `rate` to the end or for `cap` seconds.
     static func realtime(_ url: URL, rate: Double, cap: Double?) async throws -> RealtimeResult {
         let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
-        let done = OneShot<String?>()
-        player.addEventObserver { event in
-            switch event {
-            case .ended: done.fulfil(nil)
-            case .failed(let error): done.fulfil(error.description)
-            default: break
-            }
-        }
+        let done = endOrFailure(of: player)
         let cpuStart = FFmpegBaseline.processCPUSeconds()
         let start = monotonicMs()
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))

@@ -5,59 +5,6 @@ import ReelMedia
 /// Milliseconds on the monotonic clock.
 func monotonicMs() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e6 }
 
-/// A value delivered once (from any thread), with the monotonic time it arrived.
-final class OneShot<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: (Value, Double)?
-    private var waiter: CheckedContinuation<(Value, Double)?, Never>?
-    private var timedOut = false
-
-    func fulfil(_ newValue: Value) {
-        let at = monotonicMs()
-        let waiter: CheckedContinuation<(Value, Double)?, Never>? = lock.withLock {
-            guard value == nil, !timedOut else { return nil }
-            value = (newValue, at)
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(returning: (newValue, at))
-    }
-
-    var isFulfilled: Bool { lock.withLock { value != nil } }
-
-    /// The value and when it came, or nil after `timeout` seconds.
-    func wait(timeout: Double) async -> (Value, Double)? {
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            self.expire()
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            lock.lock()
-            if let value {
-                lock.unlock()
-                continuation.resume(returning: value)
-            } else if timedOut {
-                lock.unlock()
-                continuation.resume(returning: nil)
-            } else {
-                waiter = continuation
-                lock.unlock()
-            }
-        }
-    }
-
-    private func expire() {
-        let waiter: CheckedContinuation<(Value, Double)?, Never>? = lock.withLock {
-            guard value == nil else { return nil }
-            timedOut = true
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(returning: nil)
-    }
-}
-
 /// Order statistics of a sample.
 struct Distribution: Sendable {
     let sorted: [Double]

@@ -142,7 +142,7 @@ struct DemoCommand: AsyncParsableCommand {
         let run = HeadlessFeedRun(stack: stack, category: nil, swipes: swipes, dwell: dwell, trace: try TraceWriter(path: nil))
         let result = await run.run()
         await stack.shutdown()
-        if case .failed(let message) = result { throw CommandFailure.media(message) }
+        try result.throwIfFailed()
     }
 }
 

@@ -75,13 +75,12 @@ struct FeedCommand: AsyncParsableCommand {
         let result = await run.run()
         writer.close()
         await stack.shutdown()
-        if case .failed(let message) = result { throw CommandFailure.media(message) }
+        try result.throwIfFailed()
     }
 }
 
 /// A scripted headless feed session: swipe, wait for the first frame, dwell, repeat.
 final class HeadlessFeedRun: @unchecked Sendable {
-    enum Outcome { case finished, failed(String) }
 
     struct Swipe: Sendable {
         var index: Int
@@ -114,7 +113,7 @@ final class HeadlessFeedRun: @unchecked Sendable {
         self.trace = trace
     }
 
-    func run() async -> Outcome {
+    func run() async -> SessionOutcome {
         let session = stack.makeSession(
             category: category,
             configuration: FeedSession.Configuration(wrapsAround: true),
@@ -289,11 +288,11 @@ enum FeedFrontEnd {
             let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: renderer.kind, hud: options.hud)
             audio.close()
             await stack.shutdown()
-            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            try outcome.throwIfFailed()
         case .terminal:
             let app = TerminalApp(options: options)
             let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
-            let outcome: TerminalApp.Outcome
+            let outcome: SessionOutcome
             do {
                 outcome = try await app.run(content)
             } catch {
@@ -301,7 +300,7 @@ enum FeedFrontEnd {
                 throw error
             }
             await stack.shutdown()
-            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            try outcome.throwIfFailed()
         case .headless:
             await stack.shutdown()
         }

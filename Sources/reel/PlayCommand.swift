@@ -76,7 +76,7 @@ struct PlayCommand: AsyncParsableCommand {
             )
             audio.close()
             await stack.shutdown()
-            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            try outcome.throwIfFailed()
             return
         }
         if output == .terminal {
@@ -84,7 +84,7 @@ struct PlayCommand: AsyncParsableCommand {
             let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop)
             let outcome = try await app.run(content)
             await stack.shutdown()
-            if case .failed(let message) = outcome { throw CommandFailure.media(message) }
+            try outcome.throwIfFailed()
             return
         }
         let session = try HeadlessSession(
@@ -93,15 +93,12 @@ struct PlayCommand: AsyncParsableCommand {
         )
         let outcome = try await session.run()
         await stack.shutdown()
-        if case .failed(let message) = outcome {
-            throw CommandFailure.media(message)
-        }
+        try outcome.throwIfFailed()
     }
 }
 
 /// A headless playback run: the player, its sinks, the trace, and when to stop.
 final class HeadlessSession: @unchecked Sendable {
-    enum Outcome: Sendable { case finished, failed(String) }
 
     let player: Player
     private let manual: ManualClock?
@@ -109,9 +106,7 @@ final class HeadlessSession: @unchecked Sendable {
     private let wav: WAVAudioSink?
     private let item: PlayerItem
     private let rate: Double
-    private let lock = NSLock()
-    private var outcome: Outcome?
-    private var waiter: CheckedContinuation<Outcome, Never>?
+    private let outcome = OneShot<SessionOutcome>()
 
     init(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, frames: Int?, fast: Bool,
          tracePath: String?, audioOut: String?, loop: Bool) throws {
@@ -175,66 +170,25 @@ final class HeadlessSession: @unchecked Sendable {
         }
     }
 
-    private func finish(_ result: Outcome) {
-        let waiter: CheckedContinuation<Outcome, Never>? = lock.withLock {
-            guard outcome == nil else { return nil }
-            outcome = result
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(returning: result)
-    }
+    private func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
 
-    private var finished: Outcome? { lock.withLock { outcome } }
-
-    func run() async throws -> Outcome {
+    func run() async throws -> SessionOutcome {
         player.replaceCurrentItem(with: item)
         player.defaultRate = rate
         player.play()
-        let result: Outcome
+        let result: SessionOutcome
         if let manual {
-            result = await runSimulated(manual)
+            let outcome = self.outcome
+            let stalled = await driveSimulatedClock(manual, player: player) { outcome.isFulfilled }
+            result = stalled.map { .failed($0) } ?? outcome.value ?? .finished
         } else {
-            result = await withCheckedContinuation { continuation in
-                lock.lock()
-                if let outcome {
-                    lock.unlock()
-                    continuation.resume(returning: outcome)
-                } else {
-                    waiter = continuation
-                    lock.unlock()
-                }
-            }
+            result = await outcome.wait()
         }
         player.pause()
         player.replaceCurrentItem(with: nil)
         wav?.finish()
         trace.close()
         return result
-    }
-
-    /// `--clock fast`: time jumps to the next thing due as soon as the pipeline
-    /// has done all it can, so playback runs as fast as decoding allows while every
-    /// decision (pacing, drops, the audio clock) is the one real time would make.
-    private func runSimulated(_ clock: ManualClock) async -> Outcome {
-        await onThread(named: "reel.simulation") {
-            var idleSince: Date?
-            while self.finished == nil {
-                self.player.waitUntilSettled()
-                if clock.advanceToNextDeadline() {
-                    idleSince = nil
-                    continue
-                }
-                // Nothing scheduled: a real network may still be delivering.
-                let now = Date()
-                if let since = idleSince, now.timeIntervalSince(since) > 30 {
-                    return Outcome.failed("playback made no progress for 30 s")
-                }
-                if idleSince == nil { idleSince = now }
-                Thread.sleep(forTimeInterval: 0.001)
-            }
-            return self.finished ?? .finished
-        }
     }
 }
 

@@ -53,6 +53,16 @@ struct CommandFailure: Error, CustomStringConvertible {
     static func media(_ message: String) -> CommandFailure { CommandFailure(message: message, status: ExitStatus.mediaOrNetwork) }
 }
 
+/// How a playback session (headless, window, terminal, feed) ended.
+enum SessionOutcome: Sendable {
+    case finished, failed(String)
+
+    /// A failure as the command's one-line media error (exit 3).
+    func throwIfFailed() throws {
+        if case .failed(let message) = self { throw CommandFailure.media(message) }
+    }
+}
+
 func reelExit(with error: Error) -> Never {
     if let failure = error as? CommandFailure {
         printError("reel: \(failure.message)")

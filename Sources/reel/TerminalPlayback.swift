@@ -113,7 +113,6 @@ protocol TerminalContent: AnyObject, Sendable {
 /// `reel play --terminal` and `reel feed --terminal`: the session, the renderer, the chrome
 /// and the input, around a ``TerminalContent``.
 final class TerminalApp: @unchecked Sendable {
-    enum Outcome: Sendable { case finished, failed(String) }
 
     private let options: TerminalOptions
     private let session = TerminalSession()
@@ -133,8 +132,7 @@ final class TerminalApp: @unchecked Sendable {
     private var query: String?  // typing a search
     private var notice: String?
     private var drag: (row: Int, column: Int)?
-    private var outcome: Outcome?
-    private var waiter: CheckedContinuation<Outcome, Never>?
+    private let outcome = OneShot<SessionOutcome>()
     private let timerQueue = DispatchQueue(label: "reel.terminal.tick")
 
     init(options: TerminalOptions, frameLimit: Int? = nil) {
@@ -145,7 +143,7 @@ final class TerminalApp: @unchecked Sendable {
         renderer = TerminalRenderer(configuration: options.rendererConfiguration) { session.write($0) }
     }
 
-    func run(_ content: any TerminalContent) async throws -> Outcome {
+    func run(_ content: any TerminalContent) async throws -> SessionOutcome {
         guard TerminalSession.isTerminal(STDIN_FILENO), TerminalSession.isTerminal(STDOUT_FILENO) else {
             audio.close()
             throw CommandFailure.usage("--terminal needs a terminal on standard input and output")
@@ -164,19 +162,10 @@ final class TerminalApp: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
 
-        let result: Outcome
+        let result: SessionOutcome
         do {
             try await content.start(renderer: renderer) { [weak self] message in self?.finish(.failed(message)) }
-            result = await withCheckedContinuation { continuation in
-                lock.lock()
-                if let outcome {
-                    lock.unlock()
-                    continuation.resume(returning: outcome)
-                } else {
-                    waiter = continuation
-                    lock.unlock()
-                }
-            }
+            result = await outcome.wait()
         } catch {
             result = .failed(describe(error))
         }
@@ -189,15 +178,7 @@ final class TerminalApp: @unchecked Sendable {
         return result
     }
 
-    func finish(_ result: Outcome) {
-        let waiter: CheckedContinuation<Outcome, Never>? = lock.withLock {
-            guard outcome == nil else { return nil }
-            outcome = result
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(returning: result)
-    }
+    func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
 
     /// A frame was presented (play mode counts them for --frames).
     func framePresented() {

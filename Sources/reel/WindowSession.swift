@@ -20,10 +20,9 @@ enum WindowAudio {
 /// `reel play FILE --window`: a player presenting into a ``PlaybackWindow`` whose loop runs
 /// on a thread of its own (SDL and GL stay on that thread).
 enum WindowSession {
-    enum Outcome: Sendable { case finished, failed(String) }
 
     static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
-                    renderer: RendererKind, hud: Bool, frames limit: Int? = nil) async -> Outcome {
+                    renderer: RendererKind, hud: Bool, frames limit: Int? = nil) async -> SessionOutcome {
         await onThread(named: "reel.window") {
             let frames = FrameStore()
             let audio = WindowAudio.makeSink?() ?? NullAudioSink()
@@ -68,7 +67,7 @@ private final class LockedFailure: @unchecked Sendable {
 /// `reel feed SOURCE --window`: the category browser and search over the stack, shown in
 /// a ``FeedWindow`` whose loop runs on a thread of its own.
 enum FeedWindowSession {
-    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool) async -> WindowSession.Outcome {
+    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool) async -> SessionOutcome {
         let audio = WindowAudio.makeSink
         let configuration = FeedSession.Configuration(wrapsAround: true)
         let browser = FeedBrowser(source: stack.source) { category in
@@ -87,7 +86,7 @@ enum FeedWindowSession {
             FeedSession(source: source, loader: stack.mediaLoader, preloader: stack.preloader, coordinator: stack.coordinator,
                         configuration: configuration, audioSink: audio)
         }
-        let outcome: WindowSession.Outcome = await onThread(named: "reel.window") {
+        let outcome: SessionOutcome = await onThread(named: "reel.window") {
             do {
                 let window = try FeedWindow(browser: browser, search: search, loader: stack.mediaLoader,
                                             makeResultsSession: makeResults,
