@@ -23,15 +23,6 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .customLong("prepare-only"), help: "Make the demo feed if needed, print where it is, and exit.")
     var prepareOnly = false
 
-    @Flag(help: "Play the feed without output and print what happened.")
-    var headless = false
-
-    @Flag(help: "Show the feed in an SDL window (the default when there is a display).")
-    var window = false
-
-    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
-    var renderer: WindowRendererOption = .gl
-
     @Option(help: "With --headless (or without a display or a terminal): how many swipes.")
     var swipes: Int = 5
 
@@ -53,7 +44,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: .hidden)
     var tiny = false
 
-    @OptionGroup var terminalOptions: TerminalOptions
+    @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var global: GlobalOptions
 
     /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`).
@@ -66,7 +57,7 @@ struct DemoCommand: AsyncParsableCommand {
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         guard kbps > 0 else { throw ValidationError("--kbps must be positive") }
-        if !prepareOnly { _ = try output() }
+        if !prepareOnly { _ = try chooseOutput() }
     }
 
     var directory: URL {
@@ -81,8 +72,8 @@ struct DemoCommand: AsyncParsableCommand {
             print(manifest.path)
             return
         }
-        let output = try output()
-        if output == .headless && !headless {
+        let output = try chooseOutput()
+        if output == .headless && !outputOptions.headless {
             printError("reel: no display and no terminal: playing the demo headless (choose with --window or --terminal)")
         }
         let origin = try await DemoOrigin.start(directory: directory, rttMilliseconds: rttMilliseconds, kbps: kbps)
@@ -93,7 +84,7 @@ struct DemoCommand: AsyncParsableCommand {
                 // Everything it started stops when the user quits: the front-end, the
                 // loaders and cache, then the origin.
                 let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try loadingOptions(), token: nil)
-                try await FeedFrontEnd.run(output, stack: stack, category: nil, terminal: terminalOptions, renderer: renderer)
+                try await FeedFrontEnd.run(output, stack: stack, category: nil, options: outputOptions)
             }
         } catch {
             await origin.server.stop()
@@ -104,11 +95,10 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// Where the demo shows: as asked, else the window or the terminal when there is one,
     /// else headless — the demo is the default command and runs anywhere.
-    private func output() throws -> OutputChoice {
-        let asked = headless || window || terminalOptions.terminal
+    private func chooseOutput() throws -> OutputChoice {
         do {
-            return try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
-        } catch where !asked {
+            return try outputOptions.choose()
+        } catch where !outputOptions.isExplicit {
             return .headless
         }
     }

@@ -22,15 +22,6 @@ struct FeedCommand: AsyncParsableCommand {
     @Argument(help: "A directory of media files, a manifest (.json file or URL), or a feed API base URL (http://host:port/api/).")
     var source: String
 
-    @Flag(help: "Run a scripted session without a window or terminal output.")
-    var headless = false
-
-    @Flag(help: "Show the feed in an SDL window: swipe, tabs, hold for 2x, scrub, search.")
-    var window = false
-
-    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
-    var renderer: WindowRendererOption = .gl
-
     @Option(help: "Swipes in a headless session.")
     var swipes: Int = 10
 
@@ -46,22 +37,22 @@ struct FeedCommand: AsyncParsableCommand {
     @Option(help: "Write the swipe lines and the players' events here as JSON lines ('-' for standard output).")
     var trace: String?
 
-    @OptionGroup var terminalOptions: TerminalOptions
+    @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }
         guard dwell >= 0, dwell <= 3600 else { throw ValidationError("--dwell must be between 0 and 3600 seconds") }
-        _ = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        _ = try outputOptions.choose()
     }
 
     func run() async throws {
         global.apply()
         let stack = try await FeedStack.open(source, loading: loading, token: token)
-        let output = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        let output = try outputOptions.choose()
         if output != .headless {
-            try await FeedFrontEnd.run(output, stack: stack, category: category, terminal: terminalOptions, renderer: renderer)
+            try await FeedFrontEnd.run(output, stack: stack, category: category, options: outputOptions)
             return
         }
         let writer: TraceWriter
@@ -279,18 +270,17 @@ func printLine(_ line: String) {
 
 /// Shows a feed in the window or the terminal until the user quits; shuts the stack down.
 enum FeedFrontEnd {
-    static func run(_ output: OutputChoice, stack: FeedStack, category: String?, terminal options: TerminalOptions,
-                    renderer: WindowRendererOption) async throws {
+    static func run(_ output: OutputChoice, stack: FeedStack, category: String?, options: OutputOptions) async throws {
         switch output {
         case .window:
             let audio = ProcessAudio()
             WindowAudio.makeSink = { audio.makeSink() }
-            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: renderer.kind, hud: options.hud)
+            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: options.renderer.kind, hud: options.terminal.hud)
             audio.close()
             await stack.shutdown()
             try outcome.throwIfFailed()
         case .terminal:
-            let app = TerminalApp(options: options)
+            let app = TerminalApp(options: options.terminal)
             let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
             let outcome: SessionOutcome
             do {

@@ -21,3 +21,25 @@ enum OutputChoice: Equatable {
         return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 }
+
+/// The output options `play`, `feed` and `demo` share.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "No window or terminal: play and report (play: --trace; feed, demo: one JSON line per swipe).")
+    var headless = false
+
+    @Flag(help: "Show it in an SDL window (portrait 540×960, resizable; the default when there is a display).")
+    var window = false
+
+    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
+    var renderer: WindowRendererOption = .gl
+
+    @OptionGroup var terminal: TerminalOptions
+
+    /// Whether an output was named.
+    var isExplicit: Bool { headless || window || terminal.terminal }
+
+    /// The output asked for, or the default one.
+    func choose() throws -> OutputChoice {
+        try OutputChoice.choose(headless: headless, window: window, terminal: terminal.terminal)
+    }
+}

@@ -21,15 +21,6 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "A file path or an http(s) URL.")
     var input: String
 
-    @Flag(help: "Play without a window or terminal output.")
-    var headless = false
-
-    @Flag(help: "Play in an SDL window (portrait 540×960, resizable).")
-    var window = false
-
-    @Option(help: "The window's renderer: gl (OpenGL 3.3 with Reel's shaders) or software (SDL_Renderer).")
-    var renderer: WindowRendererOption = .gl
-
     @Option(help: "Start at this time (seconds), with an exact seek.")
     var start: Double?
 
@@ -51,7 +42,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
-    @OptionGroup var terminalOptions: TerminalOptions
+    @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
 
@@ -59,20 +50,20 @@ struct PlayCommand: AsyncParsableCommand {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
         if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
         if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
-        _ = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        _ = try outputOptions.choose()
     }
 
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
         let stack = try loading.makeLoader(for: source)
-        let output = try OutputChoice.choose(headless: headless, window: window, terminal: terminalOptions.terminal)
+        let output = try outputOptions.choose()
         if output == .window {
             let audio = ProcessAudio()
             WindowAudio.makeSink = { audio.makeSink() }
             let outcome = await WindowSession.run(
                 source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
-                renderer: renderer.kind, hud: terminalOptions.hud, frames: frames
+                renderer: outputOptions.renderer.kind, hud: outputOptions.terminal.hud, frames: frames
             )
             audio.close()
             await stack.shutdown()
@@ -80,7 +71,7 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         if output == .terminal {
-            let app = TerminalApp(options: terminalOptions, frameLimit: frames)
+            let app = TerminalApp(options: outputOptions.terminal, frameLimit: frames)
             let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop)
             let outcome = try await app.run(content)
             await stack.shutdown()
