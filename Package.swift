@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelOriginTests",
-            dependencies: ["ReelOrigin"]
+            dependencies: ["ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelLoadingTests",

@@ -68,16 +68,6 @@ func fastHTTPConfiguration(maxAttempts: Int = 4, readTimeout: Duration = .second
     )
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// A byte string's size and MD5, compared instead of the bytes: Swift Testing explains a
 /// failed `==` of two collections with a diff, which never ends for megabytes.
 struct Fingerprint: Hashable, CustomStringConvertible {

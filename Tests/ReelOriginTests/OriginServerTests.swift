@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ReelOrigin
+import ReelTestSupport
 import Testing
 
 /// 4000 bytes that differ at every offset a test looks at.
@@ -179,7 +180,7 @@ struct OriginServerTests {
     @Test func stopClosesOpenConnections() async throws {
         try await withOrigin(fault: .stallAfterHeaders) { server, port in
             let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4", timeout: 10) }
-            #expect(await waitFor { server.statistics.requestCount == 1 })
+            #expect(await eventually(timeout: .seconds(3)) { server.statistics.requestCount == 1 })
             await server.stop()
             let response = try await stalled.value
             #expect(response.status == 200)
@@ -271,12 +272,4 @@ struct OriginFaultTests {
             #expect(first.header("ETag") != second.header("ETag"))
         }
     }
-}
-
-func waitFor(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<300 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return false
 }
