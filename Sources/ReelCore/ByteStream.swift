@@ -1,4 +1,9 @@
+import Dispatch
 import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The bytes of one read from a ``ResourceLoader``: first the resource's
 /// ``ContentInformation``, then the data in order, then the end or an error.
@@ -8,37 +13,88 @@ import Foundation
 /// how the FFmpeg bridge reads it without hopping through the concurrency runtime.
 ///
 /// Producers either push (``makeStream(highWaterMark:)`` and its ``Continuation``)
-/// or are pulled (``init(contentInformation:pull:)``, for sources such as files
+/// or are pulled (``init(contentInformation:pull:onCancel:)``, for sources such as files
 /// whose reads are synchronous anyway).
 ///
 /// Cancelling a stream (``cancel()``, or cancelling the task iterating it) stops
 /// its producer promptly: pushed streams run their `onCancel` handlers, and later
 /// reads throw `CancellationError`.
-public final class ByteStream: AsyncSequence, @unchecked Sendable {
+///
+/// ## Waiting and waking
+///
+/// All mutable state is in one `Mutex` (``State``). Every wait checks its condition
+/// and registers its waiter in the same critical section, and every change that can
+/// satisfy a wait takes the waiters in the critical section that makes the change, so
+/// no wake-up is lost between a check and a wait. Three kinds of waiters:
+///
+/// - async consumers (``contentInformation()``, iteration) park a continuation; they
+///   are resumed by `respond`, `yield`, `finish` and `cancel`, and cancelling their
+///   task cancels the stream;
+/// - async producers (``Continuation/send(_:)``) park a continuation above the
+///   high-water mark; they are resumed when a read brings the buffer down to it, on
+///   `cancel`, or when their own task is cancelled;
+/// - plain threads (the blocking reads) park on a ``ThreadParker`` — never a thread of
+///   the concurrency pool — woken by the same changes as async consumers.
+///
+/// Every continuation is taken out of the state before it is resumed, so each is
+/// resumed exactly once.
+public final class ByteStream: AsyncSequence, Sendable {
     public typealias Element = Data
     public typealias Failure = any Error
 
-    // All state below is guarded by `condition`.
-    private let condition = NSCondition()
-    private var info: ContentInformation?
-    private var chunks: [Data] = []
-    private var headOffset = 0          // bytes of chunks[0] already consumed
-    private var bufferedBytes = 0
-    private var finished = false
-    private var failure: (any Error)?
-    private var cancelled = false
-    private var producerIdle = false
-    private var consumerProgress = 0
-    private var cancelHandlers: [@Sendable () -> Void] = []
-    private var consumerWaiter: CheckedContinuation<Void, Never>?
-    private var producerWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Everything that changes, guarded by `state`.
+    private struct State {
+        var info: ContentInformation?
+        var chunks: [Data] = []
+        /// Bytes of `chunks[0]` already consumed.
+        var headOffset = 0
+        var bufferedBytes = 0
+        var finished = false
+        var failure: (any Error)?
+        var cancelled = false
+        var producerIdle = false
+        var consumerProgress = 0
+        var cancelHandlers: [@Sendable () -> Void] = []
+        var nextWaiterID: UInt64 = 0
+        var consumerWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var producerWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var threadWaiters: [ThreadParker] = []
+
+        mutating func makeWaiterID() -> UInt64 {
+            nextWaiterID &+= 1
+            return nextWaiterID
+        }
+
+        /// Takes every consumer-side waiter (async and blocked threads): something they wait for changed.
+        mutating func takeConsumerWakeUps() -> WakeUps {
+            defer {
+                consumerWaiters = [:]
+                threadWaiters = []
+            }
+            return WakeUps(continuations: Array(consumerWaiters.values), parkers: threadWaiters)
+        }
+    }
+
+    /// Waiters taken out of the state under the lock, woken after it is released.
+    private struct WakeUps {
+        var continuations: [CheckedContinuation<Void, Never>] = []
+        var parkers: [ThreadParker] = []
+
+        func wake() {
+            continuations.forEach { $0.resume() }
+            parkers.forEach { $0.unpark() }
+        }
+    }
+
+    private let state = Mutex(State())
+    // Immutable after init.
     private let highWaterMark: Int
     private let pull: (@Sendable (Int) throws -> Data?)?
 
     private init(highWaterMark: Int, info: ContentInformation?, pull: (@Sendable (Int) throws -> Data?)?) {
         self.highWaterMark = highWaterMark
-        self.info = info
         self.pull = pull
+        if let info { state.withTrackedLock { $0.info = info } }
     }
 
     // MARK: - Making streams
@@ -61,9 +117,11 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         onCancel: (@Sendable () -> Void)? = nil
     ) {
         self.highWaterMark = 0
-        self.info = contentInformation
         self.pull = pull
-        if let onCancel { cancelHandlers.append(onCancel) }
+        state.withTrackedLock { state in
+            state.info = contentInformation
+            if let onCancel { state.cancelHandlers.append(onCancel) }
+        }
     }
 
     /// A stream that fails at once with `error` (after `contentInformation`, if given).
@@ -85,7 +143,8 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         /// Appends bytes without waiting, however much is buffered.
         public func yield(_ data: Data) { stream.producerYield(data) }
         /// Appends bytes, then waits while more than the high-water mark is buffered.
-        /// Throws `CancellationError` once the consumer has cancelled.
+        /// Throws `CancellationError` once the consumer has cancelled, or when the
+        /// producing task is cancelled while it waits.
         public func send(_ data: Data) async throws { try await stream.producerSend(data) }
         /// Ends the stream normally: the consumer sees the end after the buffered bytes.
         public func finish() { stream.producerFinish(nil) }
@@ -93,6 +152,8 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         public func finish(throwing error: any Error) { stream.producerFinish(error) }
         /// Whether the consumer has cancelled.
         public var isCancelled: Bool { stream.isCancelled }
+        /// Whether a reader waits on the stream with nothing buffered (see ``ByteStream/isReaderWaiting``).
+        public var isReaderWaiting: Bool { stream.isReaderWaiting }
         /// Registers work to stop when the consumer cancels (runs at once if it already has).
         public func onCancel(_ handler: @escaping @Sendable () -> Void) { stream.addCancelHandler(handler) }
         /// Tells deterministic tests that the producer is waiting for something
@@ -102,105 +163,100 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     }
 
     private func producerRespond(_ newInfo: ContentInformation) {
-        condition.lock()
-        if info == nil { info = newInfo }
-        condition.broadcast()
-        let waiter = takeConsumerWaiter()
-        condition.unlock()
-        waiter?.resume()
+        let wakeUps = state.withTrackedLock { state -> WakeUps in
+            if state.info == nil { state.info = newInfo }
+            return state.takeConsumerWakeUps()
+        }
+        wakeUps.wake()
     }
 
     private func producerYield(_ data: Data) {
         guard !data.isEmpty else { return }
-        condition.lock()
-        guard !finished, !cancelled else { condition.unlock(); return }
-        chunks.append(data)
-        bufferedBytes += data.count
-        condition.broadcast()
-        let waiter = takeConsumerWaiter()
-        condition.unlock()
-        waiter?.resume()
+        let wakeUps = state.withTrackedLock { state -> WakeUps in
+            guard !state.finished, !state.cancelled else { return WakeUps() }
+            state.chunks.append(data)
+            state.bufferedBytes += data.count
+            return state.takeConsumerWakeUps()
+        }
+        wakeUps.wake()
     }
 
     private func producerSend(_ data: Data) async throws {
         producerYield(data)
+        let highWaterMark = self.highWaterMark
         while true {
-            let mustWait: Bool = condition.withLock {
-                !cancelled && bufferedBytes > highWaterMark
+            let mustWait = state.withTrackedLock { state -> Bool in
+                !state.cancelled && state.bufferedBytes > highWaterMark
             }
             if isCancelled { throw CancellationError() }
             guard mustWait else { return }
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                condition.lock()
-                if cancelled || bufferedBytes <= highWaterMark {
-                    condition.unlock()
-                    waiter.resume()
-                } else {
-                    producerWaiters.append(waiter)
-                    condition.unlock()
+            try Task.checkCancellation()
+            let id = state.withTrackedLock { $0.makeWaiterID() }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    // The check and the registration are one critical section; the
+                    // cancellation handler takes the same lock, and `Task.isCancelled`
+                    // is set before it runs, so it cannot slip in between unnoticed.
+                    let resumeNow = state.withTrackedLock { state -> Bool in
+                        if state.cancelled || state.bufferedBytes <= highWaterMark || Task.isCancelled { return true }
+                        state.producerWaiters[id] = waiter
+                        return false
+                    }
+                    if resumeNow { waiter.resume() }
                 }
+            } onCancel: {
+                let waiter = self.state.withTrackedLock { $0.producerWaiters.removeValue(forKey: id) }
+                waiter?.resume()
             }
         }
     }
 
     private func producerFinish(_ error: (any Error)?) {
-        condition.lock()
-        guard !finished else { condition.unlock(); return }
-        finished = true
-        failure = error
-        producerIdle = false
-        condition.broadcast()
-        let waiter = takeConsumerWaiter()
-        condition.unlock()
-        waiter?.resume()
+        let wakeUps = state.withTrackedLock { state -> WakeUps in
+            guard !state.finished else { return WakeUps() }
+            state.finished = true
+            state.failure = error
+            state.producerIdle = false
+            return state.takeConsumerWakeUps()
+        }
+        wakeUps.wake()
     }
 
     private func addCancelHandler(_ handler: @escaping @Sendable () -> Void) {
-        condition.lock()
-        if cancelled {
-            condition.unlock()
-            handler()
-            return
+        let runNow = state.withTrackedLock { state -> Bool in
+            if state.cancelled { return true }
+            state.cancelHandlers.append(handler)
+            return false
         }
-        cancelHandlers.append(handler)
-        condition.unlock()
+        if runNow { handler() }
     }
 
     private func setProducerIdle(_ idle: Bool) {
-        condition.withLock { producerIdle = idle }
-    }
-
-    private func takeConsumerWaiter() -> CheckedContinuation<Void, Never>? {
-        defer { consumerWaiter = nil }
-        return consumerWaiter
-    }
-
-    private func takeProducerWaiters() -> [CheckedContinuation<Void, Never>] {
-        defer { producerWaiters = [] }
-        return producerWaiters
+        state.withTrackedLock { $0.producerIdle = idle }
     }
 
     // MARK: - Consuming
 
     /// Whether the stream was cancelled by its consumer.
-    public var isCancelled: Bool { condition.withLock { cancelled } }
+    public var isCancelled: Bool { state.withTrackedLock { $0.cancelled } }
 
     /// Stops the stream: buffered bytes are dropped, the producer is told, and
     /// reads from now on throw `CancellationError`. Safe to call more than once.
     public func cancel() {
-        condition.lock()
-        guard !cancelled else { condition.unlock(); return }
-        cancelled = true
-        chunks = []
-        bufferedBytes = 0
-        headOffset = 0
-        let handlers = cancelHandlers
-        cancelHandlers = []
-        let waiter = takeConsumerWaiter()
-        let producers = takeProducerWaiters()
-        condition.broadcast()
-        condition.unlock()
-        waiter?.resume()
+        let taken = state.withTrackedLock { state -> (WakeUps, [CheckedContinuation<Void, Never>], [@Sendable () -> Void])? in
+            guard !state.cancelled else { return nil }
+            state.cancelled = true
+            state.chunks = []
+            state.bufferedBytes = 0
+            state.headOffset = 0
+            let handlers = state.cancelHandlers
+            state.cancelHandlers = []
+            let producers = Array(state.producerWaiters.values)
+            state.producerWaiters = [:]
+            return (state.takeConsumerWakeUps(), producers, handlers)
+        }
+        guard let (wakeUps, producers, handlers) = taken else { return }
+        wakeUps.wake()
         producers.forEach { $0.resume() }
         handlers.forEach { $0() }
     }
@@ -209,80 +265,136 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
     /// the system: nothing is buffered, the stream is not over, and the producer
     /// said it is idle. Pulled streams are never idle. Used to settle deterministic tests.
     public var isIdle: Bool {
-        condition.withLock {
-            pull == nil && !cancelled && !finished && chunks.isEmpty && producerIdle
-                && (info != nil || producerIdle)
+        let pulled = pull != nil
+        return state.withTrackedLock { state in
+            !pulled && !state.cancelled && !state.finished && state.chunks.isEmpty && state.producerIdle
+        }
+    }
+
+    /// Whether a reader (a task or a blocked thread) is waiting on this stream right now
+    /// with nothing buffered for it: only the producer can move it. Waiters leave in the
+    /// critical section that wakes them, so this never reports a reader that was handed
+    /// something. For deterministic tests that settle on "everyone waits".
+    public var isReaderWaiting: Bool {
+        state.withTrackedLock { state in
+            state.chunks.isEmpty && !(state.consumerWaiters.isEmpty && state.threadWaiters.isEmpty)
         }
     }
 
     /// The content information if it has arrived, without waiting.
-    public var receivedContentInformation: ContentInformation? { condition.withLock { info } }
+    public var receivedContentInformation: ContentInformation? { state.withTrackedLock { $0.info } }
 
     /// Counts the blocking reads (and information waits) that have returned. A
     /// thread that noted it before a read and sees it unchanged has not been handed
     /// anything since — what deterministic tests use to tell a blocked reader from
     /// one that just got bytes and is busy with them.
-    public var consumerProgressCount: Int { condition.withLock { consumerProgress } }
+    public var consumerProgressCount: Int { state.withTrackedLock { $0.consumerProgress } }
 
     /// Bytes buffered and not yet read.
-    public var bufferedByteCount: Int { condition.withLock { bufferedBytes } }
+    public var bufferedByteCount: Int { state.withTrackedLock { $0.bufferedBytes } }
 
     /// Waits for the content information (still available after the stream ends or
     /// is cancelled, once it arrived). Throws the stream's error if it fails first.
     public func contentInformation() async throws -> ContentInformation {
         while true {
             if let result = try pollInformation() { return result }
-            try await waitForChange { self.info != nil }
+            try await waitForChange { $0.info != nil }
         }
     }
 
-    /// Blocks the calling thread until the content information arrives.
-    public func waitForContentInformation() throws -> ContentInformation {
-        condition.lock()
-        defer {
-            consumerProgress += 1
-            condition.unlock()
+    /// A value or the stream's error, carried out of the lock.
+    private enum Outcome<Value: Sendable>: Sendable {
+        case value(Value)
+        case failure(any Error)
+
+        func get() throws -> Value {
+            switch self {
+            case .value(let value): return value
+            case .failure(let error): throw error
+            }
         }
+    }
+
+    /// What a blocking wait found under the lock.
+    private enum BlockingStep<Value: Sendable>: Sendable {
+        case done(Value)
+        case failed(any Error)
+        case wait(ThreadParker)
+    }
+
+    /// Runs `attempt` under the lock until it has an answer, parking the calling
+    /// thread between attempts. `attempt` returns `nil` to wait; the waiter is
+    /// registered in the same critical section, so a change cannot be missed.
+    private func blockingWait<Value: Sendable>(_ attempt: (inout State) throws -> Value?) throws -> Value {
         while true {
-            if let info { return info }
-            if cancelled { throw CancellationError() }
-            if finished { throw failure ?? CancellationError() }
-            condition.wait()
+            let step = state.withTrackedLock { state -> BlockingStep<Value> in
+                do {
+                    if let value = try attempt(&state) {
+                        state.consumerProgress += 1
+                        return .done(value)
+                    }
+                } catch {
+                    state.consumerProgress += 1
+                    return .failed(error)
+                }
+                let parker = ThreadParker()
+                state.threadWaiters.append(parker)
+                return .wait(parker)
+            }
+            switch step {
+            case .done(let value): return value
+            case .failed(let error): throw error
+            case .wait(let parker): parker.park()
+            }
         }
     }
 
-    private func pollInformation() throws -> ContentInformation? {
-        try condition.withLock {
-            if let info { return info }
-            if cancelled { throw CancellationError() }
-            if finished { throw failure ?? CancellationError() }
+    /// Blocks the calling thread until the content information arrives. Call it only
+    /// from a thread of your own, never from a task.
+    public func waitForContentInformation() throws -> ContentInformation {
+        try blockingWait { state in
+            if let info = state.info { return info }
+            if state.cancelled { throw CancellationError() }
+            if state.finished { throw state.failure ?? CancellationError() }
             return nil
         }
     }
 
+    private func pollInformation() throws -> ContentInformation? {
+        let outcome = state.withTrackedLock { state -> Outcome<ContentInformation?> in
+            if let info = state.info { return .value(info) }
+            if state.cancelled { return .failure(CancellationError()) }
+            if state.finished { return .failure(state.failure ?? CancellationError()) }
+            return .value(nil)
+        }
+        return try outcome.get()
+    }
+
     /// Blocks the calling thread until bytes arrive, then returns up to `maxLength`
     /// of them; `nil` at the end of the stream. Throws the producer's error after the
-    /// bytes before it, and `CancellationError` once cancelled.
+    /// bytes before it, and `CancellationError` once cancelled. Call it only from a
+    /// thread of your own (FFmpeg's I/O thread), never from a task.
     public func read(maxLength: Int) throws -> Data? {
         precondition(maxLength > 0)
         if let pull {
             if isCancelled { throw CancellationError() }
             return try pull(maxLength)
         }
-        condition.lock()
-        defer {
-            consumerProgress += 1
-            condition.unlock()
-        }
-        while true {
-            if cancelled { throw CancellationError() }
-            if !chunks.isEmpty { return takeLocked(maxLength) }
-            if finished {
-                if let failure { throw failure }
-                return nil
+        let highWaterMark = self.highWaterMark
+        let (data, producers) = try blockingWait { state -> (Data?, [CheckedContinuation<Void, Never>])? in
+            if state.cancelled { throw CancellationError() }
+            if !state.chunks.isEmpty {
+                let data = Self.take(&state, maxLength, highWaterMark: highWaterMark)
+                return (data.data, data.producers)
             }
-            condition.wait()
+            if state.finished {
+                if let failure = state.failure { throw failure }
+                return (nil, [])
+            }
+            return nil
         }
+        producers.forEach { $0.resume() }
+        return data
     }
 
     /// The blocking read into caller memory, for the C bridge: returns the number
@@ -294,100 +406,105 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
             data.copyBytes(to: buffer.bindMemory(to: UInt8.self), count: data.count)
             return data.count
         }
-        condition.lock()
-        defer {
-            consumerProgress += 1
-            condition.unlock()
-        }
-        while true {
-            if cancelled { throw CancellationError() }
-            if !chunks.isEmpty {
+        let highWaterMark = self.highWaterMark
+        let target = buffer
+        let (copied, producers) = try blockingWait { state -> (Int, [CheckedContinuation<Void, Never>])? in
+            if state.cancelled { throw CancellationError() }
+            if !state.chunks.isEmpty {
                 var copied = 0
-                while copied < buffer.count, !chunks.isEmpty {
-                    let head = chunks[0]
-                    let available = head.count - headOffset
-                    let n = Swift.min(available, buffer.count - copied)
+                var producers: [CheckedContinuation<Void, Never>] = []
+                while copied < target.count, !state.chunks.isEmpty {
+                    let head = state.chunks[0]
+                    let offset = state.headOffset
+                    let n = Swift.min(head.count - offset, target.count - copied)
                     head.withUnsafeBytes { raw in
-                        let src = raw.baseAddress!.advanced(by: headOffset)
-                        (buffer.baseAddress! + copied).copyMemory(from: src, byteCount: n)
+                        let source = raw.baseAddress!.advanced(by: offset)
+                        (target.baseAddress! + copied).copyMemory(from: source, byteCount: n)
                     }
                     copied += n
-                    consumeLocked(n)
+                    producers += Self.consume(&state, n, highWaterMark: highWaterMark)
                 }
-                return copied
+                return (copied, producers)
             }
-            if finished {
-                if let failure { throw failure }
-                return 0
-            }
-            condition.wait()
-        }
-    }
-
-    /// Takes up to `maxLength` buffered bytes, across chunks. Whole chunks are
-    /// handed over without copying when they fit.
-    private func takeLocked(_ maxLength: Int) -> Data {
-        var result: Data?
-        while !chunks.isEmpty, (result?.count ?? 0) < maxLength {
-            let head = chunks[0]
-            let available = head.count - headOffset
-            let n = Swift.min(available, maxLength - (result?.count ?? 0))
-            let start = head.startIndex + headOffset
-            let piece = (headOffset == 0 && n == head.count) ? head : Data(head[start..<(start + n)])
-            consumeLocked(n)
-            if result == nil { result = piece } else { result!.append(piece) }
-        }
-        return result ?? Data()
-    }
-
-    private func consumeLocked(_ n: Int) {
-        headOffset += n
-        bufferedBytes -= n
-        if headOffset == chunks[0].count {
-            chunks.removeFirst()
-            headOffset = 0
-        }
-        if bufferedBytes <= highWaterMark, !producerWaiters.isEmpty {
-            let waiters = takeProducerWaiters()
-            // Resuming a continuation under the lock is safe: it only enqueues the task.
-            waiters.forEach { $0.resume() }
-        }
-    }
-
-    private func pollChunk() throws -> Data?? {
-        try condition.withLock {
-            if cancelled { throw CancellationError() }
-            if !chunks.isEmpty {
-                let available = chunks[0].count - headOffset
-                return .some(takeLocked(available))
-            }
-            if finished {
-                if let failure { throw failure }
-                return .some(nil)
+            if state.finished {
+                if let failure = state.failure { throw failure }
+                return (0, [])
             }
             return nil
         }
+        producers.forEach { $0.resume() }
+        return copied
+    }
+
+    /// Takes up to `maxLength` buffered bytes, across chunks. Whole chunks are
+    /// handed over without copying when they fit. Returns the producers to wake.
+    private static func take(_ state: inout State, _ maxLength: Int, highWaterMark: Int) -> (data: Data, producers: [CheckedContinuation<Void, Never>]) {
+        var result: Data?
+        var producers: [CheckedContinuation<Void, Never>] = []
+        while !state.chunks.isEmpty, (result?.count ?? 0) < maxLength {
+            let head = state.chunks[0]
+            let available = head.count - state.headOffset
+            let n = Swift.min(available, maxLength - (result?.count ?? 0))
+            let start = head.startIndex + state.headOffset
+            let piece = (state.headOffset == 0 && n == head.count) ? head : Data(head[start..<(start + n)])
+            producers += consume(&state, n, highWaterMark: highWaterMark)
+            if result == nil { result = piece } else { result!.append(piece) }
+        }
+        return (result ?? Data(), producers)
+    }
+
+    /// Marks `n` bytes of the head chunk consumed; once the buffer is back at the
+    /// high-water mark, takes the producers waiting for that (to resume after unlocking).
+    private static func consume(_ state: inout State, _ n: Int, highWaterMark: Int) -> [CheckedContinuation<Void, Never>] {
+        state.headOffset += n
+        state.bufferedBytes -= n
+        if state.headOffset == state.chunks[0].count {
+            state.chunks.removeFirst()
+            state.headOffset = 0
+        }
+        guard state.bufferedBytes <= highWaterMark, !state.producerWaiters.isEmpty else { return [] }
+        defer { state.producerWaiters = [:] }
+        return Array(state.producerWaiters.values)
+    }
+
+    /// One poll of the next chunk: `.some(data)`, `.some(nil)` at the end, `nil` to wait.
+    private func pollChunk() throws -> Data?? {
+        let highWaterMark = self.highWaterMark
+        let (outcome, producers) = state.withTrackedLock { state -> (Outcome<Data??>, [CheckedContinuation<Void, Never>]) in
+            if state.cancelled { return (.failure(CancellationError()), []) }
+            if !state.chunks.isEmpty {
+                let available = state.chunks[0].count - state.headOffset
+                let taken = Self.take(&state, available, highWaterMark: highWaterMark)
+                return (.value(.some(taken.data)), taken.producers)
+            }
+            if state.finished {
+                if let failure = state.failure { return (.failure(failure), []) }
+                return (.value(.some(nil)), [])
+            }
+            return (.value(nil), [])
+        }
+        producers.forEach { $0.resume() }
+        return try outcome.get()
     }
 
     /// Suspends until `ready` holds (checked under the lock, then again on each
-    /// change the producer makes), or the stream ends or is cancelled.
-    private func waitForChange(until ready: @escaping () -> Bool) async throws {
-        try await withTaskCancellationHandler {
+    /// change the producer makes), or the stream ends or is cancelled. Cancelling the
+    /// waiting task cancels the stream, which resumes every waiter.
+    private func waitForChange(until ready: @escaping @Sendable (State) -> Bool) async throws {
+        let id = state.withTrackedLock { $0.makeWaiterID() }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                condition.lock()
-                if cancelled || finished || ready() {
-                    condition.unlock()
-                    waiter.resume()
-                    return
+                let resumeNow = state.withTrackedLock { state -> Bool in
+                    if state.cancelled || state.finished || ready(state) { return true }
+                    state.consumerWaiters[id] = waiter
+                    return false
                 }
-                if let old = consumerWaiter { old.resume() }
-                consumerWaiter = waiter
-                condition.unlock()
+                if resumeNow { waiter.resume() }
             }
-            if Task.isCancelled { throw CancellationError() }
         } onCancel: {
             self.cancel()
         }
+        if Task.isCancelled { throw CancellationError() }
     }
 
     private func nextChunk() async throws -> Data? {
@@ -402,7 +519,7 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         }
         while true {
             if let result = try pollChunk() { return result }
-            try await waitForChange { !self.chunks.isEmpty }
+            try await waitForChange { !$0.chunks.isEmpty }
         }
     }
 
@@ -436,4 +553,22 @@ public final class ByteStream: AsyncSequence, @unchecked Sendable {
         }
         return result
     }
+}
+
+/// The one blocking primitive of the loading path: a one-shot wake-up for a thread of
+/// the engine's own (FFmpeg's AVIO thread, a test's helper thread) that must wait for a
+/// ``ByteStream`` to change. It is never used on a thread of the concurrency pool.
+///
+/// A waiter is created and registered under the stream's `Mutex` after the condition
+/// was found false there; whoever changes the condition takes the registered parkers
+/// under the same `Mutex` and unparks each once. The wake-up is latched (a semaphore),
+/// so an `unpark()` that comes before `park()` is not lost.
+final class ThreadParker: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    /// Blocks the calling thread until ``unpark()`` (at once if it already came).
+    func park() { semaphore.wait() }
+
+    /// Wakes the parked thread (or the next `park()`). Called once per parker.
+    func unpark() { semaphore.signal() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The clock the engine reads host time from and waits on, injected wherever time
 /// passes: the player's pacing, the swipe animations, a fake loader's latency.
@@ -47,63 +48,66 @@ extension EngineClock {
 }
 
 /// A wake-up scheduled on an ``EngineClock``; cancel it to forget it.
-public final class ScheduledAction: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
-    private var fired = false
+public final class ScheduledAction: Sendable {
+    private struct State {
+        var cancelled = false
+        var fired = false
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Forgets the action if it has not run yet.
-    public func cancel() { lock.withLock { cancelled = true } }
+    public func cancel() { state.withTrackedLock { $0.cancelled = true } }
 
-    public var isCancelled: Bool { lock.withLock { cancelled } }
+    public var isCancelled: Bool { state.withTrackedLock { $0.cancelled } }
 
     /// Marks the action as run; returns `false` when it was cancelled (or already ran)
     /// and must not run. Clocks call this right before running the action.
     public func claim() -> Bool {
-        lock.withLock {
-            guard !cancelled, !fired else { return false }
-            fired = true
+        state.withTrackedLock { state in
+            guard !state.cancelled, !state.fired else { return false }
+            state.fired = true
             return true
         }
     }
 }
 
 /// Resumes a continuation once, whichever of "time reached" and "cancelled" comes first.
-private final class ContinuationBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var resumed = false
-    private var cancelHook: (@Sendable () -> Void)?
+private final class ContinuationBox: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var resumed = false
+        var cancelHook: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
 
     func install(_ continuation: CheckedContinuation<Void, Never>) {
-        lock.lock()
-        if resumed {
-            lock.unlock()
-            continuation.resume()
-            return
+        let resumeNow = state.withTrackedLock { state -> Bool in
+            if state.resumed { return true }
+            state.continuation = continuation
+            return false
         }
-        self.continuation = continuation
-        lock.unlock()
+        if resumeNow { continuation.resume() }
     }
 
     func onCancel(_ hook: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if resumed { lock.unlock(); hook(); return }
-        cancelHook = hook
-        lock.unlock()
+        let runNow = state.withTrackedLock { state -> Bool in
+            if state.resumed { return true }
+            state.cancelHook = hook
+            return false
+        }
+        if runNow { hook() }
     }
 
     func resume() {
-        lock.lock()
-        guard !resumed else { lock.unlock(); return }
-        resumed = true
-        let continuation = self.continuation
-        let hook = cancelHook
-        self.continuation = nil
-        cancelHook = nil
-        lock.unlock()
+        let taken = state.withTrackedLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?)? in
+            guard !state.resumed else { return nil }
+            state.resumed = true
+            defer { state.continuation = nil; state.cancelHook = nil }
+            return (state.continuation, state.cancelHook)
+        }
+        guard let (continuation, hook) = taken else { return }
         continuation?.resume()
         hook?()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A clock that moves only when told: `advance(by:)` moves it forward and runs,
 /// synchronously on the caller's thread and in deadline order, every action that
@@ -6,7 +7,7 @@ import Foundation
 /// `EmbeddedEventLoop` does. Actions due at the same time run in the order they
 /// were scheduled. Nothing happens between advances, so a test driven by a manual
 /// clock gives the same result every run.
-public final class ManualClock: EngineClock, @unchecked Sendable {
+public final class ManualClock: EngineClock, Sendable {
     private struct Entry {
         var deadline: MediaTime
         var sequence: UInt64
@@ -14,38 +15,42 @@ public final class ManualClock: EngineClock, @unchecked Sendable {
         var handle: ScheduledAction
     }
 
-    private let lock = NSLock()
-    private var current: MediaTime
-    private var entries: [Entry] = []
-    private var sequence: UInt64 = 0
+    private struct State {
+        var current: MediaTime
+        var entries: [Entry] = []
+        var sequence: UInt64 = 0
+    }
+
+    /// Guards the time and the waiting actions; never held while an action runs.
+    private let state: Mutex<State>
 
     /// A clock reading `now` (zero by default).
     public init(now: MediaTime = .zero) {
-        self.current = now
+        state = Mutex(State(current: now))
     }
 
-    public var now: MediaTime { lock.withLock { current } }
+    public var now: MediaTime { state.withTrackedLock { $0.current } }
 
     @discardableResult
     public func schedule(at deadline: MediaTime, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
         let handle = ScheduledAction()
-        lock.withLock {
-            sequence += 1
-            entries.append(Entry(deadline: deadline, sequence: sequence, action: action, handle: handle))
+        state.withTrackedLock { state in
+            state.sequence += 1
+            state.entries.append(Entry(deadline: deadline, sequence: state.sequence, action: action, handle: handle))
         }
         return handle
     }
 
     /// The earliest deadline still waiting, if any.
     public var nextDeadline: MediaTime? {
-        lock.withLock {
-            entries.filter { !$0.handle.isCancelled }.map(\.deadline).min()
+        state.withTrackedLock { state in
+            state.entries.filter { !$0.handle.isCancelled }.map(\.deadline).min()
         }
     }
 
     /// How many actions are waiting.
     public var pendingCount: Int {
-        lock.withLock { entries.filter { !$0.handle.isCancelled }.count }
+        state.withTrackedLock { state in state.entries.filter { !$0.handle.isCancelled }.count }
     }
 
     /// Moves the clock forward by `duration`, running what falls due on the way.
@@ -59,9 +64,32 @@ public final class ManualClock: EngineClock, @unchecked Sendable {
         while let entry = takeNext(dueBy: target) {
             if entry.handle.claim() { entry.action() }
         }
-        lock.withLock {
-            if current < target { current = target }
+        state.withTrackedLock { state in
+            if state.current < target { state.current = target }
         }
+    }
+
+    /// Runs the one action due first, if it falls due by `limit` (any, without a limit): the
+    /// clock moves to its deadline (never backwards) and the action runs. Otherwise the clock
+    /// moves to `limit` (or stays, without one). Returns whether an action ran.
+    ///
+    /// A driver that lets the system under test settle between calls sees every action run
+    /// on a settled system, so the same script gives the same result every run
+    /// (``advance(to:)`` runs every due action back to back, with no settling between).
+    @discardableResult
+    public func runNext(notAfter limit: MediaTime? = nil) -> Bool {
+        while let entry = takeNext(dueBy: limit ?? .positiveInfinity) {
+            if entry.handle.claim() {
+                entry.action()
+                return true
+            }
+        }
+        if let limit {
+            state.withTrackedLock { state in
+                if state.current < limit { state.current = limit }
+            }
+        }
+        return false
     }
 
     /// Runs the actions already due at the current time.
@@ -79,12 +107,12 @@ public final class ManualClock: EngineClock, @unchecked Sendable {
     }
 
     private func takeNext(dueBy target: MediaTime) -> Entry? {
-        lock.withLock {
-            entries.removeAll { $0.handle.isCancelled }
+        state.withTrackedLock { state in
+            state.entries.removeAll { $0.handle.isCancelled }
             var best: Int?
-            for (index, entry) in entries.enumerated() where entry.deadline <= target {
+            for (index, entry) in state.entries.enumerated() where entry.deadline <= target {
                 if let b = best {
-                    let other = entries[b]
+                    let other = state.entries[b]
                     if entry.deadline < other.deadline
                         || (entry.deadline == other.deadline && entry.sequence < other.sequence) {
                         best = index
@@ -94,8 +122,8 @@ public final class ManualClock: EngineClock, @unchecked Sendable {
                 }
             }
             guard let index = best else { return nil }
-            let entry = entries.remove(at: index)
-            if current < entry.deadline { current = entry.deadline }
+            let entry = state.entries.remove(at: index)
+            if state.current < entry.deadline { state.current = entry.deadline }
             return entry
         }
     }

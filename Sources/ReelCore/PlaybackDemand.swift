@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a player needs from the network it shares with preloads. Playback always
 /// wins: a preloader pauses while any player is below its low-water mark and gives
@@ -17,17 +18,17 @@ public protocol PlaybackDemandObserver: AnyObject, Sendable {
 }
 
 /// The end of a demand: call ``end()`` (or let it go — it ends when released).
-public final class PlaybackDemandToken: @unchecked Sendable {
-    private let lock = NSLock()
-    private var onEnd: (@Sendable () -> Void)?
+public final class PlaybackDemandToken: Sendable {
+    /// What ending does; taken out (set to `nil`) by the first `end()`, under the mutex.
+    private let onEnd: Mutex<(@Sendable () -> Void)?>
 
     public init(onEnd: @escaping @Sendable () -> Void) {
-        self.onEnd = onEnd
+        self.onEnd = Mutex(onEnd)
     }
 
     /// Ends the demand (once; later calls do nothing).
     public func end() {
-        let action = lock.withLock { () -> (@Sendable () -> Void)? in
+        let action = onEnd.withTrackedLock { onEnd -> (@Sendable () -> Void)? in
             defer { onEnd = nil }
             return onEnd
         }

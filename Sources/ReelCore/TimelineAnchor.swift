@@ -21,7 +21,7 @@ public struct TimelineAnchor: Sendable, Hashable {
 
     /// Media time at host instant `now`.
     public func media(at now: MediaTime) -> MediaTime {
-        guard isRunning, rate > 0 else { return media }
+        guard isRunning, rate > 0, now != host else { return media }
         let elapsed = now - host
         if rate == 1 { return media + elapsed }
         return media + elapsed.multiplied(byFloat64: rate)

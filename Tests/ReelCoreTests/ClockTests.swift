@@ -8,8 +8,8 @@ private func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale
 /// Records what ran, in order, from any thread.
 private final class Recorder: Sendable {
     private let items = Mutex<[String]>([])
-    func add(_ item: String) { items.withLock { $0.append(item) } }
-    var all: [String] { items.withLock { $0 } }
+    func add(_ item: String) { items.withTrackedLock { $0.append(item) } }
+    var all: [String] { items.withTrackedLock { $0 } }
 }
 
 @Suite struct ManualClockTests {
@@ -94,15 +94,15 @@ private final class Recorder: Sendable {
         let woke = Mutex(false)
         let sleeper = Task {
             try await clock.sleep(until: ms(100))
-            woke.withLock { $0 = true }
+            woke.withTrackedLock { $0 = true }
         }
         // Wait until the sleeper has registered its wake-up.
         while clock.pendingCount == 0 { await Task.yield() }
         clock.advance(by: ms(99))
-        #expect(!woke.withLock { $0 })
+        #expect(!woke.withTrackedLock { $0 })
         clock.advance(by: ms(1))
         try await sleeper.value
-        #expect(woke.withLock { $0 })
+        #expect(woke.withTrackedLock { $0 })
     }
 
     @Test func cancellingASleeperThrowsAndForgetsItsWakeUp() async throws {
@@ -149,22 +149,51 @@ private final class Recorder: Sendable {
 }
 
 /// Opens once; waiters before and after get through.
-final class AsyncGate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+final class AsyncGate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
     func open() {
-        let list: [CheckedContinuation<Void, Never>] = lock.withLock {
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
+        let list = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
         }
         list.forEach { $0.resume() }
     }
     func wait() async {
-        await withCheckedContinuation { c in
-            lock.lock()
-            if isOpen { lock.unlock(); c.resume() } else { waiters.append(c); lock.unlock() }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let open = state.withTrackedLock { state -> Bool in
+                if !state.isOpen { state.waiters.append(c) }
+                return state.isOpen
+            }
+            if open { c.resume() }
         }
+    }
+}
+
+@Suite struct ManualClockRunNextTests {
+    static func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+
+    @Test func runNextRunsOneActionAtATimeInDeadlineOrder() {
+        let clock = ManualClock()
+        let log = Mutex<[String]>([])
+        clock.schedule(at: Self.ms(20)) { log.withTrackedLock { $0.append("b") } }
+        clock.schedule(at: Self.ms(10)) { log.withTrackedLock { $0.append("a1") } }
+        clock.schedule(at: Self.ms(10)) { log.withTrackedLock { $0.append("a2") } }
+        #expect(clock.runNext(notAfter: Self.ms(100)))
+        #expect(log.withTrackedLock { $0 } == ["a1"], "one action, the first of those due first")
+        #expect(clock.now == Self.ms(10))
+        #expect(clock.runNext(notAfter: Self.ms(100)))
+        #expect(log.withTrackedLock { $0 } == ["a1", "a2"])
+        #expect(clock.now == Self.ms(10), "the same deadline: time does not move")
+        #expect(!clock.runNext(notAfter: Self.ms(15)), "b is not due by the limit")
+        #expect(clock.now == Self.ms(15), "the clock moves to the limit")
+        #expect(clock.runNext())
+        #expect(clock.now == Self.ms(20))
+        #expect(!clock.runNext(), "nothing left")
+        #expect(clock.now == Self.ms(20), "without a limit the clock stays")
     }
 }
