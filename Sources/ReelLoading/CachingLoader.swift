@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import Synchronization
 
 /// A ``ResourceLoader`` that reads through a ``RangeCache``: cached spans come from
 /// disk, holes from the upstream loader (usually an ``HTTPLoader``), written through
@@ -81,7 +82,8 @@ public final class CachingLoader: ResourceLoader, Sendable {
     public let cache: RangeCache
     public let configuration: Configuration
     let logger: Logger
-    private let counters = LockedBox(Statistics())
+    /// Counts, guarded by their mutex.
+    private let counters = Mutex(Statistics())
 
     /// Reads `upstream` through `cache`.
     public init(
@@ -97,14 +99,14 @@ public final class CachingLoader: ResourceLoader, Sendable {
     }
 
     /// Counts since creation (or ``resetStatistics()``).
-    public var statistics: Statistics { counters.value }
+    public var statistics: Statistics { counters.withTrackedLock { $0 } }
 
     /// Sets every count back to zero.
-    public func resetStatistics() { counters.withValue { $0 = Statistics() } }
+    public func resetStatistics() { counters.withTrackedLock { $0 = Statistics() } }
 
     /// Starts a read through the cache (see the type's documentation for what it does).
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
-        counters.withValue { $0.reads += 1 }
+        counters.withTrackedLock { $0.reads += 1 }
         let (stream, continuation) = ByteStream.makeStream(highWaterMark: configuration.highWaterMark)
         let control = ReadControl()
         let read = CachedRead(loader: self, url: url, range: range, mode: .deliver(continuation), priority: .playback, control: control)
@@ -145,48 +147,52 @@ public final class CachingLoader: ResourceLoader, Sendable {
     /// Fetches an MP4's index tail in the background (once per read that finds it missing).
     func prefetchIndex(_ url: URL, from offset: Int64, length: Int64) {
         guard configuration.prefetchesMP4Index, length > offset, length - offset <= configuration.maxIndexPrefetch else { return }
-        counters.withValue { $0.indexPrefetches += 1 }
+        counters.withTrackedLock { $0.indexPrefetches += 1 }
         logger.debug("prefetching the MP4 index of \(url) from byte \(offset)")
         Task.detached { [self] in
             _ = try? await fill(url, range: ByteRange(offset: offset, length: length - offset), priority: .playback)
         }
     }
 
-    func count(fromCache: Int) { counters.withValue { $0.bytesFromCache += Int64(fromCache) } }
-    func count(fromNetwork: Int) { counters.withValue { $0.bytesFromNetwork += Int64(fromNetwork) } }
-    func countRequest() { counters.withValue { $0.networkRequests += 1 } }
-    func countEntityChange() { counters.withValue { $0.entityChanges += 1 } }
+    func count(fromCache: Int) { counters.withTrackedLock { $0.bytesFromCache += Int64(fromCache) } }
+    func count(fromNetwork: Int) { counters.withTrackedLock { $0.bytesFromNetwork += Int64(fromNetwork) } }
+    func countRequest() { counters.withTrackedLock { $0.networkRequests += 1 } }
+    func countEntityChange() { counters.withTrackedLock { $0.entityChanges += 1 } }
 }
 
 /// Connects a delivering read's task to its stream: a consumer that cancels cancels
 /// the task, unless the read is finishing an MP4 head in the background.
-final class ReadControl: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-    private var keepsGoing = false
-    private var cancelled = false
+final class ReadControl: Sendable {
+    /// Guarded by `state`.
+    private struct State {
+        var task: Task<Void, Never>?
+        var keepsGoing = false
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
 
     func setTask(_ task: Task<Void, Never>) {
-        let cancelNow = lock.withLock { () -> Bool in
-            self.task = task
-            return cancelled && !keepsGoing
+        let cancelNow = state.withTrackedLock { state -> Bool in
+            state.task = task
+            return state.cancelled && !state.keepsGoing
         }
         if cancelNow { task.cancel() }
     }
 
     /// From now on a cancelled consumer leaves the read running (it stops storing at its own limit).
     func keepGoingWhenCancelled() -> Bool {
-        lock.withLock {
-            guard !cancelled else { return false }
-            keepsGoing = true
+        state.withTrackedLock { state in
+            guard !state.cancelled else { return false }
+            state.keepsGoing = true
             return true
         }
     }
 
     func consumerCancelled() {
-        let task = lock.withLock { () -> Task<Void, Never>? in
-            cancelled = true
-            return keepsGoing ? nil : self.task
+        let task = state.withTrackedLock { state -> Task<Void, Never>? in
+            state.cancelled = true
+            return state.keepsGoing ? nil : state.task
         }
         task?.cancel()
     }

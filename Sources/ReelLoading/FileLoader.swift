@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,63 +89,74 @@ public struct FileLoader: ResourceLoader {
 
 /// One open file being read from `position` to `end`; closed at the end, on
 /// cancellation, or when released.
-private final class FileReader: @unchecked Sendable {
-    private let lock = NSLock()
-    private var descriptor: Int32
-    private var position: Int64
+private final class FileReader: Sendable {
+    /// Guarded by `state`: the descriptor (-1 once closed) and the read position. A
+    /// `pread` runs inside the critical section, so a `close()` from a cancelling
+    /// thread never closes a descriptor under a read (a local read is short).
+    private struct State {
+        var descriptor: Int32
+        var position: Int64
+    }
+
+    private let state: Mutex<State>
+    // Immutable.
     private let end: Int64
     private let url: URL
     private let range: ByteRange
 
     init(descriptor: Int32, url: URL, range: ByteRange, end: Int64) {
-        self.descriptor = descriptor
-        self.position = range.offset
+        self.state = Mutex(State(descriptor: descriptor, position: range.offset))
         self.end = end
         self.url = url
         self.range = range
     }
 
-    deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
+    deinit { close() }
 
     func read(maxLength: Int) throws -> Data? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard descriptor >= 0 else {
-            if position >= end { return nil }
-            throw CancellationError()
+        let end = self.end
+        let url = self.url
+        let range = self.range
+        return try state.withTrackedLock { state throws -> Data? in
+            guard state.descriptor >= 0 else {
+                if state.position >= end { return nil }
+                throw CancellationError()
+            }
+            let wanted = Int(Swift.min(Int64(maxLength), end - state.position))
+            if wanted <= 0 {
+                Self.close(&state)
+                return nil
+            }
+            var data = Data(count: wanted)
+            let descriptor = state.descriptor
+            let position = state.position
+            let count = data.withUnsafeMutableBytes { raw in
+                pread(descriptor, raw.baseAddress, wanted, off_t(position))
+            }
+            if count < 0 {
+                let reason = String(cString: strerror(errno))
+                Self.close(&state)
+                throw ResourceLoaderError.io(url: url, range: range, reason: reason)
+            }
+            if count == 0 {
+                // The file shrank under us: what we promised is not there.
+                Self.close(&state)
+                throw ResourceLoaderError.io(url: url, range: range, reason: "file ended at byte \(position), expected \(end)")
+            }
+            state.position += Int64(count)
+            if count < wanted { data.removeSubrange(count..<wanted) }
+            return data
         }
-        let wanted = Int(Swift.min(Int64(maxLength), end - position))
-        if wanted <= 0 {
-            closeLocked()
-            return nil
-        }
-        var data = Data(count: wanted)
-        let count = data.withUnsafeMutableBytes { raw in
-            pread(descriptor, raw.baseAddress, wanted, off_t(position))
-        }
-        if count < 0 {
-            let reason = String(cString: strerror(errno))
-            closeLocked()
-            throw ResourceLoaderError.io(url: url, range: range, reason: reason)
-        }
-        if count == 0 {
-            // The file shrank under us: what we promised is not there.
-            closeLocked()
-            throw ResourceLoaderError.io(url: url, range: range, reason: "file ended at byte \(position), expected \(end)")
-        }
-        position += Int64(count)
-        if count < wanted { data.removeSubrange(count..<wanted) }
-        return data
     }
 
     func close() {
-        lock.withLock { closeLocked() }
+        state.withTrackedLock { Self.close(&$0) }
     }
 
-    private func closeLocked() {
-        if descriptor >= 0 {
-            Glibc.close(descriptor)
-            descriptor = -1
+    private static func close(_ state: inout State) {
+        if state.descriptor >= 0 {
+            Glibc.close(state.descriptor)
+            state.descriptor = -1
         }
     }
 }

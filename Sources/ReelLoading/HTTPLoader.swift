@@ -5,6 +5,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import ReelCore
+import Synchronization
 
 /// Reads `http://` and `https://` resources with byte-range requests, through the
 /// ``ResourceLoader`` contract.
@@ -100,8 +101,10 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     private let client: HTTPClient
     private let clock: any EngineClock
     private let logger: Logger
-    private let counters = LockedBox(Statistics())
-    private let isShutDown = LockedBox(false)
+    /// Counts, guarded by their mutex; updated by every read's task.
+    private let counters = Mutex(Statistics())
+    /// Whether ``shutdown()`` ran (or began), guarded by its mutex.
+    private let isShutDown = Mutex(false)
 
     /// A loader with its own `HTTPClient`, timing its retry backoff on `clock`.
     public init(
@@ -129,14 +132,14 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     }
 
     deinit {
-        if !isShutDown.value {
+        if !isShutDown.withTrackedLock({ $0 }) {
             client.shutdown { _ in }
         }
     }
 
     /// Closes every connection and stops the client. Reads after this fail.
     public func shutdown() async {
-        let first = isShutDown.withValue { done in
+        let first = isShutDown.withTrackedLock { done in
             defer { done = true }
             return !done
         }
@@ -145,7 +148,7 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     }
 
     /// Counts of what this loader has done.
-    public var statistics: Statistics { counters.value }
+    public var statistics: Statistics { counters.withTrackedLock { $0 } }
 
     /// Starts a read of `range` of an `http` or `https` URL (anything else is `notFound`).
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
@@ -163,13 +166,13 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     // MARK: - Internals used by HTTPRead
 
     fileprivate func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        counters.withValue { $0.requests += 1 }
+        counters.withTrackedLock { $0.requests += 1 }
         return try await client.execute(request, timeout: TimeAmount(configuration.responseTimeout), logger: nil)
     }
 
-    fileprivate func count(received: Int) { counters.withValue { $0.bytesReceived += Int64(received) } }
-    fileprivate func countRetry() { counters.withValue { $0.retries += 1 } }
-    fileprivate func countRedirect() { counters.withValue { $0.redirects += 1 } }
+    fileprivate func count(received: Int) { counters.withTrackedLock { $0.bytesReceived += Int64(received) } }
+    fileprivate func countRetry() { counters.withTrackedLock { $0.retries += 1 } }
+    fileprivate func countRedirect() { counters.withTrackedLock { $0.redirects += 1 } }
     fileprivate var backoffClock: any EngineClock { clock }
     fileprivate var log: Logger { logger }
 }

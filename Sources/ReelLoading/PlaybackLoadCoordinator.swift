@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// How players tell the preloader that playback needs the network: playback always wins.
 ///
@@ -16,7 +17,7 @@ import ReelCore
 /// // ... once the buffer is back above its high-water mark:
 /// load.end()
 /// ```
-public final class PlaybackLoadCoordinator: @unchecked Sendable {
+public final class PlaybackLoadCoordinator: Sendable {
     /// What the player needs.
     public enum Demand: Sendable {
         /// The player is loading below its low-water mark: preloads pause.
@@ -25,90 +26,99 @@ public final class PlaybackLoadCoordinator: @unchecked Sendable {
         case needsConnection
     }
 
-    private let lock = NSLock()
-    private var active: [UUID: Demand] = [:]
-    private var idleWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
-    private var cancelHandlers: [UUID: @Sendable () -> Void] = [:]
+    /// Guarded by `state`. A waiter is registered in the same critical section that
+    /// finds a load under way, and `end` takes the waiters in the critical section that
+    /// removes the last load, so an idle moment is never missed. Each waiter leaves the
+    /// table exactly once — taken by `end`, by its deadline, or by its task's
+    /// cancellation — and whoever takes it resumes it.
+    private struct State {
+        var active: [UUID: Demand] = [:]
+        /// Suspended waits; each resumes with `true` (it had to wait).
+        var idleWaiters: [UUID: CheckedContinuation<Bool, Never>] = [:]
+        var cancelHandlers: [UUID: @Sendable () -> Void] = [:]
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Starts a playback load; preloading waits until it (and every other) ends.
     public func beginLoading(_ demand: Demand) -> PlaybackLoad {
         let id = UUID()
-        let handlers = lock.withLock { () -> [@Sendable () -> Void] in
-            active[id] = demand
-            return demand == .needsConnection ? Array(cancelHandlers.values) : []
+        let handlers = state.withTrackedLock { state -> [@Sendable () -> Void] in
+            state.active[id] = demand
+            return demand == .needsConnection ? Array(state.cancelHandlers.values) : []
         }
         handlers.forEach { $0() }
         return PlaybackLoad(coordinator: self, id: id)
     }
 
     /// Whether any player is loading.
-    public var isPlaybackLoading: Bool { lock.withLock { !active.isEmpty } }
+    public var isPlaybackLoading: Bool { state.withTrackedLock { !$0.active.isEmpty } }
 
     /// How many playback loads are under way.
-    public var activeLoadCount: Int { lock.withLock { active.count } }
+    public var activeLoadCount: Int { state.withTrackedLock { $0.active.count } }
+
+    /// How many waits for idle are suspended now (for deterministic tests).
+    var suspendedWaiterCount: Int { state.withTrackedLock { $0.idleWaiters.count } }
 
     fileprivate func end(_ id: UUID) {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            guard active.removeValue(forKey: id) != nil else { return [] }
-            guard active.isEmpty else { return [] }
-            defer { idleWaiters = [:] }
-            return Array(idleWaiters.values)
+        let waiters = state.withTrackedLock { state -> [CheckedContinuation<Bool, Never>] in
+            guard state.active.removeValue(forKey: id) != nil, state.active.isEmpty else { return [] }
+            defer { state.idleWaiters = [:] }
+            return Array(state.idleWaiters.values)
         }
-        waiters.forEach { $0.resume() }
+        waiters.forEach { $0.resume(returning: true) }
     }
 
-    /// Suspends while any playback load is under way (returns at once when none is).
+    /// Resumes the waiter `id` if it is still waiting (its deadline, or its task's cancellation).
+    private func resumeWaiter(_ id: UUID) {
+        let waiter = state.withTrackedLock { $0.idleWaiters.removeValue(forKey: id) }
+        waiter?.resume(returning: true)
+    }
+
+    /// Suspends while any playback load is under way (or until ``resumeWaiter(_:)``): the core
+    /// of both waits. `arm` runs once the waiter is registered (to schedule a deadline
+    /// that calls ``resumeWaiter(_:)``); it does not run when no wait is needed.
     /// Returns whether it had to wait.
-    @discardableResult
-    func waitUntilIdle() async -> Bool {
+    private func suspendWhileLoading(arm: (UUID) -> Void) async -> Bool {
         let id = UUID()
-        var waited = false
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let idle = lock.withLock { () -> Bool in
-                    if active.isEmpty { return true }
-                    idleWaiters[id] = continuation
-                    waited = true
-                    return false
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                // `Task.isCancelled` is set before the cancellation handler runs, and the
+                // handler takes the same lock: a cancellation is seen here or it finds the waiter.
+                let mustWait = state.withTrackedLock { state -> Bool in
+                    if state.active.isEmpty || Task.isCancelled { return false }
+                    state.idleWaiters[id] = continuation
+                    return true
                 }
-                if idle { continuation.resume() }
+                if mustWait {
+                    arm(id)
+                } else {
+                    continuation.resume(returning: false)
+                }
             }
         } onCancel: {
-            let waiter = lock.withLock { idleWaiters.removeValue(forKey: id) }
-            waiter?.resume()
+            resumeWaiter(id)
         }
-        return waited
+    }
+
+    /// Suspends while any playback load is under way (returns at once when none is, or
+    /// when the task is cancelled). Returns whether it had to wait.
+    @discardableResult
+    func waitUntilIdle() async -> Bool {
+        await suspendWhileLoading { _ in }
     }
 
     /// Suspends while any playback load is under way, but no longer than until `deadline`
     /// on `clock`. Returns `false` when the deadline came first.
     func waitUntilIdle(until deadline: MediaTime, on clock: any EngineClock) async -> Bool {
-        let id = UUID()
-        let timer = LockedBox<ScheduledAction?>(nil)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let idle = lock.withLock { () -> Bool in
-                    if active.isEmpty { return true }
-                    idleWaiters[id] = continuation
-                    return false
-                }
-                if idle {
-                    continuation.resume()
-                    return
-                }
-                let action = clock.schedule(at: deadline) { [self] in
-                    let waiter = lock.withLock { idleWaiters.removeValue(forKey: id) }
-                    waiter?.resume()
-                }
-                timer.withValue { $0 = action }
-            }
-        } onCancel: {
-            let waiter = lock.withLock { idleWaiters.removeValue(forKey: id) }
-            waiter?.resume()
+        let timer = Mutex<ScheduledAction?>(nil)
+        _ = await suspendWhileLoading { id in
+            let action = clock.schedule(at: deadline) { [self] in resumeWaiter(id) }
+            timer.withTrackedLock { $0 = action }
         }
-        timer.value?.cancel()
+        timer.withTrackedLock { $0 }?.cancel()
         return !isPlaybackLoading
     }
 
@@ -116,12 +126,12 @@ public final class PlaybackLoadCoordinator: @unchecked Sendable {
     /// returned token is passed to ``removeCancelHandler(_:)``.
     func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> UUID {
         let id = UUID()
-        lock.withLock { cancelHandlers[id] = handler }
+        state.withTrackedLock { $0.cancelHandlers[id] = handler }
         return id
     }
 
     func removeCancelHandler(_ id: UUID) {
-        lock.withLock { _ = cancelHandlers.removeValue(forKey: id) }
+        state.withTrackedLock { _ = $0.cancelHandlers.removeValue(forKey: id) }
     }
 }
 

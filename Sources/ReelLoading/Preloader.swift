@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import Synchronization
 
 /// One resource to preload: its URL and how much of its head.
 public struct PreloadRequest: Sendable, Hashable {
@@ -42,7 +43,7 @@ public struct PreloadRequest: Sendable, Hashable {
 /// - An MP4 whose index follows its media data gets its index tail preloaded with its
 ///   head, so the preloaded bytes are enough for a first frame.
 /// - Every wait (resume delay, pause limit, retry delay) is on the injected clock.
-public final class Preloader: @unchecked Sendable {
+public final class Preloader: Sendable {
     /// Timing and amounts.
     public struct Configuration: Sendable {
         /// Bytes preloaded when a request asks for seconds the estimator cannot convert.
@@ -90,6 +91,7 @@ public final class Preloader: @unchecked Sendable {
         public var failed: [URL] = []
     }
 
+    // Immutable after init.
     public let configuration: Configuration
     private let loader: CachingLoader
     private let coordinator: PlaybackLoadCoordinator
@@ -97,15 +99,28 @@ public final class Preloader: @unchecked Sendable {
     private let estimator: Estimator?
     private let logger: Logger
 
-    private let lock = NSLock()
-    private var queue: [PreloadRequest] = []
-    private var running: (request: PreloadRequest, task: Task<Outcome, Never>)?
-    private var failures: [URL: Int] = [:]
-    private var stats = Statistics()
-    private var worker: Task<Void, Never>?
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    private var cancelHandlerID: UUID?
-    private var interrupted = false
+    /// Guarded by `state`. The worker task exists exactly while `worker` is set; it
+    /// clears `worker` and takes `idleWaiters` in one critical section (``workerEnded()``),
+    /// on every way out, so a waiter registered while it runs is always resumed.
+    private struct State {
+        var queue: [PreloadRequest] = []
+        var running: (request: PreloadRequest, task: Task<Outcome, Never>)?
+        var failures: [URL: Int] = [:]
+        var stats = Statistics()
+        var worker: Task<Void, Never>?
+        var idleWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        var cancelHandlerID: UUID?
+        var interrupted = false
+
+        var isIdle: Bool { queue.isEmpty && running == nil && worker == nil }
+
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            defer { idleWaiters = [:] }
+            return Array(idleWaiters.values)
+        }
+    }
+
+    private let state = Mutex(State())
 
     private enum Outcome { case done, interrupted, replaced, failed(any Error) }
     private struct PausedTooLong: Error {}
@@ -126,13 +141,14 @@ public final class Preloader: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         let id = coordinator.addCancelHandler { [weak self] in self?.interruptRunning() }
-        lock.withLock { cancelHandlerID = id }
+        state.withTrackedLock { $0.cancelHandlerID = id }
     }
 
     deinit {
-        if let id = cancelHandlerID { coordinator.removeCancelHandler(id) }
+        let (id, worker, running) = state.withTrackedLock { ($0.cancelHandlerID, $0.worker, $0.running?.task) }
+        if let id { coordinator.removeCancelHandler(id) }
         worker?.cancel()
-        running?.task.cancel()
+        running?.cancel()
     }
 
     /// Replaces what is waiting to be preloaded. The running preload goes on if its URL
@@ -140,49 +156,60 @@ public final class Preloader: @unchecked Sendable {
     public func setPreloadQueue(_ requests: [PreloadRequest]) {
         var seen: Set<URL> = []
         let unique = requests.filter { seen.insert($0.url).inserted }
-        let toCancel = lock.withLock { () -> Task<Outcome, Never>? in
+        let toCancel = state.withTrackedLock { state -> Task<Outcome, Never>? in
             var cancel: Task<Outcome, Never>?
-            if let running, !unique.contains(where: { $0.url == running.request.url }) {
+            if let running = state.running, !unique.contains(where: { $0.url == running.request.url }) {
                 cancel = running.task
             }
-            queue = unique.filter { $0.url != running?.request.url || cancel != nil }
-            if worker == nil, !queue.isEmpty { startWorkerLocked() }
+            let runningURL = state.running?.request.url
+            state.queue = unique.filter { $0.url != runningURL || cancel != nil }
+            if state.worker == nil, !state.queue.isEmpty {
+                state.worker = Task { await self.work() }
+            }
             return cancel
         }
         toCancel?.cancel()
     }
 
     /// The requests waiting (not the running one).
-    public var pendingRequests: [PreloadRequest] { lock.withLock { queue } }
+    public var pendingRequests: [PreloadRequest] { state.withTrackedLock { $0.queue } }
 
     /// The request being preloaded now, if any.
-    public var currentRequest: PreloadRequest? { lock.withLock { running?.request } }
+    public var currentRequest: PreloadRequest? { state.withTrackedLock { $0.running?.request } }
 
     /// Counts so far.
-    public var statistics: Statistics { lock.withLock { stats } }
+    public var statistics: Statistics { state.withTrackedLock { $0.stats } }
+
+    /// Whether the worker task exists (for deterministic tests: without it nothing runs).
+    var hasWorker: Bool { state.withTrackedLock { $0.worker != nil } }
 
     /// Cancels the running preload and forgets the queue.
     public func stop() {
         setPreloadQueue([])
     }
 
-    /// Suspends until nothing is running or queued (for tests and tools).
+    /// Suspends until nothing is running or queued (for tests and tools), or until the
+    /// calling task is cancelled.
     public func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock { () -> Bool in
-                if queue.isEmpty && running == nil && worker == nil { return true }
-                idleWaiters.append(continuation)
-                return false
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Checked and registered in one critical section; `workerEnded()` takes
+                // the waiters in the one that makes the preloader idle.
+                let idle = state.withTrackedLock { state -> Bool in
+                    if state.isIdle || Task.isCancelled { return true }
+                    state.idleWaiters[id] = continuation
+                    return false
+                }
+                if idle { continuation.resume() }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withTrackedLock { $0.idleWaiters.removeValue(forKey: id) }
+            waiter?.resume()
         }
     }
 
     // MARK: - The worker
-
-    private func startWorkerLocked() {
-        worker = Task { await self.work() }
-    }
 
     /// Runs the queue until it is empty, then ends (``setPreloadQueue(_:)`` starts it again),
     /// so a preloader nobody uses holds no task.
@@ -191,23 +218,18 @@ public final class Preloader: @unchecked Sendable {
             // Playback first: wait until no player is loading, then a little longer.
             while await coordinator.waitUntilIdle() {
                 try? await clock.sleep(for: configuration.resumeDelay)
-                if Task.isCancelled { return }
+                if Task.isCancelled { break }
             }
-            let next = lock.withLock { () -> PreloadRequest? in
-                if let first = queue.first { return first }
-                worker = nil
-                let waiters = idleWaiters
-                idleWaiters = []
-                waiters.forEach { $0.resume() }
-                return nil
-            }
-            guard let request = next else { return }
+            if Task.isCancelled { break }
+            // The queue is looked at and the worker retired in one critical section, so a
+            // request queued meanwhile either is seen here or starts a new worker.
+            guard let request = nextRequestOrRetire() else { return }
             let task = Task { await self.preload(request) }
-            let stillWanted = lock.withLock { () -> Bool in
-                guard queue.first?.url == request.url else { return false }
-                queue.removeFirst()
-                running = (request, task)
-                interrupted = false
+            let stillWanted = state.withTrackedLock { state -> Bool in
+                guard state.queue.first?.url == request.url else { return false }
+                state.queue.removeFirst()
+                state.running = (request, task)
+                state.interrupted = false
                 return true
             }
             if !stillWanted {
@@ -216,27 +238,27 @@ public final class Preloader: @unchecked Sendable {
                 continue
             }
             let outcome = await task.value
-            lock.withLock {
-                running = nil
+            state.withTrackedLock { state in
+                state.running = nil
                 switch outcome {
                 case .done:
-                    failures[request.url] = nil
-                    stats.completed.append(request.url)
+                    state.failures[request.url] = nil
+                    state.stats.completed.append(request.url)
                 case .interrupted:
                     // Playback took the connection: try again later, first in line.
-                    stats.interruptions += 1
-                    if !queue.contains(where: { $0.url == request.url }) { queue.insert(request, at: 0) }
+                    state.stats.interruptions += 1
+                    if !state.queue.contains(where: { $0.url == request.url }) { state.queue.insert(request, at: 0) }
                 case .replaced:
                     break
                 case .failed(let error):
-                    let count = (failures[request.url] ?? 0) + 1
-                    failures[request.url] = count
+                    let count = (state.failures[request.url] ?? 0) + 1
+                    state.failures[request.url] = count
                     if count < configuration.maxFailures {
                         logger.debug("preload of \(request.url) failed (\(error)); will retry")
-                        if !queue.contains(where: { $0.url == request.url }) { queue.append(request) }
+                        if !state.queue.contains(where: { $0.url == request.url }) { state.queue.append(request) }
                     } else {
                         logger.info("preload of \(request.url) failed: \(error)")
-                        stats.failed.append(request.url)
+                        state.stats.failed.append(request.url)
                     }
                 }
             }
@@ -244,14 +266,35 @@ public final class Preloader: @unchecked Sendable {
                 try? await clock.sleep(for: configuration.retryDelay)
             }
         }
-        lock.withLock { worker = nil }
+        // Cancelled (the preloader went away): retire, and let waiters go.
+        workerEnded()
+    }
+
+    /// The next request, or `nil` after retiring the worker (the queue is empty).
+    private func nextRequestOrRetire() -> PreloadRequest? {
+        let (next, waiters) = state.withTrackedLock { state -> (PreloadRequest?, [CheckedContinuation<Void, Never>]) in
+            if let first = state.queue.first { return (first, []) }
+            state.worker = nil
+            return (nil, state.isIdle ? state.takeIdleWaiters() : [])
+        }
+        waiters.forEach { $0.resume() }
+        return next
+    }
+
+    /// Retires the worker whatever the queue holds.
+    private func workerEnded() {
+        let waiters = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
+            state.worker = nil
+            return state.isIdle ? state.takeIdleWaiters() : []
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Cancels the running preload because playback needs the connection.
     private func interruptRunning() {
-        let task = lock.withLock { () -> Task<Outcome, Never>? in
-            guard let running else { return nil }
-            interrupted = true
+        let task = state.withTrackedLock { state -> Task<Outcome, Never>? in
+            guard let running = state.running else { return nil }
+            state.interrupted = true
             return running.task
         }
         task?.cancel()
@@ -267,10 +310,11 @@ public final class Preloader: @unchecked Sendable {
                 guard coordinator.isPlaybackLoading else { return }
                 // Paused: keep the connection a while, then give it up.
                 let deadline = clock.now + configuration.maxPause
-                if !(await coordinator.waitUntilIdle(until: deadline, on: clock)) {
-                    throw PausedTooLong()
-                }
+                let idle = await coordinator.waitUntilIdle(until: deadline, on: clock)
+                // Cancelled while paused (replaced, or playback took the connection) is not
+                // a pause that ran too long: the outcome must say which it was.
                 try Task.checkCancellation()
+                if !idle { throw PausedTooLong() }
             }
             let head = try await loader.fill(request.url, range: ByteRange(offset: 0, length: bytes), priority: .preload, gate: gate)
             var fetched = head.bytesFetched
@@ -280,14 +324,14 @@ public final class Preloader: @unchecked Sendable {
                 let tail = try await loader.fill(request.url, range: ByteRange(offset: offset, length: length - offset), priority: .preload, gate: gate)
                 fetched += tail.bytesFetched
             }
-            lock.withLock { stats.bytesFetched += fetched }
+            state.withTrackedLock { $0.stats.bytesFetched += fetched }
             try Task.checkCancellation()
             return .done
         } catch is PausedTooLong {
-            lock.withLock { interrupted = true }
+            state.withTrackedLock { $0.interrupted = true }
             return .interrupted
         } catch {
-            if lock.withLock({ interrupted }) { return .interrupted }
+            if state.withTrackedLock({ $0.interrupted }) { return .interrupted }
             if Task.isCancelled || error is CancellationError { return .replaced }
             return .failed(error)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import ReelCore
 
@@ -190,9 +191,13 @@ public final class RangeCache: @unchecked Sendable {
 
     let root: String
     let logger: Logger
-    private let lock = NSLock()
-    private var processLock: ProcessLock?
+    /// The cache's one lock. It guards the fields below, every ``CacheEntry``'s mutable
+    /// fields and the fields of ``SpanWriter`` marked so; leases and writers take it
+    /// through ``withLock(_:)``. Never held across an `await`; file operations on the
+    /// index (rename, metadata) run inside it, the bytes of spans outside.
+    private let lock = Mutex(())
     // Guarded by `lock`:
+    private var processLock: ProcessLock?
     private var entries: [String: CacheEntry] = [:]
     private var storing = true
     private var counters = Statistics()
@@ -393,9 +398,7 @@ public final class RangeCache: @unchecked Sendable {
     // MARK: - Internals shared with leases and writers
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        try lock.withTrackedLock { _ in try body() }
     }
 
     /// Must be called with the lock held.

@@ -23,6 +23,9 @@ enum Reconciliation {
 
 /// A use of one resource of a ``RangeCache``: while held, the resource is not evicted.
 /// Every read, preload and prefetch holds one, and releases it when it ends.
+///
+/// Owned by the one task of its read: `entry` changes (``renew()``) under the cache's
+/// lock and only on that task; `released` is that task's (and its deinit's, after it).
 final class ResourceLease: @unchecked Sendable {
     let cache: RangeCache
     let url: URL

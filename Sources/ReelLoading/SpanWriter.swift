@@ -35,6 +35,7 @@ final class SpanWriter: @unchecked Sendable {
     /// The partial file's name, once created.
     var partialName: String?
     var isFinished = false
+    /// Reads waiting for this writer to move (``waitForProgress(beyond:timeout:)``).
     private var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
 
     // Owned by the writing task.
@@ -154,14 +155,21 @@ final class SpanWriter: @unchecked Sendable {
 
     /// Waits until bytes past `position` are written, the writer finishes, or `timeout`
     /// passes. Returns whether the writer moved (wrote or finished).
+    ///
+    /// The condition is checked and the waiter registered under the cache's lock, which
+    /// `append`, `finish` and invalidation take to move the writer and take its waiters;
+    /// the waiter then leaves the table once — taken by one of those, by the timer, or by
+    /// the task's cancellation — and whoever takes it resumes it.
     func waitForProgress(beyond position: Int64, timeout: Duration) async -> Bool {
         let id = UUID()
         let startEnd = cache.withLock { writtenEnd }
         let timer = DispatchWorkItem { [weak self] in self?.resumeWaiter(id) }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // `Task.isCancelled` is set before the cancellation handler runs, and the
+                // handler takes the same lock: a cancellation is seen here or finds the waiter.
                 let ready = cache.withLock { () -> Bool in
-                    if isFinished || writtenEnd > position { return true }
+                    if isFinished || writtenEnd > position || Task.isCancelled { return true }
                     waiters[id] = continuation
                     return false
                 }

@@ -1,15 +1,18 @@
 import Foundation
 import NIOCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One file opened for a response: its descriptor, size and validators. Reads are
 /// blocking `pread`s, run on a thread pool by the handler, never on the event loop.
-final class OriginFile: @unchecked Sendable {
-    // The descriptor is written once at init and closed once; `pread` needs no lock.
-    private let lock = NSLock()
-    private var descriptor: Int32
+final class OriginFile: Sendable {
+    /// The descriptor, -1 once closed; guarded by its mutex. A read `pread`s inside the
+    /// critical section, so a close can never hand the number to another file mid-read
+    /// (reads run on NIO's thread pool, one at a time per response).
+    private let descriptor: Mutex<Int32>
+    // Immutable.
     let length: Int64
     /// A strong entity tag from inode, size and modification time (quoted).
     let entityTag: String
@@ -40,7 +43,7 @@ final class OriginFile: @unchecked Sendable {
             close(descriptor)
             throw .notARegularFile
         }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
         self.length = Int64(status.st_size)
         let nanos = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
         self.entityTag = "\"\(String(status.st_ino, radix: 16))-\(String(status.st_size, radix: 16))-\(String(nanos, radix: 16))\""
@@ -51,23 +54,24 @@ final class OriginFile: @unchecked Sendable {
 
     /// Reads `count` bytes at `offset` into a new buffer (fewer only at the end of the file).
     func read(at offset: Int64, count: Int, allocator: ByteBufferAllocator) throws -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: count)
-        let fd = lock.withLock { descriptor }
-        guard fd >= 0 else { throw OpenError.failed("closed") }
-        var done = 0
-        while done < count {
-            let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { raw in
-                let got = pread(fd, raw.baseAddress, count - done, off_t(offset + Int64(done)))
-                return got > 0 ? got : 0
+        try descriptor.withTrackedLock { fd throws(OpenError) -> ByteBuffer in
+            guard fd >= 0 else { throw OpenError.failed("closed") }
+            var buffer = allocator.buffer(capacity: count)
+            var done = 0
+            while done < count {
+                let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { raw in
+                    let got = pread(fd, raw.baseAddress, count - done, off_t(offset + Int64(done)))
+                    return got > 0 ? got : 0
+                }
+                if n <= 0 { break }
+                done += n
             }
-            if n <= 0 { break }
-            done += n
+            return buffer
         }
-        return buffer
     }
 
     func closeFile() {
-        lock.withLock {
+        descriptor.withTrackedLock { descriptor in
             if descriptor >= 0 {
                 close(descriptor)
                 descriptor = -1

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A loopback HTTP/1.1 server for a directory, with the behaviour of a real origin
 /// (`GET`/`HEAD`, single byte ranges, strong `ETag`, `Last-Modified`, `If-Range`) and
@@ -120,11 +121,17 @@ public final class OriginServer: Sendable {
         }
     }
 
-    /// Stops listening and closes every open connection. Safe to call more than once.
+    /// Stops listening and closes every open connection; returns once each is closed
+    /// and counted as closed. Safe to call more than once.
     public func stop() async {
         let (listener, connections) = state.stopping()
         if let listener { try? await listener.close() }
-        for connection in connections { try? await connection.close() }
+        for connection in connections {
+            try? await connection.close()
+            // The bookkeeping callback was registered on the close future first, so it
+            // has run once this (later) wait on the same future returns.
+            try? await connection.closeFuture.get()
+        }
     }
 
     /// The bound port, once started.
@@ -156,72 +163,81 @@ public final class OriginServer: Sendable {
     }
 }
 
-/// The server's shared, lock-protected state: counters, open connections, the
-/// per-path request numbers the faults key on, and the bandwidth pacer.
-final class OriginState: @unchecked Sendable {
+/// The server's shared state: counters, open connections, the per-path request
+/// numbers the faults key on, and the bandwidth pacer. Every mutable field is in
+/// ``Fields``, guarded by one `Mutex`; it is taken briefly from event loops, the
+/// thread pool and callers, never across a wait.
+final class OriginState: Sendable {
+    // Immutable.
     let configuration: OriginServer.Configuration
     let rootPath: String
-    private let lock = NSLock()
-    private var stats = OriginStatistics()
-    private var requestsPerPath: [String: Int] = [:]
-    private var connections: [ObjectIdentifier: any Channel] = [:]
-    private var listener: (any Channel)?
-    private var port: Int?
-    private var phase = Phase.idle
-    private var linkFreeAt = NIODeadline.uptimeNanoseconds(0)
+
+    private struct Fields {
+        var stats = OriginStatistics()
+        var requestsPerPath: [String: Int] = [:]
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var listener: (any Channel)?
+        var port: Int?
+        var phase = Phase.idle
+        var linkFreeAt = NIODeadline.uptimeNanoseconds(0)
+    }
 
     private enum Phase { case idle, starting, running, stopped }
+
+    private let fields = Mutex(Fields())
 
     init(configuration: OriginServer.Configuration) {
         self.configuration = configuration
         self.rootPath = configuration.root.standardizedFileURL.resolvingSymlinksInPath().path
     }
 
-    var statistics: OriginStatistics { lock.withLock { stats } }
-    var boundPort: Int? { lock.withLock { port } }
+    var statistics: OriginStatistics { fields.withTrackedLock { $0.stats } }
+    var boundPort: Int? { fields.withTrackedLock { $0.port } }
 
     func resetStatistics() {
-        lock.withLock {
-            let open = stats.openConnections
-            stats = OriginStatistics()
-            stats.openConnections = open
-            requestsPerPath = [:]
+        fields.withTrackedLock { fields in
+            let open = fields.stats.openConnections
+            fields.stats = OriginStatistics()
+            fields.stats.openConnections = open
+            fields.requestsPerPath = [:]
         }
     }
 
     func beginStarting() -> Bool {
-        lock.withLock {
-            guard phase == .idle else { return false }
-            phase = .starting
+        fields.withTrackedLock { fields in
+            guard fields.phase == .idle else { return false }
+            fields.phase = .starting
             return true
         }
     }
 
     func started(channel: any Channel, port: Int) {
-        lock.withLock {
-            listener = channel
-            self.port = port
-            phase = .running
+        fields.withTrackedLock { fields in
+            fields.listener = channel
+            fields.port = port
+            fields.phase = .running
         }
     }
 
-    func failedToStart() { lock.withLock { phase = .idle } }
+    func failedToStart() { fields.withTrackedLock { $0.phase = .idle } }
 
     func stopping() -> ((any Channel)?, [any Channel]) {
-        lock.withLock {
-            phase = .stopped
-            defer { listener = nil }
-            return (listener, Array(connections.values))
+        fields.withTrackedLock { fields in
+            fields.phase = .stopped
+            defer { fields.listener = nil }
+            return (fields.listener, Array(fields.connections.values))
         }
     }
 
     func connectionOpened(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
-        let refuse = lock.withLock { () -> Bool in
-            guard phase != .stopped else { return true }
-            connections[id] = channel
-            stats.connectionsAccepted += 1
-            stats.openConnections += 1
+        // Registered and checked against `stopping()` in one critical section: a
+        // connection is either in the list `stop()` closes, or refused here.
+        let refuse = fields.withTrackedLock { fields -> Bool in
+            guard fields.phase != .stopped else { return true }
+            fields.connections[id] = channel
+            fields.stats.connectionsAccepted += 1
+            fields.stats.openConnections += 1
             return false
         }
         if refuse {
@@ -229,32 +245,31 @@ final class OriginState: @unchecked Sendable {
             return
         }
         channel.closeFuture.whenComplete { [weak self] _ in
-            guard let self else { return }
-            self.lock.withLock {
-                if self.connections.removeValue(forKey: id) != nil { self.stats.openConnections -= 1 }
+            self?.fields.withTrackedLock { fields in
+                if fields.connections.removeValue(forKey: id) != nil { fields.stats.openConnections -= 1 }
             }
         }
     }
 
     /// Records a request; returns its number among the requests for its path (1 for the first).
     func recordRequest(method: String, path: String, range: String?, ifRange: String?) -> (index: Int, number: Int) {
-        lock.withLock {
-            stats.requestCount += 1
-            stats.requests.append(.init(method: method, path: path, range: range, ifRange: ifRange, status: 0))
-            let number = (requestsPerPath[path] ?? 0) + 1
-            requestsPerPath[path] = number
-            return (stats.requests.count - 1, number)
+        fields.withTrackedLock { fields in
+            fields.stats.requestCount += 1
+            fields.stats.requests.append(.init(method: method, path: path, range: range, ifRange: ifRange, status: 0))
+            let number = (fields.requestsPerPath[path] ?? 0) + 1
+            fields.requestsPerPath[path] = number
+            return (fields.stats.requests.count - 1, number)
         }
     }
 
     func recordStatus(_ status: Int, at index: Int) {
-        lock.withLock {
-            if index < stats.requests.count { stats.requests[index].status = status }
+        fields.withTrackedLock { fields in
+            if index < fields.stats.requests.count { fields.stats.requests[index].status = status }
         }
     }
 
     func recordBytes(_ count: Int) {
-        lock.withLock { stats.bytesServed += Int64(count) }
+        fields.withTrackedLock { $0.stats.bytesServed += Int64(count) }
     }
 
     /// Bytes per second of the bandwidth cap, if there is one.
@@ -274,12 +289,12 @@ final class OriginState: @unchecked Sendable {
     /// Reserves the shared link for `count` bytes; returns how long to wait before writing them.
     func reserveLink(_ count: Int) -> TimeAmount {
         guard let rate = bytesPerSecond else { return .zero }
-        return lock.withLock {
+        return fields.withTrackedLock { fields in
             let now = NIODeadline.now()
-            let start = max(now, linkFreeAt)
+            let start = max(now, fields.linkFreeAt)
             let nanos = Int64(count).multipliedFullWidth(by: 1_000_000_000)
             let duration = rate.dividingFullWidth(nanos).quotient
-            linkFreeAt = start + .nanoseconds(duration)
+            fields.linkFreeAt = start + .nanoseconds(duration)
             return start - now
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// A ``ResourceLoader`` serving in-memory bytes, with a script per request:
 /// latency, throughput, a failure at a given offset, a stall — timed on an
@@ -8,7 +9,7 @@ import ReelCore
 ///
 /// It counts every request and byte it serves, so tests can assert what a player
 /// or a cache asked for. It passes the same `LoaderContract` as the real loaders.
-public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
+public final class FakeResourceLoader: ResourceLoader, Sendable {
     /// What can go wrong with a request, on purpose.
     public enum Fault: Sendable, Hashable {
         /// The request fails after its latency, before any information or byte.
@@ -69,59 +70,66 @@ public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
         public var time: MediaTime
     }
 
-    private let lock = NSLock()
+    // Immutable.
     private let clock: any EngineClock
-    private var resources: [URL: Resource] = [:]
-    private var defaultScript: Script
-    private var urlScripts: [URL: Script] = [:]
-    private var queuedScripts: [URL: [Script]] = [:]
-    private var log: [Request] = []
-    private var served: Int64 = 0
-    private var stalled: [Delivery] = []
-    private var active: [ObjectIdentifier: Delivery] = [:]
+
+    /// Guarded by `state`: what is served, how, and what happened so far.
+    private struct State {
+        var resources: [URL: Resource] = [:]
+        var defaultScript: Script
+        var urlScripts: [URL: Script] = [:]
+        var queuedScripts: [URL: [Script]] = [:]
+        var log: [Request] = []
+        var served: Int64 = 0
+        var stalled: [Delivery] = []
+        var active: [ObjectIdentifier: Delivery] = [:]
+        var mostActive = 0
+    }
+
+    private let state: Mutex<State>
 
     /// A fake timed on `clock`, serving `resources`, each request by `script` unless told otherwise.
     public init(clock: any EngineClock = HostClock.shared, resources: [URL: Data] = [:], script: Script = .instant) {
         self.clock = clock
-        self.defaultScript = script
+        var initial = State(defaultScript: script)
         for (url, data) in resources {
-            self.resources[url] = Resource(data: data, entityTag: Self.tag(for: data))
+            initial.resources[url] = Resource(data: data, entityTag: Self.tag(for: data))
         }
+        self.state = Mutex(initial)
     }
 
     // MARK: Setting up
 
     /// Serves `data` at `url` (replacing what was there, with a new entity tag unless given).
     public func add(_ data: Data, at url: URL, contentType: String? = nil, entityTag: String? = nil, reportsLength: Bool = true) {
-        lock.withLock {
-            resources[url] = Resource(
-                data: data, contentType: contentType,
-                entityTag: entityTag ?? Self.tag(for: data), reportsLength: reportsLength
-            )
-        }
+        let resource = Resource(
+            data: data, contentType: contentType,
+            entityTag: entityTag ?? Self.tag(for: data), reportsLength: reportsLength
+        )
+        state.withTrackedLock { $0.resources[url] = resource }
     }
 
     /// Stops serving `url`: later requests fail with `notFound`.
     public func remove(_ url: URL) {
-        lock.withLock { _ = resources.removeValue(forKey: url) }
+        state.withTrackedLock { _ = $0.resources.removeValue(forKey: url) }
     }
 
     /// The script for requests with no other script.
-    public func setDefaultScript(_ script: Script) { lock.withLock { defaultScript = script } }
+    public func setDefaultScript(_ script: Script) { state.withTrackedLock { $0.defaultScript = script } }
 
     /// The script for every request of `url` (after any queued ones).
-    public func setScript(_ script: Script?, for url: URL) { lock.withLock { urlScripts[url] = script } }
+    public func setScript(_ script: Script?, for url: URL) { state.withTrackedLock { $0.urlScripts[url] = script } }
 
     /// Scripts for the next requests of `url`, one each, in order.
     public func enqueueScripts(_ scripts: [Script], for url: URL) {
-        lock.withLock { queuedScripts[url, default: []].append(contentsOf: scripts) }
+        state.withTrackedLock { $0.queuedScripts[url, default: []].append(contentsOf: scripts) }
     }
 
     /// Lets every stalled request go on.
     public func resumeStalls() {
-        let deliveries = lock.withLock { () -> [Delivery] in
-            defer { stalled = [] }
-            return stalled
+        let deliveries = state.withTrackedLock { state -> [Delivery] in
+            defer { state.stalled = [] }
+            return state.stalled
         }
         deliveries.forEach { $0.resume() }
     }
@@ -129,44 +137,56 @@ public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
     // MARK: Counting
 
     /// Every request so far, in order.
-    public var requests: [Request] { lock.withLock { log } }
+    public var requests: [Request] { state.withTrackedLock { $0.log } }
     /// How many requests were made.
-    public var requestCount: Int { lock.withLock { log.count } }
+    public var requestCount: Int { state.withTrackedLock { $0.log.count } }
     /// Bytes delivered to readers so far.
-    public var bytesServed: Int64 { lock.withLock { served } }
+    public var bytesServed: Int64 { state.withTrackedLock { $0.served } }
     /// Requests whose delivery has not ended.
-    public var activeRequestCount: Int { lock.withLock { active.count } }
+    public var activeRequestCount: Int { state.withTrackedLock { $0.active.count } }
+    /// The most requests whose deliveries overlapped, since creation or ``resetCounts()``.
+    public var mostActiveRequests: Int { state.withTrackedLock { $0.mostActive } }
+    /// Whether every request whose delivery has not ended has a reader waiting on its
+    /// stream with nothing buffered (`true` when there is none): whoever reads from this
+    /// fake can only move when the clock does (or a stall is resumed).
+    public var readersAreWaiting: Bool {
+        let deliveries = state.withTrackedLock { Array($0.active.values) }
+        return deliveries.allSatisfy(\.isReaderWaiting)
+    }
     /// Forgets the counts (not the resources or scripts).
-    public func resetCounts() { lock.withLock { log = []; served = 0 } }
+    public func resetCounts() { state.withTrackedLock { $0.log = []; $0.served = 0; $0.mostActive = $0.active.count } }
 
     // MARK: ResourceLoader
 
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
         let (stream, continuation) = ByteStream.makeStream()
         let now = clock.now
-        let (resource, script) = lock.withLock { () -> (Resource?, Script) in
-            log.append(Request(url: url, range: range, time: now))
+        let (resource, script) = state.withTrackedLock { state -> (Resource?, Script) in
+            state.log.append(Request(url: url, range: range, time: now))
             let script: Script
-            if var queue = queuedScripts[url], !queue.isEmpty {
+            if var queue = state.queuedScripts[url], !queue.isEmpty {
                 script = queue.removeFirst()
-                queuedScripts[url] = queue
+                state.queuedScripts[url] = queue
             } else {
-                script = urlScripts[url] ?? defaultScript
+                script = state.urlScripts[url] ?? state.defaultScript
             }
-            return (resources[url], script)
+            return (state.resources[url], script)
         }
         let delivery = Delivery(
             owner: self, url: url, range: range, resource: resource, script: script,
             continuation: continuation, manual: clock is ManualClock
         )
-        lock.withLock { active[ObjectIdentifier(delivery)] = delivery }
+        state.withTrackedLock { state in
+            state.active[ObjectIdentifier(delivery)] = delivery
+            state.mostActive = max(state.mostActive, state.active.count)
+        }
         continuation.onCancel { delivery.cancel() }
         delivery.start(at: now)
         return stream
     }
 
     public func contentInformation(for url: URL) async throws -> ContentInformation {
-        let resource = lock.withLock { resources[url] }
+        let resource = state.withTrackedLock { $0.resources[url] }
         guard let resource else { throw ResourceLoaderError.notFound(url: url) }
         return Self.information(url: url, resource: resource)
     }
@@ -175,14 +195,14 @@ public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
 
     fileprivate var engineClock: any EngineClock { clock }
 
-    fileprivate func count(_ bytes: Int) { lock.withLock { served += Int64(bytes) } }
+    fileprivate func count(_ bytes: Int) { state.withTrackedLock { $0.served += Int64(bytes) } }
 
-    fileprivate func parkStalled(_ delivery: Delivery) { lock.withLock { stalled.append(delivery) } }
+    fileprivate func parkStalled(_ delivery: Delivery) { state.withTrackedLock { $0.stalled.append(delivery) } }
 
     fileprivate func finished(_ delivery: Delivery) {
-        lock.withLock {
-            active[ObjectIdentifier(delivery)] = nil
-            stalled.removeAll { $0 === delivery }
+        state.withTrackedLock { state in
+            state.active[ObjectIdentifier(delivery)] = nil
+            state.stalled.removeAll { $0 === delivery }
         }
     }
 
@@ -208,22 +228,36 @@ public final class FakeResourceLoader: ResourceLoader, @unchecked Sendable {
 }
 
 /// The timed delivery of one request.
-private final class Delivery: @unchecked Sendable {
-    private let lock = NSLock()
-    private weak var owner: FakeResourceLoader?
+///
+/// Its steps run where the clock runs actions (synchronously inside a `ManualClock`'s
+/// `advance`, or on the `HostClock`'s queue), or on the thread that resumes a stall;
+/// the progress they share is in one `Mutex`. Bytes are pushed with `yield`, so a step
+/// never waits for the reader.
+private final class Delivery: Sendable {
+    // Immutable.
+    private weak let owner: FakeResourceLoader?
     private let url: URL
     private let range: ByteRange
     private let resource: FakeResourceLoader.Resource?
     private let script: FakeResourceLoader.Script
     private let continuation: ByteStream.Continuation
     private let manual: Bool
-    private var position: Int64 = 0
-    private var end: Int64 = 0
-    private var pending: ScheduledAction?
-    private var done = false
-    private var started: MediaTime = .zero
-    private var deliveredSinceStart: Int64 = 0
-    private var faultCleared = false
+
+    /// Guarded by `progress`.
+    private struct Progress {
+        var position: Int64 = 0
+        var end: Int64 = 0
+        /// The next scheduled step, cancelled by `cancel()`.
+        var pending: ScheduledAction?
+        /// Finished or cancelled: no step does anything any more.
+        var done = false
+        /// When the current run of bytes started (after the latency, or at a resume).
+        var started: MediaTime = .zero
+        var deliveredSinceStart: Int64 = 0
+        var faultCleared = false
+    }
+
+    private let progress = Mutex(Progress())
 
     init(owner: FakeResourceLoader, url: URL, range: ByteRange, resource: FakeResourceLoader.Resource?,
          script: FakeResourceLoader.Script, continuation: ByteStream.Continuation, manual: Bool) {
@@ -236,8 +270,12 @@ private final class Delivery: @unchecked Sendable {
         self.manual = manual
     }
 
+    /// Whether a reader waits on this delivery's stream with nothing buffered.
+    var isReaderWaiting: Bool { continuation.isReaderWaiting }
+
     func start(at now: MediaTime) {
-        started = now + script.latency
+        let started = now + script.latency
+        progress.withTrackedLock { $0.started = started }
         if schedule(at: started, { $0.respond() }) { respond() }
     }
 
@@ -265,9 +303,10 @@ private final class Delivery: @unchecked Sendable {
             return
         }
         continuation.respond(with: info)
-        lock.withLock {
-            position = range.offset
-            end = min(range.end ?? length, length)
+        let range = self.range
+        progress.withTrackedLock { progress in
+            progress.position = range.offset
+            progress.end = min(range.end ?? length, length)
         }
         deliverNext()
     }
@@ -287,22 +326,24 @@ private final class Delivery: @unchecked Sendable {
     /// Delivers one step; returns `true` when the next step is due at once.
     private func deliverOne() -> Bool {
         guard let owner, let resource else { return false }
-        let step = lock.withLock { () -> Step in
-            guard !done else { return .nothing }
-            var limit = end
+        let script = self.script
+        let range = self.range
+        let step = progress.withTrackedLock { progress -> Step in
+            guard !progress.done else { return .nothing }
+            var limit = progress.end
             var fault: FakeResourceLoader.Fault?
-            if !faultCleared {
+            if !progress.faultCleared {
                 switch script.fault {
-                case .failAtOffset(let offset) where offset < end,
-                     .stallAtOffset(let offset) where offset < end:
+                case .failAtOffset(let offset) where offset < progress.end,
+                     .stallAtOffset(let offset) where offset < progress.end:
                     limit = max(offset, range.offset)
                     fault = script.fault
                 default:
                     break
                 }
             }
-            if position < limit {
-                return .chunk(position..<min(limit, position + Int64(script.chunkSize)))
+            if progress.position < limit {
+                return .chunk(progress.position..<min(limit, progress.position + Int64(script.chunkSize)))
             }
             switch fault {
             case .failAtOffset(let offset): return .fail(offset)
@@ -325,13 +366,13 @@ private final class Delivery: @unchecked Sendable {
             return false
         case .chunk(let chunk):
             let bytes = resource.data.subdata(in: Int(chunk.lowerBound)..<Int(chunk.upperBound))
-            let nextTime: MediaTime? = lock.withLock {
-                position = chunk.upperBound
-                deliveredSinceStart += Int64(bytes.count)
+            let nextTime: MediaTime? = progress.withTrackedLock { progress in
+                progress.position = chunk.upperBound
+                progress.deliveredSinceStart += Int64(bytes.count)
                 guard let rate = script.bytesPerSecond else { return nil }
-                let nanos = deliveredSinceStart.multipliedFullWidth(by: 1_000_000_000)
+                let nanos = progress.deliveredSinceStart.multipliedFullWidth(by: 1_000_000_000)
                 let (quotient, _) = rate.dividingFullWidth(nanos)
-                return started + MediaTime(value: quotient, timescale: 1_000_000_000)
+                return progress.started + MediaTime(value: quotient, timescale: 1_000_000_000)
             }
             owner.count(bytes.count)
             continuation.yield(bytes)
@@ -344,27 +385,27 @@ private final class Delivery: @unchecked Sendable {
     func resume() {
         continuation.setIdle(false)
         let now = owner?.engineClock.now ?? .zero
-        lock.withLock {
-            faultCleared = true
-            started = now
-            deliveredSinceStart = 0
+        progress.withTrackedLock { progress in
+            progress.faultCleared = true
+            progress.started = now
+            progress.deliveredSinceStart = 0
         }
         deliverNext()
     }
 
     func cancel() {
-        let action = lock.withLock { () -> ScheduledAction? in
-            done = true
-            return pending
+        let action = progress.withTrackedLock { progress -> ScheduledAction? in
+            progress.done = true
+            return progress.pending
         }
         action?.cancel()
         owner?.finished(self)
     }
 
     private func finish(throwing error: (any Error)?) {
-        let alreadyDone = lock.withLock { () -> Bool in
-            defer { done = true }
-            return done
+        let alreadyDone = progress.withTrackedLock { progress -> Bool in
+            defer { progress.done = true }
+            return progress.done
         }
         guard !alreadyDone else { return }
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }
@@ -379,12 +420,21 @@ private final class Delivery: @unchecked Sendable {
         if manual, time <= clock.now {
             return true
         }
-        if manual { continuation.setIdle(true) }
+        let manual = self.manual
+        let continuation = self.continuation
         let action = clock.schedule(at: time) { [self] in
             if manual { continuation.setIdle(false) }
             body(self)
         }
-        lock.withLock { pending = action }
+        // Kept for `cancel()`; a delivery cancelled meanwhile forgets the step at once.
+        let cancelNow = progress.withTrackedLock { progress -> Bool in
+            progress.pending = action
+            return progress.done
+        }
+        if cancelNow { action.cancel() }
+        // Idle only once the wake-up is on the clock: a driver that sees the stream idle
+        // (settled) and runs the clock's next action must find this one there.
+        if manual { continuation.setIdle(true) }
         return false
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// A loader set up to serve known resources, for the ``LoaderContract`` checks.
 public struct LoaderFixture: Sendable {
@@ -278,6 +279,9 @@ public enum LoaderContract {
         let stream = fixture.loader.read(fixture.url(Resources.large), range: .all)
         let firstChunk = AsyncSignal()
         let task = Task { () -> Result<Int, any Error> in
+            // However the read ends (an error before the first chunk included), the check
+            // below is let go: it must fail, never wait forever.
+            defer { firstChunk.fire() }
             var total = 0
             do {
                 for try await chunk in stream {
@@ -356,32 +360,35 @@ public enum LoaderContract {
     }
 }
 
-/// A one-shot signal a task can wait for.
-final class AsyncSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fired = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+/// A one-shot signal a task can wait for. The check of `fired` and the registration
+/// of a waiter are one critical section, and `fire()` takes the waiters in the one that
+/// sets it, so a wait never misses the signal.
+final class AsyncSignal: Sendable {
+    private struct State {
+        var fired = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
 
     func fire() {
-        let toResume: [CheckedContinuation<Void, Never>] = lock.withLock {
-            guard !fired else { return [] }
-            fired = true
-            defer { waiters = [] }
-            return waiters
+        let toResume = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.fired else { return [] }
+            state.fired = true
+            defer { state.waiters = [] }
+            return state.waiters
         }
         toResume.forEach { $0.resume() }
     }
 
     func wait() async {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if fired {
-                lock.unlock()
-                continuation.resume()
-            } else {
-                waiters.append(continuation)
-                lock.unlock()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let firedAlready = state.withTrackedLock { state -> Bool in
+                if state.fired { return true }
+                state.waiters.append(continuation)
+                return false
             }
+            if firedAlready { continuation.resume() }
         }
     }
 }

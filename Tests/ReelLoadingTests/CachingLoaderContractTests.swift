@@ -22,7 +22,7 @@ struct CachingHTTPSubject: LoaderContractSubject {
 
     func makeFixture(serving resources: [String: Data]) async throws -> LoaderFixture {
         let origin = try await TestOrigin(files: resources, fault: fault)
-        let http = HTTPLoader(configuration: fastHTTPConfiguration(readTimeout: readTimeout(for: fault)))
+        let http = HTTPLoader(configuration: httpConfiguration(for: fault))
         let directory = try TemporaryDirectory("reel-cache")
         let cache = try makeTestCache(directory)
         let loader = CachingLoader(upstream: http, cache: cache)

@@ -60,22 +60,32 @@ struct CachingLoaderTests {
     }
 
     @Test func aSeekBeyondTheDownloadStartsItsOwnRequestAtOnce() async throws {
-        // 4 Mbit/s: the head read would take about three seconds to get to byte 1 400 000.
         let origin = try await TestOrigin(files: ["a.mp4": bytes], bandwidthKbps: 4000)
         let http = HTTPLoader(configuration: fastHTTPConfiguration())
         let directory = try TemporaryDirectory()
         defer { Task { await http.shutdown(); await origin.stop(); directory.remove() } }
-        let cache = try makeTestCache(directory)
-        let loader = CachingLoader(upstream: http, cache: cache)
+        // Small segments, so what the head wrote is committed and shows in the ranges.
+        let cache = try makeTestCache(directory, segmentSize: 16 * 1024)
+        // The head's reader takes one chunk and stops, so the head can buffer no more than
+        // 64 KiB ahead of it: its writer stays far behind byte 1 400 000 however the machine
+        // runs. A tail read that waited for that writer would wait ten minutes for its stall.
+        let loader = CachingLoader(upstream: http, cache: cache, configuration: .init(
+            highWaterMark: 64 * 1024, writerStallTimeout: .seconds(600)
+        ))
         let url = origin.url("a.mp4")
         let head = loader.read(url, range: .all)
         var iterator = head.makeAsyncIterator()
         _ = try await iterator.next()
-        let tail = try await loader.data(url, range: ByteRange(offset: 1_400_000))
-        #expect(tail.fingerprint == bytes.suffix(from: 1_400_000).fingerprint)
-        // The tail had its own request and arrived while the head was still far behind.
+        let tail = LockedValue<Data?>(nil)
+        #expect(await finishes(within: .seconds(60)) {
+            tail.set(try? await loader.data(url, range: ByteRange(offset: 1_400_000)))
+        }, "the tail waited for the head's writer")
+        #expect(tail.value?.fingerprint == bytes.suffix(from: 1_400_000).fingerprint)
+        // The tail had its own request, and the head was still far behind when it was cached.
         #expect(origin.server.statistics.requests.contains { $0.range == "bytes=1400000-1499999" })
-        #expect((cache.cachedRanges(for: url).first?.upperBound ?? 0) < 1_400_000)
+        let ranges = cache.cachedRanges(for: url)
+        #expect(ranges.count == 2 && ranges[0].lowerBound == 0 && ranges[0].upperBound < 1_400_000, "\(ranges)")
+        #expect(ranges.last == 1_400_000..<1_500_000)
         head.cancel()
     }
 
@@ -120,11 +130,11 @@ struct CachingLoaderTests {
         #expect(first.fingerprint == file.prefix(first.count).fingerprint)
         head.cancel()
         // The tail was asked for without anyone reading it.
-        #expect(await eventually { origin.server.statistics.requests.contains { $0.range == "bytes=\(mdatEnd)-\(file.count - 1)" } })
+        #expect(await eventually(timeout: .seconds(60)) { origin.server.statistics.requests.contains { $0.range == "bytes=\(mdatEnd)-\(file.count - 1)" } })
         #expect(loader.statistics.indexPrefetches == 1)
         #expect((try await loader.data(url, range: ByteRange(offset: mdatEnd))).fingerprint == (file.suffix(from: Int(mdatEnd))).fingerprint)
         // The head went on downloading after the player left, up to its limit.
-        #expect(await eventually { (cache.cachedRanges(for: url).first?.upperBound ?? 0) >= 1 << 20 })
+        #expect(await eventually(timeout: .seconds(60)) { (cache.cachedRanges(for: url).first?.upperBound ?? 0) >= 1 << 20 })
         #expect(cache.cachedRanges(for: url).first.map { $0.lowerBound == 0 && $0.upperBound < mdatEnd } == true)
         let requestsBefore = origin.server.statistics.requestCount
         #expect((try await loader.data(url, range: ByteRange(offset: 32, length: 500_000))).fingerprint == (file.subdata(in: 32..<500_032)).fingerprint)

@@ -20,6 +20,12 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// The committed span files anywhere under a cache directory.
+func committedSpans(in directory: URL) -> Int {
+    let files = FileManager.default.enumerator(atPath: directory.path)?.allObjects as? [String] ?? []
+    return files.filter { $0.hasSuffix(".span") }.count
+}
+
 @Suite("reel command line")
 struct CommandLineTests {
     @Test func killedFetchesNeverLeaveAWrongByte() async throws {
@@ -34,8 +40,19 @@ struct CommandLineTests {
         let url = origin.url("clip.mp4").absoluteString
         do {
             for round in 1...4 {
+                // Each kill lands at a random point of the download, counted in bytes the
+                // origin sent (not in wall-clock time, which a busy machine stretches at
+                // will); the first only once a span was committed, so there is something
+                // for the later rounds and the check below to keep.
+                let servedBefore = origin.server.statistics.bytesServed
+                let killAfter = Int64.random(in: 200_000...3_000_000, using: &random)
                 let child = try Child(reel, ["cache", "fetch", url, "--cache-dir", cache.path])
-                try await Task.sleep(for: .milliseconds(Int.random(in: 250...650, using: &random)))
+                let reached = await eventually(timeout: .seconds(60), poll: .milliseconds(5)) {
+                    !child.process.isRunning
+                        || (origin.server.statistics.bytesServed - servedBefore >= killAfter
+                            && (round > 1 || committedSpans(in: cache.url) > 0))
+                }
+                #expect(reached, "round \(round), seed \(seed): the fetch made no progress")
                 child.kill(SIGKILL)
                 let status = await child.exitStatus()
                 #expect(status == SIGKILL || status == 0, "round \(round), seed \(seed): \(child.output)")
@@ -141,15 +158,11 @@ struct CommandLineTests {
         let clip = LoaderContract.pattern(count: 100_000, seed: 63)
         try directory.write(clip, to: "clip.mp4")
         let server = try Child(reel, ["serve", directory.path, "--rtt-ms", "10", "--fault", "500-first"])
-        var base: URL?
-        for _ in 0..<500 {
-            if let line = server.output.split(separator: "\n").first, line.hasPrefix("http://") {
-                base = URL(string: String(line))
-                break
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        let printed = await eventually(timeout: .seconds(60)) {
+            server.output.split(separator: "\n").first?.hasPrefix("http://") == true
         }
-        let url = try #require(base, "no URL printed: \(server.output)").appendingPathComponent("clip.mp4")
+        let line = printed ? server.output.split(separator: "\n").first.map(String.init) : nil
+        let url = try #require(line.flatMap(URL.init(string:)), "no URL printed: \(server.output)").appendingPathComponent("clip.mp4")
         let http = HTTPLoader(configuration: fastHTTPConfiguration())
         let stream = http.read(url, range: ByteRange(offset: 1000, length: 5000))
         #expect(try await stream.contentInformation().contentType == "video/mp4")

@@ -19,7 +19,7 @@ struct FaultMatrixTests {
     @Test(arguments: OriginFault.allCases)
     func playbackGetsTheFileOrACleanErrorAndNothingWrongIsStored(_ fault: OriginFault) async throws {
         let origin = try await TestOrigin(files: ["clip.mp4": Self.file], fault: fault)
-        let http = HTTPLoader(configuration: fastHTTPConfiguration(readTimeout: readTimeout(for: fault)))
+        let http = HTTPLoader(configuration: httpConfiguration(for: fault))
         let directory = try TemporaryDirectory()
         defer { Task { await http.shutdown(); await origin.stop(); directory.remove() } }
         let cache = try makeTestCache(directory, segmentSize: 128 * 1024)

@@ -100,12 +100,11 @@ final class Nginx: Sendable {
     }
 
     private func waitUntilListening() async -> Bool {
-        for _ in 0..<250 {
-            if !process.isRunning { return false }
-            if canConnect(port: port) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
+        // A watchdog, not a measurement: a busy machine may start nginx slowly.
+        _ = await eventually(timeout: .seconds(60), poll: .milliseconds(20)) {
+            !process.isRunning || canConnect(port: port)
         }
-        return false
+        return process.isRunning && canConnect(port: port)
     }
 }
 

@@ -4,24 +4,33 @@ import ReelCore
 import ReelTestSupport
 import Testing
 
-/// Moves a manual clock in small steps, letting the tasks it wakes run between steps,
-/// until `condition` holds (or a real-time limit passes).
+/// Drives a preload rig on its manual clock: lets the system settle (every task waits
+/// on the clock, a playback load or nothing), checks `condition`, and only then moves
+/// the clock to its next deadline — so however slowly the machine runs the tasks, the
+/// clock never runs ahead of them and every run sees the same simulated timeline.
+/// Gives up when `condition` still fails after `limit` of clock time, or when nothing
+/// is scheduled any more (nothing can change). Wall-clock time bounds only the settling,
+/// as a watchdog against a hang.
 func drive(
-    _ clock: ManualClock, step: MediaTime = MediaTime(value: 20, timescale: 1000),
-    timeout: Duration = .seconds(30), until condition: () -> Bool
+    _ rig: PreloadRig, limit: MediaTime = MediaTime(value: 120, timescale: 1),
+    until condition: () -> Bool
 ) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    let start = rig.clock.now
+    while true {
+        guard await rig.settle() else { return false }
         if condition() { return true }
-        clock.advance(by: step)
-        try? await Task.sleep(for: .milliseconds(1))
+        guard rig.clock.now - start < limit, rig.clock.advanceToNextDeadline() else { return false }
     }
-    return condition()
 }
 
-/// Lets tasks run without moving the clock.
-func settle() async {
-    for _ in 0..<20 { try? await Task.sleep(for: .milliseconds(1)) }
+/// Moves the clock by `total` in `step`s, letting the rig settle after each.
+func advance(_ rig: PreloadRig, by total: MediaTime, step: MediaTime = MediaTime(value: 20, timescale: 1000)) async -> Bool {
+    let end = rig.clock.now + total
+    while rig.clock.now < end {
+        rig.clock.advance(to: min(end, rig.clock.now + step))
+        guard await rig.settle() else { return false }
+    }
+    return true
 }
 
 /// A preloader over a fake origin timed on a manual clock: 4 MB/s in 64 KiB chunks.
@@ -52,6 +61,26 @@ struct PreloadRig {
 
     var isIdle: Bool { preloader.currentRequest == nil && preloader.pendingRequests.isEmpty }
 
+    /// Whether nothing in the rig can move until the clock does or the test acts: no
+    /// worker; or a wait on the coordinator (the worker's, or a paused preload's gate);
+    /// or, between preloads, a sleep on the clock; or, while a preload runs, its reader
+    /// waiting on the fake with nothing buffered. Each of these waits is left in the
+    /// critical section that wakes it, so a woken task never looks settled.
+    var isSettled: Bool {
+        guard preloader.hasWorker else { return true }
+        if coordinator.suspendedWaiterCount > 0 { return true }
+        if preloader.currentRequest == nil {
+            return fake.activeRequestCount == 0 && clock.pendingCount > 0
+        }
+        return fake.activeRequestCount > 0 && fake.readersAreWaiting
+    }
+
+    /// Waits (polling, without blocking a thread) until the rig is settled; `false` only
+    /// if it never settles within a generous wall-clock watchdog.
+    func settle() async -> Bool {
+        await eventually(timeout: .seconds(60), poll: .milliseconds(1)) { isSettled }
+    }
+
     func tearDown() {
         preloader.stop()
         cache.close()
@@ -69,12 +98,8 @@ struct PreloaderTests {
         rig.preloader.setPreloadQueue([
             .bytes(200_000, of: fakeURL("a")), .bytes(300_000, of: fakeURL("b")), .bytes(100_000, of: fakeURL("c")),
         ])
-        var mostAtOnce = 0
-        #expect(await drive(rig.clock) {
-            mostAtOnce = max(mostAtOnce, rig.fake.activeRequestCount)
-            return rig.isIdle && rig.preloader.statistics.completed.count == 3
-        })
-        #expect(mostAtOnce == 1)
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed.count == 3 })
+        #expect(rig.fake.mostActiveRequests == 1)
         #expect(rig.fake.requests.map(\.url) == [fakeURL("a"), fakeURL("b"), fakeURL("c")])
         #expect(rig.cached("a") == [0..<200_000])
         #expect(rig.cached("b") == [0..<300_000])
@@ -90,14 +115,14 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["a": big, "b": big, "c": big])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a")), .bytes(100_000, of: fakeURL("b"))])
-        #expect(await drive(rig.clock) { rig.loader.statistics.bytesFromNetwork > 100_000 })
+        #expect(await drive(rig) { rig.loader.statistics.bytesFromNetwork > 100_000 })
         // a is still wanted: it goes on, and is not started again.
         rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a")), .bytes(100_000, of: fakeURL("c"))])
         #expect(rig.preloader.currentRequest?.url == fakeURL("a"))
         #expect(rig.preloader.pendingRequests.map(\.url) == [fakeURL("c")])
         // a is no longer wanted: it is cancelled at once and c starts.
         rig.preloader.setPreloadQueue([.bytes(100_000, of: fakeURL("c"))])
-        #expect(await drive(rig.clock) { rig.isIdle && rig.preloader.statistics.completed == [fakeURL("c")] })
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed == [fakeURL("c")] })
         #expect(rig.fake.requests.map(\.url) == [fakeURL("a"), fakeURL("c")])
         #expect((rig.cached("a").first?.upperBound ?? 0) < 1_000_000)
         #expect(rig.cached("b").isEmpty)
@@ -108,20 +133,18 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["a": big])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a"))])
-        #expect(await drive(rig.clock) { rig.loader.statistics.bytesFromNetwork >= 200_000 })
+        #expect(await drive(rig) { rig.loader.statistics.bytesFromNetwork >= 200_000 })
         let load = rig.coordinator.beginLoading(.belowLowWaterMark)
-        await settle()
         let atPause = rig.loader.statistics.bytesFromNetwork
-        // A second of clock time (the pause limit is two): nothing more is taken.
-        for _ in 0..<50 {
-            rig.clock.advance(by: MediaTime(value: 20, timescale: 1000))
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        // A second of clock time (the pause limit is two): at most the chunk under way
+        // when the pause began is taken, then the gate holds.
+        #expect(await advance(rig, by: MediaTime(value: 1, timescale: 1)))
+        #expect(rig.coordinator.suspendedWaiterCount == 1, "the preload waits in its gate")
         #expect(rig.loader.statistics.bytesFromNetwork <= atPause + 64 * 1024)
         #expect(rig.preloader.currentRequest?.url == fakeURL("a"))
         #expect(rig.fake.requestCount == 1)
         load.end()
-        #expect(await drive(rig.clock) { rig.isIdle })
+        #expect(await drive(rig) { rig.isIdle })
         #expect(rig.cached("a") == [0..<1_000_000])
         // The pause kept the connection: one request in all.
         #expect(rig.fake.requestCount == 1)
@@ -132,19 +155,18 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["a": big])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a"))])
-        #expect(await drive(rig.clock) { rig.loader.statistics.bytesFromNetwork >= 300_000 })
+        #expect(await drive(rig) { rig.loader.statistics.bytesFromNetwork >= 300_000 })
         let load = rig.coordinator.beginLoading(.needsConnection)
-        #expect(await eventually { rig.fake.activeRequestCount == 0 })
+        // Cancelling is synchronous down to the fake: its request ends at once.
+        #expect(rig.fake.activeRequestCount == 0)
+        #expect(await rig.settle())
         let cachedAtCancel = rig.cached("a").first?.upperBound ?? 0
         #expect(cachedAtCancel >= 200_000)
         // Nothing starts while the player loads.
-        for _ in 0..<25 {
-            rig.clock.advance(by: MediaTime(value: 20, timescale: 1000))
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        #expect(await advance(rig, by: MediaTime(value: 500, timescale: 1000)))
         #expect(rig.fake.requestCount == 1)
         load.end()
-        #expect(await drive(rig.clock) { rig.isIdle })
+        #expect(await drive(rig) { rig.isIdle })
         #expect(rig.cached("a") == [0..<1_000_000])
         // It resumed from what was cached.
         #expect(rig.fake.requests.count == 2)
@@ -156,14 +178,14 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["a": big])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a"))])
-        #expect(await drive(rig.clock) { rig.loader.statistics.bytesFromNetwork >= 200_000 })
+        #expect(await drive(rig) { rig.loader.statistics.bytesFromNetwork >= 200_000 })
         let load = rig.coordinator.beginLoading(.belowLowWaterMark)
         let start = rig.clock.now
-        #expect(await drive(rig.clock) { rig.preloader.statistics.interruptions == 1 })
+        #expect(await drive(rig) { rig.preloader.statistics.interruptions == 1 })
         #expect(rig.clock.now - start >= MediaTime(value: 2, timescale: 1))
         #expect(rig.fake.activeRequestCount == 0)
         load.end()
-        #expect(await drive(rig.clock) { rig.isIdle })
+        #expect(await drive(rig) { rig.isIdle })
         #expect(rig.cached("a") == [0..<1_000_000])
         #expect(rig.fake.requestCount == 2)
     }
@@ -174,7 +196,7 @@ struct PreloaderTests {
         }
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.seconds(1.5, of: fakeURL("a")), .seconds(3, of: fakeURL("b"))])
-        #expect(await drive(rig.clock) { rig.isIdle && rig.preloader.statistics.completed.count == 2 })
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed.count == 2 })
         #expect(rig.cached("a") == [0..<150_000])
         #expect(rig.cached("b") == [0..<800_000])
     }
@@ -184,7 +206,7 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["late.mp4": file])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(100_000, of: fakeURL("late.mp4"))])
-        #expect(await drive(rig.clock) { rig.isIdle && rig.preloader.statistics.completed.count == 1 })
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed.count == 1 })
         let mdatEnd = Int64(24 + 8 + 1_000_000)
         #expect(rig.cached("late.mp4") == [0..<100_000, mdatEnd..<Int64(file.count)])
     }
@@ -193,9 +215,26 @@ struct PreloaderTests {
         let rig = try PreloadRig(files: ["b": big])
         defer { rig.tearDown() }
         rig.preloader.setPreloadQueue([.bytes(100_000, of: fakeURL("missing")), .bytes(100_000, of: fakeURL("b"))])
-        #expect(await drive(rig.clock) { rig.isIdle && rig.preloader.statistics.completed.count == 1 })
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed.count == 1 })
         #expect(rig.preloader.statistics.failed == [fakeURL("missing")])
         #expect(rig.fake.requests.filter { $0.url == fakeURL("missing") }.count == 2)
         #expect(rig.cached("b") == [0..<100_000])
+    }
+
+    @Test func aPausedPreloadThatIsNoLongerWantedIsDroppedNotRequeued() async throws {
+        let rig = try PreloadRig(files: ["a": big, "b": big])
+        defer { rig.tearDown() }
+        rig.preloader.setPreloadQueue([.bytes(1_000_000, of: fakeURL("a"))])
+        #expect(await drive(rig) { rig.loader.statistics.bytesFromNetwork >= 200_000 })
+        let load = rig.coordinator.beginLoading(.belowLowWaterMark)
+        #expect(await advance(rig, by: MediaTime(value: 100, timescale: 1000)))
+        #expect(rig.coordinator.suspendedWaiterCount == 1, "a waits in its gate")
+        // Replaced while paused: a cancellation, not a pause that ran too long.
+        rig.preloader.setPreloadQueue([.bytes(100_000, of: fakeURL("b"))])
+        #expect(await rig.settle())
+        load.end()
+        #expect(await drive(rig) { rig.isIdle && rig.preloader.statistics.completed == [fakeURL("b")] })
+        #expect(rig.preloader.statistics.interruptions == 0)
+        #expect(rig.fake.requests.map(\.url) == [fakeURL("a"), fakeURL("b")])
     }
 }

@@ -3,22 +3,28 @@ import Logging
 import ReelCore
 @testable import ReelLoading
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// A wall clock a test moves by hand.
-final class TestWallClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_800_000_000)
-    var now: Date { lock.withLock { current } }
-    func advance(hours: Double) { lock.withLock { current += hours * 3600 } }
+final class TestWallClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { current.withTrackedLock { $0 } }
+    func advance(hours: Double) { current.withTrackedLock { $0 += hours * 3600 } }
+}
+
+/// Bytes the cache wrote so far (a fault fires past a total).
+final class WrittenBytes: Sendable {
+    private let total = Mutex(0)
+    /// Adds `count`; the new total.
+    func add(_ count: Int) -> Int { total.withTrackedLock { $0 += count; return $0 } }
 }
 
 /// Counts log lines at warning level and above.
-final class LogCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    var warnings: [String] { lock.withLock { lines } }
-    func record(_ line: String) { lock.withLock { lines.append(line) } }
+final class LogCounter: Sendable {
+    private let lines = Mutex<[String]>([])
+    var warnings: [String] { lines.withTrackedLock { $0 } }
+    func record(_ line: String) { lines.withTrackedLock { $0.append(line) } }
 
     var logger: Logger {
         Logger(label: "test") { _ in CountingHandler(counter: self) }
@@ -168,7 +174,7 @@ struct RangeCacheTests {
         cache.trim()
         #expect(cache.summary(for: fakeURL("whole")) == nil)
         // Evicted resources went to trash/ and are purged in the background.
-        #expect(await eventually { POSIXFile.list(directory.path + "/trash").isEmpty })
+        #expect(await eventually(timeout: .seconds(60)) { POSIXFile.list(directory.path + "/trash").isEmpty })
         #expect(POSIXFile.list(directory.path + "/temp").isEmpty)
         #expect(POSIXFile.list(directory.path + "/media").isEmpty)
     }
@@ -266,14 +272,11 @@ struct RangeCacheTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = LogCounter()
-        let written = LockedBox<Int>(0)
+        let written = WrittenBytes()
         let (_, cache, loader) = try makeFakeStack(directory, files: ["a": bytes, "b": bytes]) { configuration in
             configuration.logger = log.logger
             configuration.faults = .init(beforeWrite: { count in
-                written.withValue { total in
-                    total += count
-                    return total > 100_000 ? ENOSPC : nil
-                }
+                written.add(count) > 100_000 ? ENOSPC : nil
             })
         }
         #expect((try await loader.data(fakeURL("a"))).fingerprint == (bytes).fingerprint)

@@ -29,7 +29,14 @@ struct TemporaryDirectory: Sendable {
 
 /// The read timeout for a test against `fault`: short when the origin stalls on purpose.
 func readTimeout(for fault: OriginFault?) -> Duration {
-    fault == .stallAfterHeaders ? .seconds(1) : .seconds(3)
+    fault == .stallAfterHeaders ? .seconds(1) : .seconds(30)
+}
+
+/// Loader settings for a test against `fault`. Against a stalling origin the read timeout
+/// is short (the test waits for it), so a slow machine (a sanitizer, two busy cores) can
+/// also let a healthy retry pause that long: it gets more attempts instead of failing.
+func httpConfiguration(for fault: OriginFault?) -> HTTPLoader.Configuration {
+    fastHTTPConfiguration(maxAttempts: fault == .stallAfterHeaders ? 10 : 4, readTimeout: readTimeout(for: fault))
 }
 
 /// An ``OriginServer`` serving given files from a temporary directory.
@@ -55,12 +62,15 @@ final class TestOrigin: Sendable {
     }
 }
 
-/// HTTP loader settings that keep failing tests fast. The read timeout is short only where
-/// a test waits for it (a stalled origin): on two busy cores a healthy body can pause longer.
-func fastHTTPConfiguration(maxAttempts: Int = 4, readTimeout: Duration = .seconds(3)) -> HTTPLoader.Configuration {
+/// HTTP loader settings for tests: quick retries, and timeouts that only a test waiting
+/// for one meets. The read timeout is short only where a test waits for it (a stalled
+/// origin, `readTimeout(for:)`); elsewhere every timeout is a watchdog, since on a loaded
+/// machine a healthy origin (whose route handlers run as tasks) can pause for seconds, and
+/// a timeout there would add a retry the test does not expect.
+func fastHTTPConfiguration(maxAttempts: Int = 4, readTimeout: Duration = .seconds(30)) -> HTTPLoader.Configuration {
     HTTPLoader.Configuration(
-        connectTimeout: .seconds(2),
-        responseTimeout: .seconds(5),
+        connectTimeout: .seconds(10),
+        responseTimeout: .seconds(30),
         readTimeout: readTimeout,
         maxAttemptsWithoutProgress: maxAttempts,
         initialBackoff: .milliseconds(10),

@@ -179,8 +179,10 @@ struct OriginServerTests {
 
     @Test func stopClosesOpenConnections() async throws {
         try await withOrigin(fault: .stallAfterHeaders) { server, port in
-            let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4", timeout: 10) }
-            #expect(await eventually(timeout: .seconds(3)) { server.statistics.requestCount == 1 })
+            let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4", timeout: 60) }
+            // The status is recorded on the event loop right before the head is written
+            // and flushed; the close that stop() sends runs on that loop after it.
+            #expect(await eventually(timeout: .seconds(30)) { server.statistics.requests.first?.status == 200 })
             await server.stop()
             let response = try await stalled.value
             #expect(response.status == 200)

@@ -21,25 +21,36 @@ struct RawResponse {
 
 enum RawHTTPError: Error { case connect(Int32), timeout, malformed(String) }
 
-/// Sends one request with `Connection: close` and reads the whole answer (or until
-/// `timeout` without a byte), on a thread of its own so the blocking socket never holds
-/// a thread of the concurrency pool the server's route handlers need.
+/// Sends one request with `Connection: close` and reads the whole answer, on a thread of
+/// its own so the blocking socket never holds a thread of the concurrency pool the
+/// server's route handlers need. The answer ends when the server closes, or after
+/// `timeout` of silence once the first byte came (how a stalled body shows); the first
+/// byte may take up to `firstByteTimeout` (a watchdog: a busy machine answers late).
 func rawRequest(
     port: Int, method: String = "GET", path: String, headers: [(String, String)] = [],
-    timeout: TimeInterval = 10
+    timeout: TimeInterval = 30, firstByteTimeout: TimeInterval = 60
 ) async throws -> RawResponse {
     let headerList = headers.map { [$0.0, $0.1] }
     return try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             continuation.resume(with: Result {
-                try blockingRequest(port: port, method: method, path: path, headers: headerList.map { ($0[0], $0[1]) }, timeout: timeout)
+                try blockingRequest(
+                    port: port, method: method, path: path, headers: headerList.map { ($0[0], $0[1]) },
+                    timeout: timeout, firstByteTimeout: firstByteTimeout
+                )
             })
         }
     }
 }
 
+private func setReceiveTimeout(_ fd: Int32, _ seconds: TimeInterval) {
+    var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - floor(seconds)) * 1_000_000))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+}
+
 private func blockingRequest(
-    port: Int, method: String, path: String, headers: [(String, String)], timeout: TimeInterval
+    port: Int, method: String, path: String, headers: [(String, String)],
+    timeout: TimeInterval, firstByteTimeout: TimeInterval
 ) throws -> RawResponse {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw RawHTTPError.connect(errno) }
@@ -52,12 +63,16 @@ private func blockingRequest(
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard connected == 0 else { throw RawHTTPError.connect(errno) }
-    var timeoutValue = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+    setReceiveTimeout(fd, firstByteTimeout)
     var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
     for (name, value) in headers { text += "\(name): \(value)\r\n" }
     text += "\r\n"
-    _ = text.withCString { send(fd, $0, strlen($0), 0) }
+    let request = Array(text.utf8)
+    var sent = 0
+    while sent < request.count {
+        let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if n > 0 { sent += n } else if n < 0, errno == EINTR { continue } else { break }
+    }
 
     var received = Data()
     var buffer = [UInt8](repeating: 0, count: 65536)
@@ -65,10 +80,14 @@ private func blockingRequest(
     while true {
         let n = recv(fd, &buffer, buffer.count, 0)
         if n > 0 {
+            if received.isEmpty { setReceiveTimeout(fd, timeout) }
             received.append(contentsOf: buffer[0..<n])
         } else if n == 0 {
             break
         } else {
+            // A signal (a child process of another test exiting) interrupts the wait:
+            // that is no answer from the server, so wait again.
+            if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { timedOut = true }
             break
         }

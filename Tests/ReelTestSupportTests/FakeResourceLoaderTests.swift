@@ -30,7 +30,7 @@ private let bytes = LoaderContract.pattern(count: 10_000, seed: 3)
         #expect(stream.bufferedByteCount == 10_000, "no throughput limit: everything at once")
     }
 
-    @Test func throughputSpreadsTheBytesOverTime() throws {
+    @Test func throughputSpreadsTheBytesOverTime() async throws {
         // 1000 bytes per second in 100-byte chunks: one chunk each 100 ms after the latency.
         let (loader, clock) = makeLoader(.init(latency: ms(10), bytesPerSecond: 1000, chunkSize: 100))
         let stream = loader.read(url, range: ByteRange(offset: 0, length: 350))
@@ -42,7 +42,9 @@ private let bytes = LoaderContract.pattern(count: 10_000, seed: 3)
         #expect(stream.bufferedByteCount == 200)
         clock.advance(by: ms(200))
         #expect(stream.bufferedByteCount == 350)
-        #expect(try stream.read(maxLength: 1000) == bytes.prefix(350))
+        // The end comes when the last byte's time is up: 10 ms + 350 bytes at 1000 per second.
+        clock.advance(by: ms(50))
+        #expect(try await stream.collect() == bytes.prefix(350))
         #expect(loader.bytesServed == 350)
     }
 
@@ -65,18 +67,19 @@ private let bytes = LoaderContract.pattern(count: 10_000, seed: 3)
         #expect(stream.receivedContentInformation == nil)
     }
 
-    @Test func stallHoldsTheRestUntilResumed() throws {
+    @Test func stallHoldsTheRestUntilResumed() async throws {
         let (loader, clock) = makeLoader(.init(fault: .stallAtOffset(4000)))
         let stream = loader.read(url, range: .all)
         #expect(stream.bufferedByteCount == 4000)
-        _ = try stream.read(maxLength: 4000)
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() == bytes.prefix(4000))
         #expect(stream.isIdle, "a reader now waits on the stall")
         clock.advance(by: ms(10_000))
         #expect(stream.bufferedByteCount == 0)
         loader.resumeStalls()
         #expect(!stream.isIdle)
         var rest = Data()
-        while let piece = try stream.read(maxLength: 100_000) { rest.append(piece) }
+        while let piece = try await iterator.next() { rest.append(piece) }
         #expect(rest == bytes.suffix(from: 4000))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// Serves the contract's resources from files in a fresh temporary directory.
@@ -90,4 +91,36 @@ struct LoaderContractTests {
         }
         #expect(failures >= 5)
     }
+
+    /// A loader whose every read fails before any byte: each check must end with a
+    /// violation (or pass), never wait for a byte that cannot come. The task
+    /// cancellation check used to wait for a first chunk for ever.
+    @Test func everyCheckEndsAgainstALoaderWhoseReadsFail() async throws {
+        struct FailingLoader: ResourceLoader {
+            func read(_ url: URL, range: ByteRange) -> ByteStream {
+                .failed(ResourceLoaderError.network(url: url, range: range, reason: "down"))
+            }
+        }
+        struct FailingSubject: LoaderContractSubject {
+            func makeFixture(serving resources: [String: Data]) async throws -> LoaderFixture {
+                let base = URL(string: "https://down.example/")!
+                return LoaderFixture(loader: FailingLoader(), url: { base.appendingPathComponent($0) }, missingURL: base.appendingPathComponent("missing"))
+            }
+        }
+        for check in LoaderContract.checks {
+            let ended = Ended()
+            Task {
+                _ = try? await check.run(against: FailingSubject())
+                ended.set()
+            }
+            #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { ended.isSet }, "\(check) never ended")
+        }
+    }
+}
+
+/// Set by a task when it is done.
+private final class Ended: Sendable {
+    private let flag = Mutex(false)
+    func set() { flag.withTrackedLock { $0 = true } }
+    var isSet: Bool { flag.withTrackedLock { $0 } }
 }
