@@ -180,6 +180,17 @@ let package = Package(
             name: "ReelSDLTests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelTestSupport"]
         ),
+        // A player under stress in a process of its own (its threads and memory are counted),
+        // run by ReelStressTests.
+        .executableTarget(
+            name: "ReelStressRunner",
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTestSupport"],
+            path: "Tests/ReelStressRunner"
+        ),
+        .testTarget(
+            name: "ReelStressTests",
+            dependencies: ["ReelStressRunner", "ReelTestSupport"]
+        ),
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CFFmpeg", "CSDL2"]

@@ -2,6 +2,8 @@
 #define REEL_CFFMPEG_SHIM_H
 
 #include <malloc.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -32,6 +34,56 @@ static inline int64_t reel_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int reel_avseek_size(void) { return AVSEEK_SIZE; }
 static inline int reel_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int reel_av_time_base(void) { return AV_TIME_BASE; }
+
+// APIs that moved between FFmpeg versions, behind one name each.
+
+/// A decoded frame's duration in its time base (`duration` since libavutil 57.30,
+/// FFmpeg 6.0; `pkt_duration` before, removed in FFmpeg 7).
+static inline int64_t reel_frame_duration(const AVFrame *frame) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+    return frame->duration;
+#else
+    return frame->pkt_duration;
+#endif
+}
+
+// libavfilter, loaded on first use. Linking it would load its 30-odd dependencies
+// (speech synthesis voices, LAPACK, Vulkan…) into every process, about 11 MB resident,
+// although only time-stretching at a rate other than 1 and the clip encoder need it.
+// The pointers take their types from the headers Reel is built against.
+#define REEL_LAVFI_FUNCTIONS(X) \
+    X(avfilter_version) X(avfilter_graph_alloc) X(avfilter_graph_free) X(avfilter_get_by_name) \
+    X(avfilter_graph_create_filter) X(avfilter_link) X(avfilter_graph_config) \
+    X(avfilter_graph_send_command) X(avfilter_graph_parse_ptr) X(avfilter_inout_alloc) \
+    X(avfilter_inout_free) X(av_buffersrc_add_frame) X(av_buffersink_get_frame) \
+    X(av_buffersink_get_time_base)
+
+typedef struct ReelLavfi {
+#define REEL_LAVFI_FIELD(name) __typeof__(name) *_Nonnull name;
+    REEL_LAVFI_FUNCTIONS(REEL_LAVFI_FIELD)
+#undef REEL_LAVFI_FIELD
+} ReelLavfi;
+
+/// Fills `table` with libavfilter's functions and returns 1, or writes why not into `error`
+/// and returns 0. Keeps no state: the caller loads once (the library stays loaded).
+static inline int reel_lavfi_load(ReelLavfi *_Nonnull table, char *_Nonnull error, size_t capacity) {
+    char name[64];
+    snprintf(name, sizeof name, "libavfilter.so.%d", LIBAVFILTER_VERSION_MAJOR);
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(error, capacity, "%s", dlerror());
+        return 0;
+    }
+#define REEL_LAVFI_LOAD(symbol) \
+    *(void **)&table->symbol = dlsym(library, #symbol); \
+    if (!table->symbol) { \
+        snprintf(error, capacity, "%s: no %s", name, #symbol); \
+        return 0; \
+    }
+    REEL_LAVFI_FUNCTIONS(REEL_LAVFI_LOAD)
+#undef REEL_LAVFI_LOAD
+    return 1;
+}
 
 // Header versions (AV_VERSION_INT is a macro Swift cannot evaluate).
 static inline unsigned reel_header_avformat_version(void) { return LIBAVFORMAT_VERSION_INT; }

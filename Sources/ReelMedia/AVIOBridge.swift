@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 internal import CFFmpeg
 
 /// The custom `AVIOContext` through which libavformat reads: every byte comes from
@@ -10,29 +11,42 @@ internal import CFFmpeg
 /// a new range at the new position. `AVSEEK_SIZE` answers from the content
 /// information. ``interrupt()`` cancels the open stream and makes every callback
 /// return `AVERROR_EXIT`, so closing and seeking never wait on a slow network.
+///
+/// Threads: FFmpeg calls the read and seek callbacks on the demux thread only; `interrupt()`,
+/// `statistics` and the error come from any thread through `state`. The hooks and `context`
+/// are fixed at init (the context is freed by `close()`, after the format context).
 final class AVIOBridge: @unchecked Sendable {
+    /// What the pipeline wants to hear from the bridge, fixed before the first read.
+    struct Hooks: Sendable {
+        /// A blocked read counts as waiting for the loader (for settling).
+        var io: IOActivity?
+        /// Called once each: when the content information and the first byte arrive.
+        var onContentInformation: (@Sendable () -> Void)?
+        var onFirstByte: (@Sendable () -> Void)?
+
+        init(io: IOActivity? = nil, onContentInformation: (@Sendable () -> Void)? = nil,
+             onFirstByte: (@Sendable () -> Void)? = nil) {
+            self.io = io
+            self.onContentInformation = onContentInformation
+            self.onFirstByte = onFirstByte
+        }
+    }
+
+    private struct State {
+        var stream: ByteStream?
+        var position: Int64 = 0
+        var information: ContentInformation?
+        var interrupted = false
+        var lastLoaderError: ResourceLoaderError?
+        var bytesRead: Int64 = 0
+        var requests = 0
+        var sawFirstByte = false
+    }
+
     let url: URL
     let loader: any ResourceLoader
-
-    private let lock = NSLock()
-    private var stream: ByteStream?
-    private var position: Int64 = 0
-    private var information: ContentInformation?
-    private var interrupted = false
-    private(set) var lastLoaderError: ResourceLoaderError?
-
-    // Statistics, read by the player.
-    private var bytesRead: Int64 = 0
-    private var requests = 0
-
-    /// Called once each: when the content information and the first byte arrive.
-    var onContentInformation: (() -> Void)?
-    var onFirstByte: (() -> Void)?
-    private var sawInformation = false
-    private var sawFirstByte = false
-
-    /// Set by the pipeline so a blocked read counts as waiting for the loader.
-    var activity: (PipelineActivity, PipelineActivity.Worker)?
+    let hooks: Hooks
+    private let state = Mutex(State())
 
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
@@ -40,9 +54,10 @@ final class AVIOBridge: @unchecked Sendable {
     static let readThroughLimit: Int64 = 64 * 1024
     static let bufferSize: Int32 = 64 * 1024
 
-    init(url: URL, loader: any ResourceLoader) throws {
+    init(url: URL, loader: any ResourceLoader, hooks: Hooks = Hooks()) throws {
         self.url = url
         self.loader = loader
+        self.hooks = hooks
         guard let buffer = av_malloc(Int(Self.bufferSize)) else {
             throw MediaError.ffmpeg(operation: "av_malloc", code: -12, message: "out of memory", url: url)
         }
@@ -63,10 +78,11 @@ final class AVIOBridge: @unchecked Sendable {
 
     /// Frees the AVIOContext and stops any read. Call after the format context is closed.
     func close() {
-        lock.withLock {
-            stream?.cancel()
-            stream = nil
+        let open = state.withTrackedLock { state -> ByteStream? in
+            defer { state.stream = nil }
+            return state.stream
         }
+        open?.cancel()
         if let context {
             av_freep(&context.pointee.buffer)
             var pointer: UnsafeMutablePointer<AVIOContext>? = context
@@ -77,9 +93,9 @@ final class AVIOBridge: @unchecked Sendable {
 
     /// Makes every callback fail fast with `AVERROR_EXIT` and cancels the open read.
     func interrupt() {
-        let open = lock.withLock { () -> ByteStream? in
-            interrupted = true
-            return stream
+        let open = state.withTrackedLock { state -> ByteStream? in
+            state.interrupted = true
+            return state.stream
         }
         open?.cancel()
     }
@@ -87,17 +103,20 @@ final class AVIOBridge: @unchecked Sendable {
     /// Lets callbacks run again after ``interrupt()``. The read the interrupt
     /// cancelled is forgotten; the next read opens a fresh one where it left off.
     func resume() {
-        lock.withLock {
-            interrupted = false
-            if stream?.isCancelled == true { stream = nil }
+        state.withTrackedLock { state in
+            state.interrupted = false
+            if state.stream?.isCancelled == true { state.stream = nil }
         }
     }
 
-    var isInterrupted: Bool { lock.withLock { interrupted } }
+    var isInterrupted: Bool { state.withTrackedLock { $0.interrupted } }
 
-    var contentInformation: ContentInformation? { lock.withLock { information } }
+    var contentInformation: ContentInformation? { state.withTrackedLock { $0.information } }
 
-    var statistics: (bytesRead: Int64, requests: Int) { lock.withLock { (bytesRead, requests) } }
+    /// The loader's error behind the last failed read, if any.
+    var lastLoaderError: ResourceLoaderError? { state.withTrackedLock { $0.lastLoaderError } }
+
+    var statistics: (bytesRead: Int64, requests: Int) { state.withTrackedLock { ($0.bytesRead, $0.requests) } }
 
     // MARK: Callbacks
 
@@ -105,19 +124,19 @@ final class AVIOBridge: @unchecked Sendable {
         guard size > 0 else { return 0 }
         do {
             let stream = try openStreamIfNeeded()
-            if let (activity, worker) = activity { activity.enterIO(worker, stream: stream) }
-            defer { if let (activity, worker) = activity { activity.leaveIO(worker) } }
+            hooks.io?.begin(stream)
+            defer { hooks.io?.end() }
             let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
             if n == 0 {
                 return AVERROR_EOF_CODE
             }
-            var firstByte = false
-            lock.withLock {
-                position += Int64(n)
-                bytesRead += Int64(n)
-                if !sawFirstByte { sawFirstByte = true; firstByte = true }
+            let firstByte = state.withTrackedLock { state -> Bool in
+                state.position += Int64(n)
+                state.bytesRead += Int64(n)
+                defer { state.sawFirstByte = true }
+                return !state.sawFirstByte
             }
-            if firstByte { onFirstByte?() }
+            if firstByte { hooks.onFirstByte?() }
             return Int32(n)
         } catch {
             return failure(error)
@@ -139,7 +158,7 @@ final class AVIOBridge: @unchecked Sendable {
         case SEEK_SET:
             target = offset
         case SEEK_CUR:
-            target = lock.withLock { position } + offset
+            target = state.withTrackedLock { $0.position } + offset
         case SEEK_END:
             guard let length = (try? ensureInformation())?.length else { return Int64(reel_averror(ENOSYS)) }
             target = length + offset
@@ -147,24 +166,24 @@ final class AVIOBridge: @unchecked Sendable {
             return Int64(reel_averror(EINVAL))
         }
         guard target >= 0 else { return Int64(reel_averror(EINVAL)) }
-        let (current, open) = lock.withLock { (position, stream) }
+        let (current, open) = state.withTrackedLock { ($0.position, $0.stream) }
         if target == current { return target }
         if let open, target > current, target - current <= Self.readThroughLimit {
             // A short hop forward: read through the bytes rather than pay a new request.
             var remaining = Int(target - current)
             var scratch = [UInt8](repeating: 0, count: remaining)
             do {
-                if let (activity, worker) = activity { activity.enterIO(worker, stream: open) }
-                defer { if let (activity, worker) = activity { activity.leaveIO(worker) } }
+                hooks.io?.begin(open)
+                defer { hooks.io?.end() }
                 while remaining > 0 {
                     let n = try scratch.withUnsafeMutableBytes { raw in
                         try open.read(into: UnsafeMutableRawBufferPointer(rebasing: raw.prefix(remaining)))
                     }
                     if n == 0 { break }
                     remaining -= n
-                    lock.withLock {
-                        position += Int64(n)
-                        bytesRead += Int64(n)
+                    state.withTrackedLock { state in
+                        state.position += Int64(n)
+                        state.bytesRead += Int64(n)
                     }
                 }
                 if remaining == 0 { return target }
@@ -172,16 +191,16 @@ final class AVIOBridge: @unchecked Sendable {
                 // Fall through to a fresh range request.
             }
         }
-        lock.withLock {
-            stream?.cancel()
-            stream = nil
-            position = target
+        let dropped = state.withTrackedLock { state -> ByteStream? in
+            defer { state.stream = nil; state.position = target }
+            return state.stream
         }
+        dropped?.cancel()
         return target
     }
 
     private func openStreamIfNeeded() throws -> ByteStream {
-        let (existing, offset, wasInterrupted) = lock.withLock { (stream, position, interrupted) }
+        let (existing, offset, wasInterrupted) = state.withTrackedLock { ($0.stream, $0.position, $0.interrupted) }
         if wasInterrupted { throw CancellationError() }
         if let existing, !existing.isCancelled { return existing }
         if let length = contentInformation?.length, offset >= length {
@@ -192,27 +211,28 @@ final class AVIOBridge: @unchecked Sendable {
             return empty
         }
         let fresh = loader.read(url, range: ByteRange(offset: offset))
-        lock.withLock {
-            stream = fresh
-            requests += 1
+        let interruptedNow = state.withTrackedLock { state -> Bool in
+            state.stream = fresh
+            state.requests += 1
+            return state.interrupted
         }
-        if lock.withLock({ interrupted }) { fresh.cancel() }
+        if interruptedNow { fresh.cancel() }
         let info: ContentInformation
-        if let (activity, worker) = activity { activity.enterIO(worker, stream: fresh) }
+        hooks.io?.begin(fresh)
         do {
             info = try fresh.waitForContentInformation()
         } catch {
-            if let (activity, worker) = activity { activity.leaveIO(worker) }
+            hooks.io?.end()
             throw error
         }
-        if let (activity, worker) = activity { activity.leaveIO(worker) }
-        var first = false
-        lock.withLock {
-            if information == nil { information = info; first = true }
+        hooks.io?.end()
+        let first = state.withTrackedLock { state -> Bool in
+            guard state.information == nil else { return false }
+            state.information = info
+            return true
         }
         if first {
-            sawInformation = true
-            onContentInformation?()
+            hooks.onContentInformation?()
             if !info.isByteRangeAccessSupported, let context { context.pointee.seekable = 0 }
         }
         return fresh
@@ -227,9 +247,9 @@ final class AVIOBridge: @unchecked Sendable {
 
     private func failure(_ error: any Error) -> Int32 {
         if isInterrupted || error is CancellationError { return AVERROR_EXIT_CODE }
-        lock.withLock {
-            if let loaderError = error as? ResourceLoaderError { lastLoaderError = loaderError }
-            stream = nil
+        state.withTrackedLock { state in
+            if let loaderError = error as? ResourceLoaderError { state.lastLoaderError = loaderError }
+            state.stream = nil
         }
         return reel_averror(EIO)
     }

@@ -70,6 +70,7 @@ final class Resampler {
 
 /// Changes tempo without changing pitch, with libavfilter's `atempo`.
 final class TimeStretcher {
+    private let lavfi: ReelLavfi
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private var source: UnsafeMutablePointer<AVFilterContext>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
@@ -80,14 +81,15 @@ final class TimeStretcher {
     init(format: AudioFormat, tempo: Double) throws {
         self.format = format
         self.tempo = tempo
+        lavfi = try Lavfi.functions()
         try build()
     }
 
-    deinit { avfilter_graph_free(&graph) }
+    deinit { lavfi.avfilter_graph_free(&graph) }
 
     private func build() throws {
-        avfilter_graph_free(&graph)
-        guard let graph = avfilter_graph_alloc() else {
+        lavfi.avfilter_graph_free(&graph)
+        guard let graph = lavfi.avfilter_graph_alloc() else {
             throw MediaError.ffmpeg(operation: "avfilter_graph_alloc", code: -12, message: "out of memory", url: nil)
         }
         self.graph = graph
@@ -100,18 +102,18 @@ final class TimeStretcher {
         let name = String(decoding: layoutName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let sourceArgs = "sample_rate=\(format.sampleRate):sample_fmt=flt:channel_layout=\(name):time_base=1/\(format.sampleRate)"
         try ffcall("avfilter_graph_create_filter (abuffer)") {
-            avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", sourceArgs, nil, graph)
+            lavfi.avfilter_graph_create_filter(&source, lavfi.avfilter_get_by_name("abuffer"), "in", sourceArgs, nil, graph)
         }
         var tempoFilter: UnsafeMutablePointer<AVFilterContext>?
         try ffcall("avfilter_graph_create_filter (atempo)") {
-            avfilter_graph_create_filter(&tempoFilter, avfilter_get_by_name("atempo"), "tempo", "tempo=\(tempo)", nil, graph)
+            lavfi.avfilter_graph_create_filter(&tempoFilter, lavfi.avfilter_get_by_name("atempo"), "tempo", "tempo=\(tempo)", nil, graph)
         }
         try ffcall("avfilter_graph_create_filter (abuffersink)") {
-            avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph)
+            lavfi.avfilter_graph_create_filter(&sink, lavfi.avfilter_get_by_name("abuffersink"), "out", nil, nil, graph)
         }
-        try ffcall("avfilter_link") { avfilter_link(source, 0, tempoFilter, 0) }
-        try ffcall("avfilter_link") { avfilter_link(tempoFilter, 0, sink, 0) }
-        try ffcall("avfilter_graph_config") { avfilter_graph_config(graph, nil) }
+        try ffcall("avfilter_link") { lavfi.avfilter_link(source, 0, tempoFilter, 0) }
+        try ffcall("avfilter_link") { lavfi.avfilter_link(tempoFilter, 0, sink, 0) }
+        try ffcall("avfilter_graph_config") { lavfi.avfilter_graph_config(graph, nil) }
         nextPts = 0
     }
 
@@ -120,7 +122,7 @@ final class TimeStretcher {
         guard newTempo != tempo else { return }
         tempo = newTempo
         var response = [CChar](repeating: 0, count: 64)
-        let code = avfilter_graph_send_command(graph, "tempo", "tempo", String(newTempo), &response, Int32(response.count), 0)
+        let code = lavfi.avfilter_graph_send_command(graph, "tempo", "tempo", String(newTempo), &response, Int32(response.count), 0)
         if code < 0 { try build() }
     }
 
@@ -139,7 +141,7 @@ final class TimeStretcher {
         samples.withUnsafeBytes { raw in
             frame.pointer.pointee.data.0?.update(from: raw.bindMemory(to: UInt8.self).baseAddress!, count: raw.count)
         }
-        try ffcall("av_buffersrc_add_frame") { av_buffersrc_add_frame(source, frame.pointer) }
+        try ffcall("av_buffersrc_add_frame") { lavfi.av_buffersrc_add_frame(source, frame.pointer) }
         return try drainReady()
     }
 
@@ -147,7 +149,7 @@ final class TimeStretcher {
         var out: [Float] = []
         while true {
             guard let frame = FrameBox() else { break }
-            let code = av_buffersink_get_frame(sink, frame.pointer)
+            let code = lavfi.av_buffersink_get_frame(sink, frame.pointer)
             if code == AVERROR_EAGAIN_CODE || code == AVERROR_EOF_CODE { break }
             if code < 0 {
                 throw MediaError.ffmpeg(operation: "av_buffersink_get_frame", code: code, message: ffmpegErrorString(code), url: nil)
@@ -160,6 +162,15 @@ final class TimeStretcher {
             }
         }
         return out
+    }
+
+    /// Ends the input and returns what the filter still holds (the end of the stream).
+    func finish() throws -> [Float] {
+        let code = lavfi.av_buffersrc_add_frame(source, nil)
+        if code < 0, code != AVERROR_EOF_CODE {
+            throw MediaError.ffmpeg(operation: "av_buffersrc_add_frame", code: code, message: ffmpegErrorString(code), url: nil)
+        }
+        return try drainReady()
     }
 
     /// Forgets buffered audio (after a seek).

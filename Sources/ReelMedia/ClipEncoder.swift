@@ -131,42 +131,45 @@ public enum ClipEncoder {
 
 /// A libavfilter source graph ending in a buffersink.
 final class SourceGraph {
+    private let lavfi: ReelLavfi
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
 
     init(description: String, audio: Bool) throws {
-        graph = avfilter_graph_alloc()
+        let lavfi = try Lavfi.functions()
+        self.lavfi = lavfi
+        graph = lavfi.avfilter_graph_alloc()
         guard let graph else { throw MediaError.encoding("out of memory") }
         graph.pointee.nb_threads = 1
         try ffcall("avfilter_graph_create_filter (sink)") {
-            avfilter_graph_create_filter(&sink, avfilter_get_by_name(audio ? "abuffersink" : "buffersink"), "out", nil, nil, graph)
+            lavfi.avfilter_graph_create_filter(&sink, lavfi.avfilter_get_by_name(audio ? "abuffersink" : "buffersink"), "out", nil, nil, graph)
         }
         var outputs: UnsafeMutablePointer<AVFilterInOut>? = nil
-        var inputs = avfilter_inout_alloc()
-        defer { avfilter_inout_free(&inputs); avfilter_inout_free(&outputs) }
+        var inputs = lavfi.avfilter_inout_alloc()
+        defer { lavfi.avfilter_inout_free(&inputs); lavfi.avfilter_inout_free(&outputs) }
         inputs?.pointee.name = av_strdup("out")
         inputs?.pointee.filter_ctx = sink
         inputs?.pointee.pad_idx = 0
         inputs?.pointee.next = nil
-        let code = avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil)
+        let code = lavfi.avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil)
         if code < 0 {
             throw MediaError.encoding("cannot build '\(description)': \(ffmpegErrorString(code))")
         }
-        try ffcall("avfilter_graph_config") { avfilter_graph_config(graph, nil) }
+        try ffcall("avfilter_graph_config") { lavfi.avfilter_graph_config(graph, nil) }
     }
 
-    deinit { avfilter_graph_free(&graph) }
+    deinit { lavfi.avfilter_graph_free(&graph) }
 
     /// The next frame, or `nil` when the source is done.
     func next() throws -> FrameBox? {
         guard let frame = FrameBox() else { throw MediaError.encoding("out of memory") }
-        let code = av_buffersink_get_frame(sink, frame.pointer)
+        let code = lavfi.av_buffersink_get_frame(sink, frame.pointer)
         if code == AVERROR_EOF_CODE { return nil }
         if code < 0 { throw MediaError.encoding("filter graph: \(ffmpegErrorString(code))") }
         return frame
     }
 
-    var timeBase: AVRational { av_buffersink_get_time_base(sink) }
+    var timeBase: AVRational { lavfi.av_buffersink_get_time_base(sink) }
 }
 
 /// One encode: sources → encoders → muxer.

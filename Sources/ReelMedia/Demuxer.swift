@@ -19,18 +19,15 @@ final class Demuxer: @unchecked Sendable {
     /// skipped when the container header already gives what decoding needs (MP4,
     /// MOV, Matroska and WebM usually do); otherwise it runs with a small budget.
     /// Without it (for `reel probe`), streams are probed fully so every field is known.
-    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true,
-         activity: (PipelineActivity, PipelineActivity.Worker)? = nil,
-         onContentInformation: (() -> Void)? = nil, onFirstByte: (() -> Void)? = nil,
+    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, io: IOActivity? = nil,
+         onContentInformation: (@Sendable () -> Void)? = nil, onFirstByte: (@Sendable () -> Void)? = nil,
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
         self.url = url
-        let bridge = try AVIOBridge(url: url, loader: loader)
+        let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
+        let bridge = try AVIOBridge(url: url, loader: loader, hooks: hooks)
         // The owner can interrupt the open from now on (a close while the network stalls).
         onBridge?(bridge)
-        bridge.activity = activity
-        bridge.onContentInformation = onContentInformation
-        bridge.onFirstByte = onFirstByte
         self.bridge = bridge
         self.info = MediaInfo(container: "", containerLongName: "", duration: nil, bitRate: nil, streams: [])
 

@@ -17,6 +17,10 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     case unrecognizedFormat(url: URL, message: String)
     /// Encoding (fixtures, the demo feed) failed.
     case encoding(String)
+    /// A stream's decoder took packet after packet and gave no picture or sound.
+    case undecodable(stream: String, codec: String, url: URL)
+    /// The input ended, or failed, and nothing could be decoded from it.
+    case nothingDecoded(url: URL)
     /// The operation was cancelled (the item was replaced or the player released).
     case cancelled
 
@@ -35,6 +39,10 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(Self.display(url)): not a media file Reel can read (\(message))"
         case .encoding(let message):
             return "encoding failed: \(message)"
+        case .undecodable(let stream, let codec, let url):
+            return "\(Self.display(url)): the \(stream) stream (\(codec)) cannot be decoded"
+        case .nothingDecoded(let url):
+            return "\(Self.display(url)): nothing in it could be decoded"
         case .cancelled:
             return "cancelled"
         }

@@ -1,164 +1,109 @@
 import Foundation
 import ReelCore
 
-/// The audio renderer's own state: touched only by the one thread that renders.
-final class AudioRenderState: @unchecked Sendable {
-    var serial = -1
-    var position: MediaTime?
-    var carry: [Float] = []
-    var stretcher: TimeStretcher?
-    var volume: Float = 1
-}
-
 extension PlaybackEngine {
-    /// Renders `frameCount` frames of output: media samples from the queue, through
-    /// the time-stretcher when the rate is not 1, with the volume applied. Updates
-    /// the audio clock so video follows what is heard. Silence while paused or starved.
-    func renderAudio(frameCount: Int) -> [Float] {
-        guard let sink = audioSink else { return [] }
-        let channels = sink.format.channels
-        let sampleRate = sink.format.sampleRate
-        let wanted = frameCount * channels
-        let state = audioRender
-
-        lock.lock()
-        guard audioRunning, hasAudio, !closing, activeSeek.map({ $0.completed || $0.serial != serial }) ?? true else {
-            lock.unlock()
-            return [Float](repeating: 0, count: wanted)
-        }
-        let tempo = rate
-        let currentSerial = serial
-        let gain = volumeLocked
-        lock.unlock()
-
-        if state.serial != currentSerial {
-            state.serial = currentSerial
-            state.carry = []
-            state.position = nil
-            state.stretcher = nil
-        }
-        if tempo == 1, state.stretcher != nil {
-            state.stretcher = nil
-            state.carry = []
-        }
-
-        var output = state.carry
-        state.carry = []
-        var startPosition = state.position
-        var starved = false
-        while output.count < wanted {
-            // Take media samples: about what this pull still needs, scaled by tempo.
-            let needFrames = max(256, Int(Double((wanted - output.count) / channels) * tempo))
-            lock.lock()
-            guard serial == currentSerial, !closing else { lock.unlock(); break }
-            var input: [Float] = []
-            var inputPts: MediaTime?
-            while input.count < needFrames * channels, !audioChunks.isEmpty {
-                var chunk = audioChunks[0]
-                guard chunk.serial == currentSerial else { audioChunks.removeFirst(); continue }
-                if inputPts == nil { inputPts = chunk.pts }
-                let take = min(chunk.samples.count, needFrames * channels - input.count)
-                input.append(contentsOf: chunk.samples[0..<take])
-                let takenTime = MediaTime(value: Int64(take / channels), timescale: Int32(sampleRate))
-                audioChunksDuration = max(.zero, audioChunksDuration - takenTime)
-                if take == chunk.samples.count {
-                    audioChunks.removeFirst()
-                } else {
-                    chunk.samples.removeFirst(take)
-                    chunk.pts = chunk.pts + takenTime
-                    audioChunks[0] = chunk
-                }
-            }
-            let ended = audioEndedSerial == currentSerial
-            lock.broadcast()
-            lock.unlock()
-            if input.isEmpty {
-                starved = !ended
-                break
-            }
-            if state.position == nil {
-                state.position = inputPts
-                startPosition = startPosition ?? inputPts
-            }
-            if tempo == 1 {
-                output.append(contentsOf: input)
-            } else {
-                do {
-                    if let stretcher = state.stretcher {
-                        try stretcher.setTempo(tempo)
-                    } else {
-                        state.stretcher = try TimeStretcher(format: sink.format, tempo: tempo)
-                    }
-                    output.append(contentsOf: try state.stretcher!.process(input))
-                } catch {
-                    logger.debug("time-stretch failed, playing at pitch: \(error)")
-                    output.append(contentsOf: input)
-                }
-            }
-        }
-        if output.count > wanted {
-            state.carry = Array(output[wanted...])
-            output.removeSubrange(wanted...)
-        }
-        let produced = output.count / channels
-        if output.count < wanted {
-            output.append(contentsOf: [Float](repeating: 0, count: wanted - output.count))
-        }
-        if gain != 1 {
-            for i in 0..<output.count { output[i] *= gain }
-        }
-
-        let now = clock.now
-        lock.lock()
-        if serial == currentSerial, audioRunning {
-            if let start = startPosition ?? state.position, produced > 0 {
-                audioAnchor = TimelineAnchor(media: start, host: now + sink.latency, rate: tempo, isRunning: true)
-            }
-            if starved { audioStarved = true }
-        }
-        lock.unlock()
-        if let position = state.position, produced > 0 {
-            let advanced = MediaTime(value: Int64(produced), timescale: Int32(sampleRate))
-            state.position = position + (tempo == 1 ? advanced : advanced.multiplied(byFloat64: tempo))
-        }
-        return output
+    /// The audio device may consume (time runs) or must play silence. Push sinks (files, null,
+    /// recorders) take a block each time the clock passes its due time: a steady pace in real
+    /// time and in simulated time alike.
+    func runAudioLocked(_ run: Bool, _ state: inout EngineState, now: MediaTime) {
+        guard let ring, let sink = audioSink else { return }
+        ring.setRunning(run)
+        guard case .push = sink.mode else { return }
+        state.audioStepAction?.cancel()
+        state.audioStepAction = nil
+        state.audioStepStart = nil
+        guard run else { return }
+        state.audioStepStart = (now, 0)
+        scheduleAudioStepLocked(&state)
     }
 
-    /// Push-mode sinks (files, null) take a block each time the clock passes its
-    /// due time: a steady pace in real time, and in simulated time alike.
-    func scheduleAudioStep(restart: Bool) {
-        guard let sink = audioSink, case .push(let blockFrames) = sink.mode else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closing, audioRunning else { return }
-        let now = clock.now
-        if restart || audioStepStart == nil {
-            audioStepScheduled?.cancel()
-            audioStepStart = (now, 0)
-        } else if audioStepScheduled != nil {
-            return
-        }
-        guard let start = audioStepStart else { return }
+    private func scheduleAudioStepLocked(_ state: inout EngineState) {
+        guard let sink = audioSink, !state.closing, let start = state.audioStepStart else { return }
         let due = start.host + MediaTime(value: start.frames, timescale: Int32(sink.format.sampleRate))
-        audioStepScheduled = clock.schedule(at: due) { [weak self] in self?.audioStep(blockFrames: blockFrames) }
+        state.audioStepAction = clock.schedule(at: due) { [weak self] in self?.audioPushStep() }
     }
 
-    private func audioStep(blockFrames: Int) {
-        guard let sink = audioSink else { return }
-        if isManualClock { activity.waitUntilSettled() }
-        let running: Bool = lock.withLock {
-            audioStepScheduled = nil
-            return audioRunning && !closing
+    /// One block for a push sink: taken from the ring as a device would, written outside the lock.
+    private func audioPushStep() {
+        guard let ring, let sink = audioSink, case .push(let blockFrames) = sink.mode else { return }
+        let now = clock.now
+        let running = monitor.update { state -> Bool in
+            state.audioStepAction = nil
+            return !state.closing && state.audioStepStart != nil
         }
         guard running else { return }
-        let samples = renderAudio(frameCount: blockFrames)
-        sink.write(samples)
-        lock.withLock {
-            if var start = audioStepStart {
-                start.frames += Int64(blockFrames)
-                audioStepStart = start
-            }
+        var block = [Float](repeating: 0, count: blockFrames * sink.format.channels)
+        block.withUnsafeMutableBufferPointer { buffer in
+            _ = ring.consume(into: buffer.baseAddress!, frames: blockFrames, hostNanos: Self.nanoseconds(now))
         }
-        scheduleAudioStep(restart: false)
+        sink.write(block)
+        monitor.update { state in
+            guard var start = state.audioStepStart else { return }
+            start.frames += Int64(blockFrames)
+            state.audioStepStart = start
+            noteRateChangeHeardLocked(&state)
+            scheduleAudioStepLocked(&state)
+            // Room in the ring: the renderer wakes through this update.
+        }
     }
+
+    static func nanoseconds(_ time: MediaTime) -> Int64 {
+        time.convertScale(1_000_000_000, method: .halfAwayFromZero).value
+    }
+
+    /// The media time being heard now: the audio of the ring position the device took last,
+    /// plus what played since (the device's latency later), no further than what it took.
+    /// `nil` when no audio of the current serial is being heard.
+    func audioClockLocked(_ state: EngineState, now: MediaTime) -> MediaTime? {
+        guard let ring, let sink = audioSink, ring.isRunning, let report = ring.lastReport() else { return nil }
+        if state.audioRenderedEndSerial == state.serial, ring.queuedFrames == 0 { return nil }
+        guard let segment = state.audioSegments.last(where: { $0.serial == state.serial && $0.start <= report.start }) else {
+            return nil
+        }
+        let heardAt = MediaTime(value: report.hostNanos, timescale: 1_000_000_000) + sink.latency
+        let elapsed = now - heardAt
+        let start = segment.time(at: report.start)
+        let media = start + (segment.rate == 1 ? elapsed : elapsed.multiplied(byFloat64: segment.rate))
+        return min(media, segment.time(at: report.start + report.frames))
+    }
+
+    /// Once the device takes the first sample rendered at a new rate, records how long after
+    /// the change was asked for it is heard.
+    func noteRateChangeHeardLocked(_ state: inout EngineState) {
+        guard let ring, let sink = audioSink, let pending = state.pendingRateChange, let position = pending.position,
+              let report = ring.lastReport(), report.start + report.frames > position else { return }
+        let offset = MediaTime(value: Int64(max(0, position - report.start)), timescale: Int32(sink.format.sampleRate))
+        let heard = MediaTime(value: report.hostNanos, timescale: 1_000_000_000) + sink.latency + offset
+        state.rateChangeLatencies.append(max(.zero, heard - pending.askedAt))
+        state.pendingRateChange = nil
+    }
+}
+
+/// What a pulling audio device calls for samples: the consumer side of a player's ring.
+/// ``render(into:frameCount:)`` is real-time safe (no lock, no allocation).
+public final class AudioPullSource: @unchecked Sendable {
+    private let ring: AudioRing
+    private let clock: any EngineClock
+
+    init(ring: AudioRing, clock: any EngineClock) {
+        self.ring = ring
+        self.clock = clock
+    }
+
+    /// Fills `frameCount` interleaved frames at `buffer`: what the player rendered, or silence
+    /// while it is paused, seeking or starved. For device callbacks.
+    package func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) {
+        let nanos = PlaybackEngine.nanoseconds(clock.now)
+        ring.consume(into: buffer, frames: frameCount, hostNanos: nanos)
+    }
+
+    /// The next `frameCount` frames, interleaved (a copy; for tests and tools, not callbacks).
+    public func render(frameCount: Int) -> [Float] {
+        var samples = [Float](repeating: 0, count: frameCount * ring.channels)
+        samples.withUnsafeMutableBufferPointer { render(into: $0.baseAddress!, frameCount: frameCount) }
+        return samples
+    }
+
+    /// Times the device found nothing to play while the player was running.
+    public var underruns: Int { ring.underruns }
 }

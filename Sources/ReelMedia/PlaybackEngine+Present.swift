@@ -1,233 +1,233 @@
 import Foundation
 import ReelCore
 
+/// What one step hands to the sink and the delegate once the mutex is released, in order.
+enum EngineNotification {
+    case opened(MediaInfo)
+    case present(VideoFrame, Presentation)
+    case firstFrame(FirstFrameReport)
+    case ready
+    case buffering(Bool)
+    case seekCompleted(id: Int, landed: MediaTime)
+    case ended
+    case failed(MediaError)
+    case tick(MediaTime)
+}
+
 extension PlaybackEngine {
-    /// How often a waiting presenter looks again. On a manual clock this is the
-    /// grain of simulated time; on the host clock producers also wake it at once.
-    var pollInterval: MediaTime {
-        isManualClock ? MediaTime(value: 1, timescale: 1000) : MediaTime(value: 20, timescale: 1000)
-    }
-
-    /// Wakes the presenter now, when time is real (a manual clock polls instead,
-    /// so that when a step runs depends only on the clock).
-    func kickPresenter() {
-        if !isManualClock { scheduleStep(at: clock.now) }
-    }
-
-    func schedulePoll() {
-        scheduleStep(at: clock.now)
-    }
-
-    /// Schedules the next presentation step (keeping an earlier one if there is one).
-    func scheduleStep(at deadline: MediaTime) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closing else { return }
-        if let existing = stepDeadline, stepScheduled != nil, existing <= deadline { return }
-        stepScheduled?.cancel()
-        stepDeadline = deadline
-        stepScheduled = clock.schedule(at: deadline) { [weak self] in self?.presentationStep() }
-    }
-
-    /// Media time now (call with the lock held): the audio clock while audio
-    /// plays, the player clock otherwise.
-    func masterTime(at now: MediaTime) -> MediaTime {
-        if audioRunning, let audio = audioAnchor { return audio.media(at: now) }
-        return anchor.media(at: now)
-    }
-
-    private func bufferIsReady() -> Bool {
-        let videoReady = !hasVideo || videoEndedSerial == serial || videoFrames.count >= min(2, configuration.videoFrameCapacity)
-        let audioReady = !hasAudio || audioEndedSerial == serial || audioChunksDuration >= configuration.audioStartDuration
-        return videoReady && audioReady
-    }
-
-    /// One presentation step: show what is due, notice stalls and the end, and
-    /// schedule the next step. Runs on the clock's context (the host clock's queue,
-    /// or the caller of `ManualClock.advance`).
+    /// One step of the owner: apply the commands that arrived, run the presentation machine on
+    /// a snapshot of the queues, carry out its actions, schedule the next step. Runs on the
+    /// clock's context (the host clock's queue, or the caller of a manual clock); steps never
+    /// overlap. The sink and the delegate hear of it after the mutex is released.
     func presentationStep() {
-        if isManualClock {
-            if !activity.waitUntilSettled() {
-                logger.error("pipeline did not settle: busy \(activity.busyWorkers())")
-            }
-        }
-        var notifications: [() -> Void] = []
-        var present: (VideoFrame, Presentation)?
-        lock.lock()
-        stepScheduled = nil
-        stepDeadline = nil
-        guard !closing, failure == nil else {
-            lock.unlock()
-            return
-        }
         let now = clock.now
-        guard opened else {
-            lock.unlock()
-            scheduleStep(at: now + pollInterval)
-            return
+        var tokens: [PlaybackDemandToken] = []
+        let notifications = monitor.update { state -> [EngineNotification] in
+            state.stepDeadline = nil
+            state.stepAction = nil
+            guard !state.closing else { return [] }
+            var out: [EngineNotification] = []
+            applyCommandsLocked(&state, now: now, into: &out)
+            if let ring, audioSink?.mode != .pull { ring.applySkip() }
+            state.videoFrames.removeAll { $0.serial != state.serial }
+            let buffers = buffersLocked(state, now: now)
+            let step = state.machine.step(now: now, buffers: buffers)
+            logger.trace("step at \(now.seconds): \(buffers) -> \(step.actions), phase \(state.machine.phase)")
+            carryOutLocked(step.actions, &state, now: now, into: &out)
+            state.ownerWantsData = step.wantsData
+            if let wake = step.wake { scheduleStepLocked(&state, at: wake) }
+            tokens = endDemandsLocked(&state)
+            noteRateChangeHeardLocked(&state)
+            return out
         }
-        videoFrames.removeAll { $0.serial != serial }
-        var waiting = false
+        tokens.forEach { $0.end() }
+        deliver(notifications)
+    }
 
-        if var seek = activeSeek, seek.serial == serial, !seek.completed {
-            // A seek in flight: its first frame (or audio) shows at once, playing or paused.
-            var landed: MediaTime?
-            if hasVideo {
-                if !videoFrames.isEmpty {
-                    let frame = videoFrames.removeFirst()
-                    landed = seek.discardUntil.isNumeric ? max(frame.pts, seek.discardUntil) : frame.pts
-                    present = (frame, Presentation(presentedAt: now, droppedFrames: droppedFrames, isFirstFrameOfSequence: true))
-                } else if videoEndedSerial == serial {
-                    landed = lastPresented.map { $0.pts } ?? seek.target
+    private func applyCommandsLocked(_ state: inout EngineState, now: MediaTime, into out: inout [EngineNotification]) {
+        let commands = state.commands
+        state.commands = []
+        for command in commands {
+            switch command {
+            case .opened:
+                if let info = state.streams?.info { out.append(.opened(info)) }
+            case .runClock(let rate):
+                if ring != nil, rate != state.audioRate {
+                    state.audioRate = rate
+                    // Measured once audio is heard; a change before that is no change heard.
+                    if state.machine.timeRuns { state.pendingRateChange = (nil, now) }
                 }
-            } else if let chunk = audioChunks.first {
-                landed = seek.discardUntil.isNumeric ? max(chunk.pts, seek.discardUntil) : chunk.pts
-            } else if audioEndedSerial == serial {
-                landed = duration.isNumeric ? duration : seek.target
+            case .failed:
+                if let failure = state.failure { out.append(.failed(failure)) }
+            case .stopClock, .seek:
+                break
             }
-            if let landed {
-                seek.completed = true
-                activeSeek = seek
-                currentTime = landed
-                presentedSerial = serial
-                let resume = resumeAfterSeek
-                resumeAfterSeek = false
-                anchor = TimelineAnchor(media: landed, host: now, rate: rate, isRunning: resume)
-                audioAnchor = nil
-                clockRunning = resume
-                audioRunning = resume
-                if resume { audioStepStart = nil }
-                if seek.id >= 0 {
-                    let id = seek.id
-                    notifications.append { [self] in delegate?.engine(self, didCompleteSeek: id, landedAt: landed) }
+            let actions = state.machine.handle(command, now: now)
+            carryOutLocked(actions, &state, now: now, into: &out)
+        }
+    }
+
+    /// What the queues hold for the current serial, as the machine sees it.
+    private func buffersLocked(_ state: EngineState, now: MediaTime) -> PresentationMachine.Buffers {
+        var buffers = PresentationMachine.Buffers(serial: state.serial)
+        buffers.video = state.videoFrames.map { PresentationMachine.FrameHead(pts: $0.pts, duration: $0.duration) }
+        buffers.videoEnded = state.videoEndedSerial == state.serial
+        buffers.firstAudioTime = state.firstAudioSerial == state.serial ? state.firstAudioTime : nil
+        guard let ring, let sink = audioSink else {
+            buffers.audioEnded = state.audioEndedSerial == state.serial
+            return buffers
+        }
+        let rate = Int32(sink.format.sampleRate)
+        let pending = MediaTime(value: Int64(ring.queuedFrames + state.rendererBacklog), timescale: rate)
+        buffers.audioQueued = state.audioChunksDuration + pending
+        buffers.audioEnded = state.audioRenderedEndSerial == state.serial
+        buffers.audioClock = audioClockLocked(state, now: now)
+        buffers.audioStarved = ring.isRunning && ring.queuedFrames == 0 && state.audioChunks.isEmpty
+            && state.rendererBacklog == 0 && !buffers.audioEnded
+        return buffers
+    }
+
+    private func carryOutLocked(_ actions: [PresentationMachine.Action], _ state: inout EngineState, now: MediaTime,
+                                into out: inout [EngineNotification]) {
+        for action in actions {
+            switch action {
+            case .present(let dropping, let first, let avOffset):
+                state.videoFrames.removeFirst(min(dropping, state.videoFrames.count))
+                guard !state.videoFrames.isEmpty else { continue }
+                let frame = state.videoFrames.removeFirst()
+                if let avOffset { state.avOffsets.add(avOffset) }
+                let presentation = Presentation(presentedAt: now, droppedFrames: state.machine.droppedFrames,
+                                                isFirstFrameOfSequence: first)
+                state.presentingThread = pthread_self()
+                out.append(.present(frame, presentation))
+            case .drop(let count):
+                state.videoFrames.removeFirst(min(count, state.videoFrames.count))
+            case .reportFirstFrame:
+                state.report.firstFramePresentedMs = phaseNowMs()
+                if let (bytes, requests) = state.demuxer?.bridge.statistics {
+                    state.report.bytesRead = bytes
+                    state.report.requests = requests
                 }
-            } else {
-                waiting = true
+                state.firstFrameReported = true
+                // Before the frame itself: whoever sees the first frame in its sink finds the
+                // player's report already there.
+                let lastPresent = out.lastIndex { if case .present = $0 { true } else { false } }
+                out.insert(.firstFrame(state.report), at: lastPresent ?? out.endIndex)
+            case .reportReady:
+                out.append(.ready)
+            case .reportStall(let stalled):
+                out.append(.buffering(stalled))
+            case .reportSeekCompleted(let id, let landed):
+                out.append(.seekCompleted(id: id, landed: landed))
+            case .reportEnd:
+                out.append(.ended)
+            case .reportNoProgress:
+                let error = state.undecodable ?? .nothingDecoded(url: url)
+                if state.failure == nil { state.failure = error }
+                out.append(.failed(error))
+            case .runAudio(let run):
+                runAudioLocked(run, &state, now: now)
+            case .tick(let time):
+                out.append(.tick(time))
             }
-        } else if presentedSerial != serial {
-            // The first frame of the item shows as soon as it is decoded.
-            if hasVideo {
-                if !videoFrames.isEmpty {
-                    let frame = videoFrames.removeFirst()
-                    presentedSerial = serial
-                    if !clockRunning { currentTime = frame.pts; anchor.media = frame.pts }
-                    present = (frame, Presentation(presentedAt: now, droppedFrames: droppedFrames, isFirstFrameOfSequence: true))
-                } else {
-                    waiting = true
-                }
-            } else {
-                presentedSerial = serial
-            }
-        } else if clockRunning {
-            let media = masterTime(at: now)
-            let choice = FrameSelection.select(pts: videoFrames.map(\.pts), now: media, slack: MediaTime(value: 1, timescale: 1000))
-            if choice.drop > 0 {
-                videoFrames.removeFirst(choice.drop)
-                droppedFrames += choice.drop
-            }
-            if choice.presentNext, let frame = videoFrames.first {
-                videoFrames.removeFirst()
-                present = (frame, Presentation(presentedAt: now, droppedFrames: droppedFrames, isFirstFrameOfSequence: false))
-            }
-            currentTime = max(.zero, duration.isNumeric ? min(media, duration) : media)
         }
+    }
 
-        if let (frame, _) = present {
-            lastPresented = frame
-            presentedFrames += 1
+    /// The item shows (a first frame, a landed seek): the urgent demand for the network ends.
+    /// The queues' low-water demand follows what is buffered.
+    private func endDemandsLocked(_ state: inout EngineState) -> [PlaybackDemandToken] {
+        var tokens: [PlaybackDemandToken] = []
+        switch state.machine.phase {
+        case .playing, .stalled, .ended, .failed:
+            if let token = state.connectionDemand { tokens.append(token) }
+            state.connectionDemand = nil
+        case .prerolling where state.firstFrameReported:
+            if let token = state.connectionDemand { tokens.append(token) }
+            state.connectionDemand = nil
+        default:
+            break
         }
+        if let token = updateLowWaterDemandLocked(&state) { tokens.append(token) }
+        return tokens
+    }
 
-        // Readiness: the first frame is up and enough is buffered to start.
-        if presentedSerial == serial, activeSeek.map({ $0.completed }) ?? true, let token = endConnectionDemandLocked() {
-            notifications.append { token.end() }
-        }
-        if let token = updateLowWaterDemandLocked() {
-            notifications.append { token.end() }
-        }
-        if !readyReported, presentedSerial == serial, bufferIsReady() {
-            readyReported = true
-            notifications.append { [self] in delegate?.engineIsReady(self) }
-        }
-        if !firstFrameReported, presentedSerial == serial, present != nil || !hasVideo {
-            firstFrameReported = true
-            report.firstFramePresentedMs = phaseNowMs()
-            if let demuxer {
-                let (bytes, requests) = demuxer.bridge.statistics
-                report.bytesRead = bytes
-                report.requests = requests
-            }
-            let snapshot = report
-            notifications.append { [self] in delegate?.engine(self, didReportFirstFrame: snapshot) }
-        }
-
-        // Stalls: time is running but the next frame or the audio is not there.
-        if clockRunning, readyReported, activeSeek.map({ $0.completed || $0.serial != serial }) ?? true {
-            let media = masterTime(at: now)
-            let frameEnd = lastPresented.map { $0.pts + ($0.duration ?? videoFrameDuration) } ?? .zero
-            let videoStarved = hasVideo && videoFrames.isEmpty && videoEndedSerial != serial && media >= frameEnd
-            if (videoStarved || (hasAudio && audioStarved)) && !bufferingReported {
-                bufferingReported = true
-                notifications.append { [self] in delegate?.engine(self, bufferingChanged: true) }
-            }
-        } else if bufferingReported, !clockRunning, bufferIsReady() {
-            bufferingReported = false
-            audioStarved = false
-            notifications.append { [self] in delegate?.engine(self, bufferingChanged: false) }
-        }
-
-        // The end: every stream drained and the last frame's time has passed.
-        let videoDone = !hasVideo || (videoEndedSerial == serial && videoFrames.isEmpty)
-        let audioDone = !hasAudio || (audioEndedSerial == serial && audioChunks.isEmpty)
-        if hasAudio, audioEndedSerial == serial, audioChunks.isEmpty, clockRunning, let audio = audioAnchor, audioRunning {
-            // Audio ran out first: the player clock takes over from where audio was.
-            anchor = TimelineAnchor(media: audio.media(at: now), host: now, rate: rate, isRunning: true)
-            audioAnchor = nil
-        }
-        if videoDone, audioDone, clockRunning, !endReported, presentedSerial == serial {
-            let media = masterTime(at: now)
-            let lastEnd = lastPresented.map { $0.pts + ($0.duration ?? videoFrameDuration) } ?? media
-            if !hasVideo || media >= lastEnd {
-                endReported = true
-                currentTime = duration.isNumeric ? max(currentTime, min(lastEnd, duration)) : lastEnd
-                notifications.append { [self] in delegate?.engineDidReachEnd(self) }
-            } else {
-                waiting = true
-            }
-        }
-
-        if clockRunning {
-            let time = currentTime
-            notifications.append { [self] in delegate?.engine(self, didTick: time) }
-        }
-
-        // When to look again.
-        var next: MediaTime?
-        if clockRunning {
-            if let frame = videoFrames.first {
-                let due = (audioRunning ? audioAnchor : nil)?.host(forMedia: frame.pts) ?? anchor.host(forMedia: frame.pts)
-                next = due.map { max($0, now) }
-            }
-            let tick = now + MediaTime(value: 50, timescale: 1000)
-            next = next.map { min($0, tick) } ?? (videoFrames.isEmpty ? now + pollInterval : tick)
-            if bufferingReported { next = now + pollInterval }
-        } else if waiting || !readyReported || bufferingReported || (activeSeek.map { !$0.completed } ?? false) || seekRequest != nil {
-            next = now + pollInterval
-        }
-        if waiting, next == nil { next = now + pollInterval }
-        lock.broadcast()
-        lock.unlock()
-
-        if let next { scheduleStep(at: next) }
-        if let (frame, presentation) = present {
-            // Under the present lock, and only while open: once `close()` returns, the
-            // sink never gets another frame of this item (a pool reuses sinks).
-            presentLock.lock()
-            if !lock.withLock({ closing }) {
+    /// Hands the step's results to the sink and the delegate (no lock held). A frame reaches
+    /// the sink only while the engine is open: `close()` waits for a present in progress.
+    private func deliver(_ notifications: [EngineNotification]) {
+        guard !notifications.isEmpty else { return }
+        for notification in notifications {
+            switch notification {
+            case .present(let frame, let presentation):
                 videoSink?.present(frame, presentation: presentation)
+                monitor.update { $0.presentingThread = nil }
                 delegate?.engine(self, didPresent: frame, presentation: presentation)
+            case .opened(let info):
+                delegate?.engine(self, didOpen: info)
+            case .firstFrame(let report):
+                delegate?.engine(self, didReportFirstFrame: report)
+            case .ready:
+                delegate?.engineIsReady(self)
+            case .buffering(let stalled):
+                delegate?.engine(self, bufferingChanged: stalled)
+            case .seekCompleted(let id, let landed):
+                delegate?.engine(self, didCompleteSeek: id, landedAt: landed)
+            case .ended:
+                delegate?.engineDidReachEnd(self)
+            case .failed(let error):
+                logger.debug("item failed: \(error)")
+                delegate?.engine(self, didFail: error)
+            case .tick(let time):
+                delegate?.engine(self, didTick: time)
             }
-            presentLock.unlock()
         }
-        for notify in notifications { notify() }
     }
 }
+
+// MARK: Reading the engine (any thread)
+
+extension PlaybackEngine {
+    /// The current media time, read now.
+    func currentTimeNow() -> MediaTime {
+        let now = clock.now
+        return monitor.read { $0.machine.mediaTime(at: now) }
+    }
+
+    func durationNow() -> MediaTime { monitor.read { $0.streams?.duration ?? .indefinite } }
+
+    var isVideoDecoderOpen: Bool { monitor.read { $0.videoDecoderOpen } }
+
+    var statistics: (presented: Int, dropped: Int) {
+        monitor.read { ($0.machine.presentedFrames, $0.machine.droppedFrames) }
+    }
+
+    var bytesAndRequests: (Int64, Int) {
+        let demuxer = monitor.read { $0.demuxer }
+        return demuxer.map { $0.bridge.statistics } ?? (0, 0)
+    }
+
+    /// A/V offsets at presentation (p95 and max, milliseconds), audio underruns, and how long
+    /// rate changes took to be heard.
+    var syncStatistics: (p95: Double?, max: Double?, underruns: Int, rateChanges: [MediaTime]) {
+        let (histogram, latencies) = monitor.read { ($0.avOffsets, $0.rateChangeLatencies) }
+        return (histogram.quantile(0.95), histogram.total > 0 ? histogram.maximum : nil, ring?.underruns ?? 0, latencies)
+    }
+
+    /// What is demuxed or decoded ahead of the current time.
+    func loadedTimeRanges() -> [TimeRange] {
+        let now = clock.now
+        return monitor.read { state in
+            let start = state.machine.mediaTime(at: now)
+            var end = start
+            let frameDuration = state.streams?.frameDuration ?? .zero
+            if let frame = state.videoFrames.last, frame.pts > end { end = frame.pts + (frame.duration ?? frameDuration) }
+            if let chunk = state.audioChunks.last, chunk.pts + chunk.duration > end { end = chunk.pts + chunk.duration }
+            end = end + max(state.videoPackets.duration, state.audioPackets.duration)
+            let duration = state.streams?.duration ?? .indefinite
+            if state.demuxAtEnd, duration.isNumeric { end = duration }
+            if duration.isNumeric { end = min(end, duration) }
+            guard end > start else { return [] }
+            return [TimeRange(start: start, end: end)]
+        }
+    }
+}
+

@@ -1,10 +1,9 @@
 import Foundation
 import Logging
 import ReelCore
-internal import CFFmpeg
 
-/// What the engine tells its owner (the ``Player``). Always called without the
-/// engine's lock held.
+/// What the engine tells its owner (the ``Player``). Always called without any lock of the
+/// engine held, from the engine's owner context (the clock's).
 protocol PlaybackEngineDelegate: AnyObject, Sendable {
     func engine(_ engine: PlaybackEngine, didOpen info: MediaInfo)
     func engineIsReady(_ engine: PlaybackEngine)
@@ -27,6 +26,8 @@ public struct PipelineConfiguration: Sendable, Hashable {
     public var packetQueueBytes = 16 << 20
     /// Decoded audio kept ready.
     public var audioQueueDuration = MediaTime(value: 1, timescale: 2)
+    /// Rendered audio kept in the ring the audio device reads (resampled, stretched).
+    public var audioRingDuration = MediaTime(value: 1, timescale: 5)
     /// Below this much queued media the player tells preloads to pause.
     public var lowWaterMark = MediaTime(value: 1, timescale: 1)
     /// Audio needed before playback starts or resumes after a stall.
@@ -54,218 +55,159 @@ public struct FirstFrameReport: Sendable, Hashable, Codable {
     public var probedStreamInfo: Bool
 }
 
-/// One item's pipeline: a demux thread, a decode thread per stream, and
-/// presentation steps scheduled on the player's clock. ffplay's shape: packet and
-/// frame queues carry a serial; a seek bumps it, and stale data is dropped by comparison.
+/// One item's pipeline, in ffplay's shape: a demux thread, a decode thread per stream, an
+/// audio render thread, and presentation steps run by the owner — the injected clock's
+/// context — through a ``PresentationMachine``. Packet and frame queues carry a serial; a seek
+/// bumps it, and stale data is dropped by comparison. The threading model is in ReelMedia's
+/// README; in short:
+///
+/// - Immutable after init: everything declared with `let` below, the delegate and the
+///   demand observer included (fixed before any thread starts).
+/// - Guarded by `monitor` (one mutex): ``EngineState``.
+/// - Thread-confined: the audio renderer's own state (render thread), the push buffer
+///   (owner).
 final class PlaybackEngine: @unchecked Sendable {
     let url: URL
     let loader: any ResourceLoader
     let clock: any EngineClock
-    let isManualClock: Bool
     let configuration: PipelineConfiguration
-    let activity = PipelineActivity()
-    var lock: PipelineLock { activity.condition }
-    weak var delegate: (any PlaybackEngineDelegate)?
     let videoSink: (any VideoSink)?
     let audioSink: (any AudioSink)?
+    weak let delegate: (any PlaybackEngineDelegate)?
+    weak let demandObserver: (any PlaybackDemandObserver)?
+    let monitor: PipelineMonitor<EngineState>
     let logger = Logger(label: "reel.engine")
-
-    // MARK: Shared state (guarded by `lock`)
-
-    var serial = 0
-    var closing = false
-    /// Held while a frame is handed to the sink; `close()` takes it once after setting
-    /// `closing`, so no frame is presented after it returns. Recursive: a sink may
-    /// close its own player from inside `present`.
-    let presentLock = NSRecursiveLock()
-    /// Whether this engine's video decoder is open (between its creation and its
-    /// decode thread's exit).
-    private(set) var videoDecoderOpen = false
-    private var openingBridge: AVIOBridge?
-    var opened = false
-    var failure: MediaError?
-    var info: MediaInfo?
-    var hasVideo = false
-    var hasAudio = false
-    var rotation = 0
-    var duration: MediaTime = .indefinite
-    var videoTimeBase = TimeBase(AVRational(num: 1, den: 1))
-    var audioTimeBase = TimeBase(AVRational(num: 1, den: 1))
-    var videoFrameDuration = MediaTime(value: 1, timescale: 30)
-
-    var videoPackets = PacketQueue()
-    var audioPackets = PacketQueue()
-    var demuxAtEnd = false
-    var demuxInIO = false
-    var videoFrames: [VideoFrame] = []
-    var videoEndedSerial = -1
-    var audioChunks: [AudioChunk] = []
-    var audioChunksDuration: MediaTime = .zero
-    var audioEndedSerial = -1
-
-    struct SeekRequest {
-        var id: Int
-        var target: MediaTime
-        var before: MediaTime
-        var after: MediaTime
-    }
-    struct ActiveSeek {
-        var id: Int
-        var serial: Int
-        var target: MediaTime
-        /// Frames (and samples) before this time are decoded but not shown.
-        var discardUntil: MediaTime
-        var completed = false
-    }
-    var seekRequest: SeekRequest?
-    var activeSeek: ActiveSeek?
-
-    // Presentation (guarded by `lock`).
-    var anchor = TimelineAnchor(media: .zero, host: .zero, rate: 1, isRunning: false)
-    var audioAnchor: TimelineAnchor?
-    var clockRunning = false
-    var rate: Double = 1
-    var resumeAfterSeek = false
-    var currentTime: MediaTime = .zero
-    var lastPresented: VideoFrame?
-    var presentedSerial = -1
-    var droppedFrames = 0
-    var presentedFrames = 0
-    var readyReported = false
-    var endReported = false
-    var bufferingReported = false
-    var audioStarved = false
-    var audioRunning = false
-    var stepScheduled: ScheduledAction?
-    var stepDeadline: MediaTime?
-    var audioStepScheduled: ScheduledAction?
-    var audioStepStart: (host: MediaTime, frames: Int64)?
-
-    let audioRender = AudioRenderState()
-
-    // Network demand reported to whoever shares the network (guarded by `lock`).
-    weak var demandObserver: (any PlaybackDemandObserver)?
-    var connectionDemand: PlaybackDemandToken?
-    var lowWaterDemand: PlaybackDemandToken?
-    var volumeLocked: Float = 1
-
-    // First-frame measurement.
-    let openedAt: MediaTime
-    /// The clock first-frame phases are measured on: the engine's own, unless the
-    /// owner measures elsewhere (`--clock fast` over a real network measures wall time).
+    /// Rendered audio for the sink; `nil` without an audio sink.
+    let ring: AudioRing?
+    let renderer: AudioRenderer?
+    /// The clock first-frame phases are measured on: the engine's own, unless the owner
+    /// measures elsewhere (`--clock fast` over a real network measures wall time).
     let phaseClock: any EngineClock
     let phaseOpenedAt: MediaTime
-    var report = FirstFrameReport(bytesRead: 0, requests: 0, probedStreamInfo: false)
-    var firstFrameReported = false
-
-    // Threads.
-    var threads: [Thread] = []
+    let startTime: MediaTime?
+    /// Threads still running; `close()` waits for them.
     let exited = DispatchGroup()
-    var demuxer: Demuxer?
 
     init(url: URL, loader: any ResourceLoader, clock: any EngineClock, configuration: PipelineConfiguration,
          videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, startTime: MediaTime?,
-         phaseClock: (any EngineClock)? = nil) {
+         phaseClock: (any EngineClock)? = nil, delegate: (any PlaybackEngineDelegate)?,
+         demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1) {
         self.url = url
         self.loader = loader
         self.clock = clock
-        self.isManualClock = clock is ManualClock
         self.configuration = configuration
         self.videoSink = videoSink
         self.audioSink = audioSink
-        self.openedAt = clock.now
+        self.delegate = delegate
+        self.demandObserver = demandObserver
         self.phaseClock = phaseClock ?? clock
         self.phaseOpenedAt = (phaseClock ?? clock).now
-        if let startTime, startTime.isNumeric, startTime > .zero {
-            seekRequest = SeekRequest(id: -1, target: startTime, before: .zero, after: .zero)
+        self.startTime = startTime.flatMap { $0.isNumeric && $0 > .zero ? $0 : nil }
+        var presentation = PresentationMachine.Configuration()
+        presentation.startVideoFrames = min(2, max(1, configuration.videoFrameCapacity - 1))
+        presentation.startAudio = configuration.audioStartDuration
+        var state = EngineState(machine: PresentationMachine(configuration: presentation))
+        state.volume = volume
+        // Audio is rendered ahead at the rate the item will most likely play at, so starting
+        // it does not flush the ring.
+        state.audioRate = rate > 0 ? rate : 1
+        monitor = PipelineMonitor(state)
+        if let audioSink {
+            let format = audioSink.format
+            let frames = Int((configuration.audioRingDuration.seconds * Double(format.sampleRate)).rounded(.up))
+            let ring = AudioRing(channels: format.channels, capacity: max(2048, frames), sampleRate: format.sampleRate)
+            self.ring = ring
+            renderer = AudioRenderer(ring: ring, format: format, pullMode: audioSink.mode == .pull, deviceLatency: audioSink.latency)
+        } else {
+            ring = nil
+            renderer = nil
         }
+        MediaResources.engineCreated()
     }
 
-    /// Starts the demux thread (which opens the item and starts the decoders).
+    deinit {
+        MediaResources.engineFreed()
+    }
+
+    /// Starts the demux thread (which opens the item and starts the decoders) and, with an
+    /// audio sink, the audio render thread and the device.
     func start() {
         if let observer = demandObserver {
             let token = observer.playbackDemandBegan(.needsConnection)
-            lock.withLock { connectionDemand = token }
+            monitor.update { $0.connectionDemand = token }
         }
-        let worker = activity.register("demux")
-        spawn("reel.demux") { [weak self] in self?.runDemux(worker) }
-        if let audioSink, audioSink.mode == .pull {
-            audioSink.start(pulling: AudioPullSource { [weak self] n in
-                self?.renderAudio(frameCount: n) ?? [Float](repeating: 0, count: n * audioSink.format.channels)
-            })
+        if let startTime { seek(id: -1, to: startTime, before: .zero, after: .zero) }
+        let demux = monitor.register("demux")
+        spawn("reel.demux") { [self] in runDemux(demux) }
+        if let renderer {
+            let worker = monitor.register("audio-render")
+            spawn("reel.audio-render") { [self] in renderer.run(engine: self, worker: worker) }
         }
-        schedulePoll()
+        if let audioSink, let ring, audioSink.mode == .pull {
+            audioSink.start(pulling: AudioPullSource(ring: ring, clock: clock))
+        }
+        requestStep(at: clock.now)
     }
 
     func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
         exited.enter()
         let group = exited
         let thread = Thread {
+            nameKernelThread(name)
             body()
             group.leave()
         }
         thread.name = name
         thread.stackSize = 8 << 20
-        threads.append(thread)
         thread.start()
     }
 
-    /// The demuxer's I/O while it opens (before `demuxer` is set): `close()` interrupts
-    /// it too, so a close never waits for a stalled open.
-    func opening(_ bridge: AVIOBridge) {
-        let closingNow = lock.withLock { () -> Bool in
-            openingBridge = bridge
-            return closing
-        }
-        if closingNow { bridge.interrupt() }
-    }
-
-    func setVideoDecoderOpen(_ open: Bool) {
-        lock.withLock { videoDecoderOpen = open }
-    }
-
-    var isVideoDecoderOpen: Bool { lock.withLock { videoDecoderOpen } }
-
-    /// Stops every thread and frees decoders, queues and the demuxer. Returns when
-    /// done; no frame reaches the sink after.
+    /// Stops every thread and frees decoders, queues and the demuxer. Returns when done; no
+    /// frame reaches the sink after. Safe from inside the sink's `present` (it does not wait
+    /// for itself) and from an observer.
     func close() {
-        lock.lock()
-        closing = true
-        stepScheduled?.cancel()
-        audioStepScheduled?.cancel()
-        lock.broadcast()
-        let demuxer = self.demuxer
-        let opening = openingBridge
-        openingBridge = nil
-        lock.unlock()
+        let me = pthread_self()
+        let (demuxer, opening) = monitor.update { state -> (Demuxer?, AVIOBridge?) in
+            state.closing = true
+            state.stepAction?.cancel()
+            state.audioStepAction?.cancel()
+            defer { state.openingBridge = nil }
+            return (state.demuxer, state.openingBridge)
+        }
         demuxer?.bridge.interrupt()
         if opening !== demuxer?.bridge { opening?.interrupt() }
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
-        presentLock.lock()
-        presentLock.unlock()
+        ring?.setRunning(false)
+        let closer = monitor.register("close")
+        monitor.wait(closer, until: { state in
+            state.presentingThread.map { pthread_equal($0, me) != 0 } ?? true
+        }, then: { _ in })
+        monitor.exit(closer)
         exited.wait()
-        lock.lock()
-        threads = []
-        videoPackets.removeAll()
-        audioPackets.removeAll()
-        videoFrames = []
-        audioChunks = []
-        lastPresented = nil
-        self.demuxer = nil
-        lock.unlock()
+        let tokens = monitor.update { state -> [PlaybackDemandToken] in
+            state.videoPackets.removeAll()
+            state.audioPackets.removeAll()
+            state.videoFrames = []
+            state.audioChunks = []
+            state.demuxer = nil
+            state.openingBridge = nil
+            defer { state.connectionDemand = nil; state.lowWaterDemand = nil }
+            return [state.connectionDemand, state.lowWaterDemand].compactMap { $0 }
+        }
+        tokens.forEach { $0.end() }
         videoSink?.clear()
-        if isManualClock { logger.debug("\(activity.settleStatistics)") }
     }
 
-    /// Fails the item (once) and tells the owner.
+    /// Fails the item (once); the owner reports it at its next step.
     func fail(_ error: MediaError) {
-        lock.lock()
-        guard failure == nil, !closing else { lock.unlock(); return }
-        failure = error
-        lock.broadcast()
-        lock.unlock()
-        logger.debug("item failed: \(error)")
-        delegate?.engine(self, didFail: error)
+        let first = monitor.update { state -> Bool in
+            guard state.failure == nil, !state.closing else { return false }
+            state.failure = error
+            state.commands.append(.failed)
+            scheduleStepLocked(&state, at: clock.now)
+            return true
+        }
+        if first { logger.debug("item failed: \(error)") }
     }
 
     /// Milliseconds since the item was set, on the clock first-frame phases are measured with.
@@ -273,128 +215,82 @@ final class PlaybackEngine: @unchecked Sendable {
         (phaseClock.now - phaseOpenedAt).seconds * 1000
     }
 
-    // MARK: Control (called by the Player)
+    // MARK: Commands (from the Player; carried out by the owner's next step)
 
-    func runClock(rate newRate: Double) {
-        lock.lock()
-        let now = clock.now
-        rate = newRate
-        if activeSeek.map({ !$0.completed }) ?? false {
-            resumeAfterSeek = true
-        } else {
-            anchor = TimelineAnchor(media: currentTime, host: now, rate: newRate, isRunning: true)
-            if var a = audioAnchor { a = a.reanchored(at: now, rate: newRate); audioAnchor = a }
-            clockRunning = true
-            audioRunning = true
+    func runClock(rate: Double) { command(.runClock(rate: rate)) }
+
+    func stopClock() { command(.stopClock) }
+
+    private func command(_ event: PresentationMachine.Event) {
+        monitor.update { state in
+            state.commands.append(event)
+            scheduleStepLocked(&state, at: clock.now)
         }
-        lock.unlock()
-        scheduleStep(at: now)
-        scheduleAudioStep(restart: true)
     }
 
-    func stopClock() {
-        lock.lock()
-        let now = clock.now
-        if clockRunning {
-            currentTime = masterTime(at: now)
-        }
-        anchor = TimelineAnchor(media: currentTime, host: now, rate: rate, isRunning: false)
-        audioAnchor = nil
-        clockRunning = false
-        audioRunning = false
-        resumeAfterSeek = false
-        audioStepScheduled?.cancel()
-        audioStepScheduled = nil
-        lock.unlock()
-    }
-
+    /// Starts a seek: a new serial at once (stale data is dropped from now on), the demux thread
+    /// moves, and the owner shows the first frame at the target.
     func seek(id: Int, to target: MediaTime, before: MediaTime, after: MediaTime) {
         let token = demandObserver?.playbackDemandBegan(.needsConnection)
-        lock.lock()
-        var replaced: PlaybackDemandToken?
-        if let token {
-            replaced = connectionDemand
-            connectionDemand = token
+        let (interrupt, replaced) = monitor.update { state -> (Demuxer?, PlaybackDemandToken?) in
+            var replaced: PlaybackDemandToken?
+            if let token {
+                replaced = state.connectionDemand
+                state.connectionDemand = token
+            }
+            state.serial += 1
+            let lower = before.isPositiveInfinity ? MediaTime.negativeInfinity : target - before
+            state.seekRequest = SeekRequest(serial: state.serial, target: target, before: before, after: after)
+            state.discardUntil = lower.isNumeric ? lower : nil
+            state.flushQueuesLocked()
+            let seek = PresentationMachine.Seek(id: id, serial: state.serial, target: target, discardUntil: lower)
+            state.commands.append(.seek(seek))
+            scheduleStepLocked(&state, at: clock.now)
+            return (state.demuxInIO ? state.demuxer : nil, replaced)
         }
-        defer { replaced?.end() }
-        seekRequest = SeekRequest(id: id, target: target, before: before, after: after)
-        if clockRunning {
-            currentTime = masterTime(at: clock.now)
-            resumeAfterSeek = true
-        }
-        clockRunning = false
-        audioRunning = false
-        audioAnchor = nil
-        endReported = false
-        let interruptIO = demuxInIO
-        let demuxer = self.demuxer
-        lock.broadcast()
-        lock.unlock()
-        if interruptIO { demuxer?.bridge.interrupt() }
-        schedulePoll()
-    }
-
-    var statistics: (presented: Int, dropped: Int) { lock.withLock { (presentedFrames, droppedFrames) } }
-
-    var bytesAndRequests: (Int64, Int) {
-        let demuxer = lock.withLock { self.demuxer }
-        return demuxer.map { $0.bridge.statistics } ?? (0, 0)
-    }
-}
-
-extension PlaybackEngine {
-    /// The current media time, read now.
-    func currentTimeNow() -> MediaTime {
-        lock.withLock {
-            guard clockRunning else { return currentTime }
-            let media = masterTime(at: clock.now)
-            return max(.zero, duration.isNumeric ? min(media, duration) : media)
-        }
-    }
-
-    func durationNow() -> MediaTime { lock.withLock { duration } }
-
-    /// What is demuxed or decoded ahead of the current time.
-    func loadedTimeRanges() -> [TimeRange] {
-        lock.withLock {
-            let start = currentTime
-            var end = start
-            if let frame = videoFrames.last, frame.pts > end { end = frame.pts + (frame.duration ?? videoFrameDuration) }
-            if let chunk = audioChunks.last, chunk.pts + chunk.duration > end { end = chunk.pts + chunk.duration }
-            end = end + max(videoPackets.duration, audioPackets.duration)
-            if demuxAtEnd, duration.isNumeric { end = duration }
-            if duration.isNumeric { end = min(end, duration) }
-            guard end > start else { return [] }
-            return [TimeRange(start: start, end: end)]
-        }
+        replaced?.end()
+        interrupt?.bridge.interrupt()
     }
 
     func setVolume(_ value: Float) {
-        lock.withLock { volumeLocked = value }
+        monitor.update { $0.volume = value }
+    }
+
+    /// Schedules the owner's next step at `deadline`, keeping an earlier one.
+    func requestStep(at deadline: MediaTime) {
+        monitor.update { scheduleStepLocked(&$0, at: deadline) }
+    }
+
+    func scheduleStepLocked(_ state: inout EngineState, at deadline: MediaTime) {
+        guard !state.closing else { return }
+        if let existing = state.stepDeadline, existing <= deadline { return }
+        state.stepAction?.cancel()
+        state.stepDeadline = deadline
+        state.stepAction = clock.schedule(at: deadline) { [weak self] in self?.presentationStep() }
+    }
+
+    /// A producer added data: wake the owner if it waits for some.
+    func kickOwnerLocked(_ state: inout EngineState) {
+        if state.ownerWantsData { scheduleStepLocked(&state, at: clock.now) }
     }
 }
 
-extension PlaybackEngine {
-    /// Tells the demand observer whether the queues are below the low-water mark
-    /// (call with the lock held; tokens end outside it).
-    func updateLowWaterDemandLocked() -> PlaybackDemandToken? {
-        guard let observer = demandObserver else { return nil }
-        let queued = [hasVideo ? videoPackets.duration : nil, hasAudio ? audioPackets.duration : nil]
-            .compactMap { $0 }.min() ?? .zero
-        let low = !demuxAtEnd && failure == nil && queued < configuration.lowWaterMark
-        let full = demuxAtEnd || failure != nil || !demuxWantsMore()
-        if low, lowWaterDemand == nil {
-            lowWaterDemand = observer.playbackDemandBegan(.belowLowWaterMark)
-        } else if full, let token = lowWaterDemand {
-            lowWaterDemand = nil
-            return token
-        }
-        return nil
-    }
+/// Gives the calling thread `name` in the kernel too (top, gdb, /proc show it; Foundation names
+/// only its own object). Linux keeps 15 characters.
+func nameKernelThread(_ name: String) {
+    guard let handle = FileHandle(forWritingAtPath: "/proc/thread-self/comm") else { return }
+    handle.write(Data(name.prefix(15).utf8))
+    try? handle.close()
+}
 
-    /// The item is showing (first frame or a seek landed): the urgent demand ends.
-    func endConnectionDemandLocked() -> PlaybackDemandToken? {
-        defer { connectionDemand = nil }
-        return connectionDemand
+extension EngineState {
+    /// Drops everything queued (a seek).
+    mutating func flushQueuesLocked() {
+        videoPackets.removeAll()
+        audioPackets.removeAll()
+        videoFrames.removeAll()
+        audioChunks.removeAll()
+        audioChunksDuration = .zero
+        demuxAtEnd = false
     }
 }

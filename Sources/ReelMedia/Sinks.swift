@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReelCore
 
 /// How a frame became current: when, and how many frames were dropped so far.
@@ -60,7 +61,8 @@ public protocol AudioSink: AnyObject, Sendable {
     /// Time from handing samples over to hearing them.
     var latency: MediaTime { get }
     var mode: AudioSinkMode { get }
-    /// Pull mode: the device starts calling `source.render`.
+    /// Pull mode: the device starts calling `source.render(into:frameCount:)` from its own
+    /// thread (real-time code: copying out of the player's ring is all it does).
     func start(pulling source: AudioPullSource)
     /// Pull mode: the device stops calling.
     func stop()
@@ -74,24 +76,14 @@ extension AudioSink {
     public func write(_ samples: [Float]) {}
 }
 
-/// What a pulling audio device calls to get samples.
-public final class AudioPullSource: @unchecked Sendable {
-    private let body: @Sendable (Int) -> [Float]
-
-    init(_ body: @escaping @Sendable (Int) -> [Float]) {
-        self.body = body
-    }
-
-    /// The next `frameCount` frames, interleaved (silence when nothing is playing).
-    public func render(frameCount: Int) -> [Float] { body(frameCount) }
-}
-
 /// A video sink that keeps the last frame and counts — the minimal reference sink
 /// (mpv's `vo_null`), for headless playback and tests.
-public final class HeadlessVideoSink: VideoSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var last: VideoFrame?
-    private var count = 0
+public final class HeadlessVideoSink: VideoSink, Sendable {
+    private struct State {
+        var last: VideoFrame?
+        var count = 0
+    }
+    private let state = Mutex(State())
     private let onFrame: (@Sendable (VideoFrame, Presentation) -> Void)?
 
     /// `onFrame` runs for every presented frame (on the engine's clock context).
@@ -100,29 +92,28 @@ public final class HeadlessVideoSink: VideoSink, @unchecked Sendable {
     }
 
     public func present(_ frame: VideoFrame, presentation: Presentation) {
-        lock.withLock {
-            last = frame
-            count += 1
+        state.withTrackedLock { state in
+            state.last = frame
+            state.count += 1
         }
         onFrame?(frame, presentation)
     }
 
-    public func clear() { lock.withLock { last = nil } }
+    public func clear() { state.withTrackedLock { $0.last = nil } }
 
     /// The frame shown now.
-    public var currentFrame: VideoFrame? { lock.withLock { last } }
+    public var currentFrame: VideoFrame? { state.withTrackedLock { $0.last } }
     /// Frames presented so far.
-    public var presentedCount: Int { lock.withLock { count } }
+    public var presentedCount: Int { state.withTrackedLock { $0.count } }
 }
 
 /// An audio sink that takes samples at the clock's pace and drops them: keeps
 /// audio as the master clock without a device.
-public final class NullAudioSink: AudioSink, @unchecked Sendable {
+public final class NullAudioSink: AudioSink, Sendable {
     public let format: AudioFormat
     public let latency: MediaTime = .zero
     public let mode: AudioSinkMode
-    private let lock = NSLock()
-    private var frames = 0
+    private let frames = Atomic<Int>(0)
 
     public init(format: AudioFormat = .stereo48k, blockFrames: Int = 1024) {
         self.format = format
@@ -130,9 +121,9 @@ public final class NullAudioSink: AudioSink, @unchecked Sendable {
     }
 
     public func write(_ samples: [Float]) {
-        lock.withLock { frames += samples.count / format.channels }
+        frames.add(samples.count / format.channels, ordering: .relaxed)
     }
 
     /// Frames written so far.
-    public var framesWritten: Int { lock.withLock { frames } }
+    public var framesWritten: Int { frames.load(ordering: .relaxed) }
 }

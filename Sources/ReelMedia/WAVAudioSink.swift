@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReelCore
 
 /// Writes what the player plays to a 16-bit PCM WAV file, at the pace of the
@@ -9,11 +10,14 @@ public final class WAVAudioSink: AudioSink, @unchecked Sendable {
     public let format: AudioFormat
     public let latency: MediaTime = .zero
     public let mode: AudioSinkMode
-    private let lock = NSLock()
     private let handle: FileHandle
-    private var dataBytes: UInt32 = 0
-    private var sinceHeader = 0
-    private var finished = false
+    /// The file's state; the handle is used only under it.
+    private struct State {
+        var dataBytes: UInt32 = 0
+        var sinceHeader = 0
+        var finished = false
+    }
+    private let state = Mutex(State())
 
     /// Creates (or truncates) the file at `url`.
     public init(url: URL, format: AudioFormat = .stereo48k, blockFrames: Int = 1024) throws {
@@ -37,33 +41,33 @@ public final class WAVAudioSink: AudioSink, @unchecked Sendable {
                 out[i] = Int16((clipped * 32767).rounded()).littleEndian
             }
         }
-        lock.withLock {
-            guard !finished else { return }
+        state.withTrackedLock { state in
+            guard !state.finished else { return }
             try? handle.seekToEnd()
             try? handle.write(contentsOf: pcm)
-            dataBytes &+= UInt32(pcm.count)
-            sinceHeader += pcm.count
-            if sinceHeader >= format.sampleRate * format.channels * 2 {
-                sinceHeader = 0
-                rewriteHeader()
+            state.dataBytes &+= UInt32(pcm.count)
+            state.sinceHeader += pcm.count
+            if state.sinceHeader >= format.sampleRate * format.channels * 2 {
+                state.sinceHeader = 0
+                rewriteHeader(dataBytes: state.dataBytes)
             }
         }
     }
 
     /// Writes the final sizes and closes the file.
     public func finish() {
-        lock.withLock {
-            guard !finished else { return }
-            finished = true
-            rewriteHeader()
+        state.withTrackedLock { state in
+            guard !state.finished else { return }
+            state.finished = true
+            rewriteHeader(dataBytes: state.dataBytes)
             try? handle.close()
         }
     }
 
     /// Frames written so far.
-    public var framesWritten: Int { lock.withLock { Int(dataBytes) / (2 * format.channels) } }
+    public var framesWritten: Int { state.withTrackedLock { Int($0.dataBytes) / (2 * format.channels) } }
 
-    private func rewriteHeader() {
+    private func rewriteHeader(dataBytes: UInt32) {
         try? handle.seek(toOffset: 0)
         try? handle.write(contentsOf: header(dataBytes: dataBytes))
         try? handle.seekToEnd()

@@ -1,10 +1,11 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import Synchronization
 
 /// A video sink that records every presented frame: its time, md5 and when it
 /// was presented. For asserting exactly what a player showed.
-public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
+public final class RecordingVideoSink: VideoSink, Sendable {
     public struct Record: Sendable, Hashable {
         public var pts: MediaTime
         public var md5: String
@@ -16,9 +17,11 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
         public var rotation: Int
     }
 
-    private let lock = NSLock()
-    private var records: [Record] = []
-    private var last: VideoFrame?
+    private struct State {
+        var records: [Record] = []
+        var last: VideoFrame?
+    }
+    private let state = Mutex(State())
     private let hashes: Bool
 
     /// `hashes` computes each frame's md5 (costs time on large frames).
@@ -32,26 +35,25 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
             droppedSoFar: presentation.droppedFrames, isFirstOfSequence: presentation.isFirstFrameOfSequence,
             width: frame.width, height: frame.height, rotation: frame.rotation
         )
-        lock.withLock {
-            records.append(record)
-            last = frame
+        state.withTrackedLock { state in
+            state.records.append(record)
+            state.last = frame
         }
     }
 
-    public func clear() { lock.withLock { last = nil } }
+    public func clear() { state.withTrackedLock { $0.last = nil } }
 
-    public var frames: [Record] { lock.withLock { records } }
-    public var currentFrame: VideoFrame? { lock.withLock { last } }
-    public func reset() { lock.withLock { records = [] } }
+    public var frames: [Record] { state.withTrackedLock { $0.records } }
+    public var currentFrame: VideoFrame? { state.withTrackedLock { $0.last } }
+    public func reset() { state.withTrackedLock { $0.records = [] } }
 }
 
 /// An audio sink taking pushed blocks at the clock's pace and keeping them.
-public final class RecordingAudioSink: AudioSink, @unchecked Sendable {
+public final class RecordingAudioSink: AudioSink, Sendable {
     public let format: AudioFormat
     public let latency: MediaTime = .zero
     public let mode: AudioSinkMode
-    private let lock = NSLock()
-    private var samples: [Float] = []
+    private let samples = Mutex<[Float]>([])
 
     public init(format: AudioFormat = AudioFormat(sampleRate: 48_000, channels: 2), blockFrames: Int = 480) {
         self.format = format
@@ -59,14 +61,14 @@ public final class RecordingAudioSink: AudioSink, @unchecked Sendable {
     }
 
     public func write(_ block: [Float]) {
-        lock.withLock { samples.append(contentsOf: block) }
+        samples.withTrackedLock { $0.append(contentsOf: block) }
     }
 
     /// Everything written, interleaved.
-    public var written: [Float] { lock.withLock { samples } }
+    public var written: [Float] { samples.withTrackedLock { $0 } }
     /// Frames written that are not silence.
     public var audibleFrameCount: Int {
-        lock.withLock {
+        samples.withTrackedLock { samples in
             var count = 0
             for i in stride(from: 0, to: samples.count, by: format.channels) where abs(samples[i]) > 1e-4 { count += 1 }
             return count

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,11 +25,12 @@ public enum ReelBinary {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }()
 
-    private static let located = LockedValue<URL?>(nil)
+    /// The executable once found, guarded by its mutex.
+    private static let located = Mutex<URL?>(nil)
 
     /// The path of the `reel` executable, building it once when it is missing.
     public static func locate() async throws -> URL {
-        if let url = located.value { return url }
+        if let url = located.withTrackedLock({ $0 }) { return url }
         // The products directory this test bundle was built into.
         let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var candidates = [bundle.deletingLastPathComponent().appendingPathComponent("reel")]
@@ -40,11 +42,11 @@ public enum ReelBinary {
         }
         let existing = candidates.filter { FileManager.default.isExecutableFile(atPath: $0.path) }
         if let first = existing.first, first == candidates[0] {
-            located.set(first)
+            located.withTrackedLock { $0 = first }
             return first
         }
         if let newest = existing.max(by: { modified($0) < modified($1) }) {
-            located.set(newest)
+            located.withTrackedLock { $0 = newest }
             return newest
         }
         // Not built yet: build it in a scratch directory of its own (the one `swift test`
@@ -59,7 +61,7 @@ public enum ReelBinary {
         guard result.status == 0, FileManager.default.isExecutableFile(atPath: built.path) else {
             throw Failure.buildFailed(String(result.output.suffix(2000)))
         }
-        located.set(built)
+        located.withTrackedLock { $0 = built }
         return built
     }
 
@@ -68,22 +70,45 @@ public enum ReelBinary {
     }
 }
 
-public final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    public init(_ value: Value) { stored = value }
-    public var value: Value { lock.withLock { stored } }
-    public func set(_ value: Value) { lock.withLock { stored = value } }
+/// A value behind a `Mutex`, for tests sharing a small value across tasks and threads.
+public final class LockedValue<Value: Sendable>: Sendable {
+    private let stored: Mutex<Value>
+    public init(_ value: Value) { stored = Mutex(value) }
+    public var value: Value { stored.withTrackedLock { $0 } }
+    public func set(_ value: Value) { stored.withTrackedLock { $0 = value } }
 }
 
 /// A child process whose output is collected as it comes (stdout and stderr
 /// together in ``output``, and apart in ``standardOutput`` and ``standardError``).
-public final class Child: @unchecked Sendable {
+///
+/// Nothing here blocks a thread: the output arrives through the pipes' readability
+/// handlers, which also resume ``exitStatus(timeout:)`` once both pipes ended; the exit
+/// itself is polled with `Task.sleep` (Foundation's termination handler made libdispatch
+/// crash under ThreadSanitizer).
+public final class Child: Sendable {
+    /// Set up once before it runs; read-only afterwards.
     public let process = Process()
-    private let lock = NSLock()
-    private var collected = Data()
-    private var outCollected = Data()
-    private var errCollected = Data()
+
+    /// Guarded by `state`: the output so far, whether each pipe ended, and the tasks
+    /// waiting for both to end. A waiter is registered in the critical section that finds
+    /// a pipe open, and taken in the one that records the last end.
+    private struct State {
+        var collected = Data()
+        var outCollected = Data()
+        var errCollected = Data()
+        var outEnded = false
+        var errEnded = false
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        var isDone: Bool { outEnded && errEnded }
+
+        mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
+            guard isDone else { return [] }
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+    }
+
+    private let state = Mutex(State())
 
     public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
         process.executableURL = executable
@@ -95,38 +120,76 @@ public final class Child: @unchecked Sendable {
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
         outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self?.lock.withLock { self?.collected.append(data); self?.outCollected.append(data) }
-            }
+            self?.received(handle.availableData, from: handle, standardError: false)
         }
         errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self?.lock.withLock { self?.collected.append(data); self?.errCollected.append(data) }
-            }
+            self?.received(handle.availableData, from: handle, standardError: true)
         }
         try process.run()
     }
 
-    public var output: String { lock.withLock { String(decoding: collected, as: UTF8.self) } }
-    public var standardOutput: String { lock.withLock { String(decoding: outCollected, as: UTF8.self) } }
-    public var standardError: String { lock.withLock { String(decoding: errCollected, as: UTF8.self) } }
+    private func received(_ data: Data, from handle: FileHandle, standardError: Bool) {
+        if data.isEmpty {
+            handle.readabilityHandler = nil
+            update { state in
+                if standardError { state.errEnded = true } else { state.outEnded = true }
+            }
+        } else {
+            update { state in
+                state.collected.append(data)
+                if standardError { state.errCollected.append(data) } else { state.outCollected.append(data) }
+            }
+        }
+    }
+
+    private func update(_ change: (inout State) -> Void) {
+        let waiters = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state)
+            return state.takeWaitersIfDone()
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    public var output: String { state.withTrackedLock { String(decoding: $0.collected, as: UTF8.self) } }
+    public var standardOutput: String { state.withTrackedLock { String(decoding: $0.outCollected, as: UTF8.self) } }
+    public var standardError: String { state.withTrackedLock { String(decoding: $0.errCollected, as: UTF8.self) } }
     public var pid: Int32 { process.processIdentifier }
 
-    /// Waits for the exit (polling; `waitUntilExit` would block a pool thread). `nil` on timeout.
+    /// Suspends until both pipes ended (the process and whatever inherited them closed
+    /// them), or the task is cancelled.
+    private func waitForEndOfOutput() async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = state.withTrackedLock { state -> Bool in
+                    if state.isDone || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withTrackedLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+
+    /// Waits for the exit and the end of its output, at most `timeout` (a watchdog, not a
+    /// measurement). `nil` on timeout. A descendant that keeps the pipes open past the
+    /// exit gets two more seconds before the exit status is returned without its output.
     public func exitStatus(timeout: Duration = .seconds(30)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { return nil }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        // Let the last output arrive.
-        try? await Task.sleep(for: .milliseconds(20))
+        _ = await withTaskGroup(of: Bool.self) { group -> Bool in
+            group.addTask { await self.waitForEndOfOutput(); return true }
+            group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
         return process.terminationStatus
     }
 

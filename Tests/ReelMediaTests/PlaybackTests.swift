@@ -21,7 +21,7 @@ import Testing
     ]
 
     @Test(arguments: specs.map(\.0))
-    func playsEveryFrameLikeAPlainDecode(_ name: String) throws {
+    func playsEveryFrameLikeAPlainDecode(_ name: String) async throws {
         let spec = Self.specs.first { $0.0 == name }!.1
         let file = try Fixtures.clip(spec)
         let reference = try referenceFrames(file)
@@ -30,7 +30,7 @@ import Testing
         let harness = PlayerHarness(data: try Data(contentsOf: file), name: file.lastPathComponent)
         harness.load()
         harness.player.play()
-        let ended = harness.run(upTo: seconds(spec.duration + 5)) { harness.ended }
+        let ended = await harness.run(upTo: seconds(spec.duration + 5)) { harness.ended }
         #expect(ended, "reached the end")
         #expect(harness.failure == nil)
         let shown = harness.video.frames
@@ -48,33 +48,33 @@ import Testing
         }
     }
 
-    @Test func audioOnlyFilesPlayWithProgressAndNoVideo() throws {
+    @Test func audioOnlyFilesPlayWithProgressAndNoVideo() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 1.5, videoCodec: nil, container: .mp4))
         let harness = PlayerHarness(data: try Data(contentsOf: file), name: "audio.m4a")
         harness.load()
         harness.player.play()
-        #expect(harness.run(upTo: seconds(1)) { false } == false)
+        #expect(await harness.run(upTo: seconds(1)) { false } == false)
         let midway = harness.player.currentTime.seconds
         #expect(midway > 0.8 && midway < 1.1, "progress moves with the audio (\(midway))")
-        #expect(harness.run(upTo: seconds(3)) { harness.ended })
+        #expect(await harness.run(upTo: seconds(3)) { harness.ended })
         #expect(harness.video.frames.isEmpty)
         #expect(abs(Double(harness.audio.audibleFrameCount) / 48_000 - 1.5) < 0.1)
     }
 
-    @Test func truncatedFilesPlayWhatIsDecodableThenEnd() throws {
+    @Test func truncatedFilesPlayWhatIsDecodableThenEnd() async throws {
         let full = try Fixtures.data(ClipSpec(duration: 2, audioCodec: nil, container: .mp4))
         let harness = PlayerHarness(data: full.prefix(full.count * 6 / 10), name: "truncated.mp4")
         harness.load()
         harness.player.play()
-        #expect(harness.run(upTo: seconds(6)) { harness.ended || harness.failure != nil })
+        #expect(await harness.run(upTo: seconds(6)) { harness.ended || harness.failure != nil })
         #expect(harness.video.frames.count > 10, "the decodable part played")
     }
 
-    @Test func garbageFailsWithAClearMessage() throws {
+    @Test func garbageFailsWithAClearMessage() async throws {
         let harness = PlayerHarness(data: Fixtures.garbage(), name: "garbage.mp4")
         harness.load()
         harness.player.play()
-        #expect(harness.run(upTo: seconds(2)) { harness.failure != nil })
+        #expect(await harness.run(upTo: seconds(2)) { harness.failure != nil })
         let message = harness.failure?.description ?? ""
         #expect(message.contains("garbage.mp4"))
         #expect(message.contains("not a media file"))
@@ -84,12 +84,12 @@ import Testing
         }
     }
 
-    @Test func aLoaderErrorFailsWithTheURLAndRange() throws {
+    @Test func aLoaderErrorFailsWithTheURLAndRange() async throws {
         let data = try Fixtures.data(ClipSpec(duration: 2))
         let harness = PlayerHarness(data: data, script: .init(fault: .failAtOffset(Int64(data.count / 2))))
         harness.load()
         harness.player.play()
-        #expect(harness.run(upTo: seconds(5)) { harness.failure != nil || harness.ended })
+        #expect(await harness.run(upTo: seconds(5)) { harness.failure != nil || harness.ended })
         // Either the error surfaced with where it happened, or the half that arrived played out.
         if let failure = harness.failure {
             #expect(failure.description.contains("fake.example"))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReelCore
 @testable import ReelMedia
 import ReelTestSupport
@@ -10,73 +11,73 @@ import Testing
     static let longGOP = ClipSpec(width: 160, height: 120, frameRate: 30, duration: 4, keyframeInterval: 60, bFrames: 3)
 
     @Test(arguments: [0.0, 0.01, 0.5, 1.0, 1.98, 2.0, 2.034, 3.3, 3.99])
-    func exactSeekLandsOnTheFrameWhoseIntervalContainsTheTarget(_ target: Double) throws {
+    func exactSeekLandsOnTheFrameWhoseIntervalContainsTheTarget(_ target: Double) async throws {
         let file = try Fixtures.clip(Self.longGOP)
         let reference = try referenceFrames(file)
         let expected = reference.last { $0.pts <= seconds(target) }!
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
         harness.video.reset()
-        #expect(harness.seek(to: seconds(target)))
+        #expect(await harness.seek(to: seconds(target)))
         let shown = harness.video.frames.first
         #expect(shown?.pts == expected.pts, "target \(target): showed \(shown?.pts.seconds ?? -1), want \(expected.pts.seconds)")
         #expect(shown?.md5 == expected.md5)
         #expect(harness.player.currentTime == seconds(target), "an exact seek puts the time at the target")
     }
 
-    @Test func startTimeIsAnExactSeekBeforeTheFirstFrame() throws {
+    @Test func startTimeIsAnExactSeekBeforeTheFirstFrame() async throws {
         let file = try Fixtures.clip(Self.longGOP)
         let reference = try referenceFrames(file)
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load(startTime: seconds(2.5))
         harness.player.play()
-        harness.run(upTo: seconds(0.5))
+        await harness.run(upTo: seconds(0.5))
         let first = harness.video.frames.first
         #expect(first?.pts == reference.last { $0.pts <= seconds(2.5) }!.pts, "no frame before the start is ever shown")
     }
 
-    @Test func toleranceSeekLandsOnTheNearestKeyframe() throws {
+    @Test func toleranceSeekLandsOnTheNearestKeyframe() async throws {
         let file = try Fixtures.clip(Self.longGOP)
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
         harness.video.reset()
         // Keyframes at 0, 2 s: 1.7 s is nearer 2 s.
-        #expect(harness.seek(to: seconds(1.7), before: .positiveInfinity, after: .positiveInfinity))
+        #expect(await harness.seek(to: seconds(1.7), before: .positiveInfinity, after: .positiveInfinity))
         #expect(harness.video.frames.first?.pts.seconds == 2.0)
         #expect(harness.player.currentTime.seconds == 2.0)
         harness.video.reset()
-        #expect(harness.seek(to: seconds(0.9), before: .positiveInfinity, after: .positiveInfinity))
+        #expect(await harness.seek(to: seconds(0.9), before: .positiveInfinity, after: .positiveInfinity))
         #expect(harness.video.frames.first?.pts.seconds == 0.0)
     }
 
-    @Test func aNewerSeekFinishesTheOlderOneWithFalse() throws {
+    @Test func aNewerSeekFinishesTheOlderOneWithFalse() async throws {
         let file = try Fixtures.clip(Self.longGOP)
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
         let first = ResultBox<Bool>()
         let second = ResultBox<Bool>()
         harness.player.seek(to: seconds(1), toleranceBefore: .zero, toleranceAfter: .zero) { first.set($0) }
         harness.player.seek(to: seconds(3), toleranceBefore: .zero, toleranceAfter: .zero) { second.set($0) }
-        harness.run(upTo: seconds(2)) { second.value != nil }
+        await harness.run(upTo: seconds(2)) { second.value != nil }
         #expect(first.value == false)
         #expect(second.value == true)
         #expect(harness.player.currentTime == seconds(3))
     }
 
-    @Test func doubleRatePresentsTwiceTheMediaTimePerHostSecond() throws {
+    @Test func doubleRatePresentsTwiceTheMediaTimePerHostSecond() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 6, keyframeInterval: 30))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
         harness.player.play()
-        harness.run(upTo: seconds(1))
+        await harness.run(upTo: seconds(1))
         let atOne = harness.player.currentTime
         harness.player.rate = 2
         let switchedAt = harness.clock.now
-        harness.run(upTo: seconds(1))
+        await harness.run(upTo: seconds(1))
         let gained = harness.player.currentTime - atOne
         #expect(abs(gained.seconds - 2) < 0.05, "2x moved \(gained.seconds) s of media in one second")
         // The frames shown in that second cover two seconds of media, in order.
@@ -85,16 +86,16 @@ import Testing
         #expect(zip(during, during.dropFirst()).allSatisfy { $0.pts < $1.pts })
         harness.player.rate = 1
         let back = harness.player.currentTime
-        harness.run(upTo: seconds(1))
+        await harness.run(upTo: seconds(1))
         #expect(abs((harness.player.currentTime - back).seconds - 1) < 0.05, "release returns to 1x")
     }
 
-    @Test func doubleRateKeepsAudioPitchAndHalvesItsLength() throws {
+    @Test func doubleRateKeepsAudioPitchAndHalvesItsLength() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 3, videoCodec: nil, toneFrequency: 1000))
         let harness = PlayerHarness(data: try Data(contentsOf: file), name: "tone.m4a")
         harness.load()
         harness.player.rate = 2
-        #expect(harness.run(upTo: seconds(4)) { harness.ended })
+        #expect(await harness.run(upTo: seconds(4)) { harness.ended })
         let samples = harness.audio.written
         let audible = Double(harness.audio.audibleFrameCount) / 48_000
         #expect(abs(audible - 1.5) < 0.1, "3 s at 2x is 1.5 s of sound (got \(audible))")
@@ -109,32 +110,32 @@ import Testing
         #expect(abs(crossings - 2000) < 60, "pitch kept: \(crossings / 2) Hz")
     }
 
-    @Test func aStarvingLoaderGivesBufferingAndPlaybackResumesWhenBytesArrive() throws {
+    @Test func aStarvingLoaderGivesBufferingAndPlaybackResumesWhenBytesArrive() async throws {
         let data = try Fixtures.data(ClipSpec(duration: 4, keyframeInterval: 30))
         let harness = PlayerHarness(data: data, script: .init(fault: .stallAtOffset(Int64(data.count / 2))))
         harness.load()
         harness.player.play()
-        let stalled = harness.run(upTo: seconds(6)) {
+        let stalled = await harness.run(upTo: seconds(6)) {
             harness.player.timeControlStatus == .waitingToPlay(.buffering)
         }
         #expect(stalled, "ran dry: \(harness.player.timeControlStatus)")
         let stuckAt = harness.player.currentTime
-        harness.run(upTo: seconds(1))
+        await harness.run(upTo: seconds(1))
         #expect(harness.player.currentTime == stuckAt, "time does not move while buffering")
         harness.loader.resumeStalls()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.timeControlStatus == .playing })
-        #expect(harness.run(upTo: seconds(5)) { harness.ended })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.timeControlStatus == .playing })
+        #expect(await harness.run(upTo: seconds(5)) { harness.ended })
         #expect(harness.events.contains { if case .stall(true) = $0 { true } else { false } })
         #expect(harness.events.contains { if case .stall(false) = $0 { true } else { false } })
     }
 
-    @Test func loopingWrapsToTheStart() throws {
+    @Test func loopingWrapsToTheStart() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 1))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.player.actionAtItemEnd = .loop
         harness.load()
         harness.player.play()
-        harness.run(upTo: seconds(2.5))
+        await harness.run(upTo: seconds(2.5))
         let pts = harness.video.frames.map(\.pts.seconds)
         let wraps = zip(pts, pts.dropFirst()).filter { $0 > $1 }.count
         #expect(wraps == 2, "two wraps in 2.5 s of a 1 s clip (\(wraps))")
@@ -142,59 +143,59 @@ import Testing
         #expect(harness.events.contains { if case .ended(looping: true) = $0 { true } else { false } })
     }
 
-    @Test func pausingAtTheEndStopsAtTheLastFrame() throws {
+    @Test func pausingAtTheEndStopsAtTheLastFrame() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 1))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
         harness.player.play()
-        #expect(harness.run(upTo: seconds(3)) { harness.ended })
+        #expect(await harness.run(upTo: seconds(3)) { harness.ended })
         #expect(harness.player.rate == 0)
         #expect(harness.player.timeControlStatus == .paused)
         #expect(abs(harness.player.currentTime.seconds - 1) < 0.05)
         // Play again starts over.
         harness.video.reset()
         harness.player.play()
-        harness.run(upTo: seconds(0.5))
+        await harness.run(upTo: seconds(0.5))
         #expect(harness.video.frames.first?.pts == .zero)
     }
 
-    @Test func periodicTimeObserverFiresOnTheIntervalAndOnJumps() throws {
+    @Test func periodicTimeObserverFiresOnTheIntervalAndOnJumps() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 4))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         let times = ResultList<MediaTime>()
         harness.player.addPeriodicTimeObserver(forInterval: ms(500)) { times.append($0) }
         harness.load()
-        #expect(harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay })
         harness.player.play()
-        harness.run(upTo: seconds(2))
+        await harness.run(upTo: seconds(2))
         let playing = times.all
         #expect(playing.count >= 4 && playing.count <= 6, "about every 0.5 s for 2 s: \(playing.map(\.seconds))")
         let before = times.all.count
-        _ = harness.seek(to: seconds(0.25))
+        _ = await harness.seek(to: seconds(0.25))
         #expect(times.all.count > before, "a seek is a jump")
         #expect(times.all.last == seconds(0.25))
     }
 
-    @Test func theSameScriptGivesTheSameTraceEveryRun() throws {
+    @Test func theSameScriptGivesTheSameTraceEveryRun() async throws {
         let data = try Fixtures.data(ClipSpec(duration: 3, keyframeInterval: 45))
-        func run() -> [String] {
+        func run() async -> [String] {
             let script = FakeResourceLoader.Script(latency: ms(40), bytesPerSecond: 150_000, chunkSize: 16 * 1024)
             let harness = PlayerHarness(data: data, script: script)
             harness.load()
             harness.player.play()
-            harness.run(upTo: seconds(1.2))
+            await harness.run(upTo: seconds(1.2))
             harness.player.rate = 2
-            harness.run(upTo: seconds(0.4))
-            _ = harness.seek(to: seconds(0.7))
+            await harness.run(upTo: seconds(0.4))
+            _ = await harness.seek(to: seconds(0.7))
             harness.player.rate = 1
-            harness.run(upTo: seconds(3))
+            await harness.run(upTo: seconds(3))
             return harness.video.frames.map { "\($0.pts) \($0.presentedAt) \($0.md5) \($0.droppedSoFar)" }
                 + harness.events.map { "\($0)" }
         }
-        let first = run()
+        let first = await run()
         #expect(first.count > 60)
         for attempt in 1..<20 {
-            let again = run()
+            let again = await run()
             if again != first {
                 let index = Array(zip(again, first)).firstIndex { $0.0 != $0.1 } ?? min(again.count, first.count)
                 Issue.record("run \(attempt) differs at line \(index): \(again.count > index ? again[index] : "end") vs \(first.count > index ? first[index] : "end")")
@@ -203,12 +204,12 @@ import Testing
         }
     }
 
-    @Test func replacingTheItemWithNilFreesTheDecoders() throws {
+    @Test func replacingTheItemWithNilFreesTheDecoders() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 2))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
         harness.load()
         harness.player.play()
-        harness.run(upTo: seconds(0.5))
+        await harness.run(upTo: seconds(0.5))
         weak var engine: PlaybackEngine?
         engine = harness.player.engineForTesting
         #expect(engine != nil)
@@ -219,9 +220,48 @@ import Testing
     }
 }
 
-final class ResultList<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [T] = []
-    func append(_ item: T) { lock.withLock { items.append(item) } }
-    var all: [T] { lock.withLock { items } }
+final class ResultList<T: Sendable>: Sendable {
+    private let items = Mutex<[T]>([])
+    func append(_ item: T) { items.withTrackedLock { $0.append(item) } }
+    var all: [T] { items.withTrackedLock { $0 } }
+}
+
+
+/// The audio render stage: rate and volume changes are heard at the device's next buffer,
+/// not after everything already rendered.
+@Suite struct AudioRenderStageTests {
+    static let tone = ClipSpec(duration: 3, videoCodec: nil, toneFrequency: 1000)
+
+    @Test func aRateChangeIsHeardWithinFiftyMilliseconds() async throws {
+        let harness = PlayerHarness(data: try Fixtures.data(Self.tone), name: "tone.m4a")
+        harness.load()
+        harness.player.play()
+        #expect(await harness.run(upTo: seconds(0.8)) { false } == false)
+        harness.player.rate = 2
+        await harness.run(upTo: seconds(0.3))
+        harness.player.rate = 1
+        await harness.run(upTo: seconds(0.3))
+        let latencies = harness.player.statistics.rateChangeLatenciesMs
+        #expect(latencies.count == 2, "both changes measured: \(latencies)")
+        #expect(latencies.allSatisfy { $0 <= 50 }, "heard after \(latencies) ms")
+        // The ring held about 200 ms when the rate changed: without the flush it would have taken that long.
+        #expect(harness.player.statistics.audioUnderruns == 0)
+    }
+
+    @Test func aVolumeChangeReachesTheOutputAtOnce() async throws {
+        let harness = PlayerHarness(data: try Fixtures.data(Self.tone), name: "tone.m4a")
+        harness.load()
+        harness.player.play()
+        await harness.run(upTo: seconds(0.5))
+        let before = harness.audio.written.count
+        harness.player.volume = 0.25
+        await harness.run(upTo: seconds(0.5))
+        let samples = harness.audio.written
+        func peak(_ range: Range<Int>) -> Float { samples[range].map(abs).max() ?? 0 }
+        let loud = peak((before - 9600)..<before)
+        // 20 ms after the change the output is at a quarter (one 10 ms block may still be old).
+        let quiet = peak((before + 1920)..<(before + 11520))
+        #expect(loud > 0.01)
+        #expect(abs(quiet / loud - 0.25) < 0.03, "peak \(quiet) after vs \(loud) before")
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelMedia
 import ReelTestSupport
+import Synchronization
 
 /// A player on a manual clock, fed by a fake loader on the same clock, with
 /// recording sinks: every run with the same script gives the same result.
@@ -12,45 +13,40 @@ final class PlayerHarness: @unchecked Sendable {
     let audio = RecordingAudioSink()
     let player: Player
     let url: URL
-    private let lock = NSLock()
-    private var eventLog: [PlayerEvent] = []
+    let driver: ManualClockDriver
+    private let log = Mutex<[PlayerEvent]>([])
 
     init(data: Data, name: String = "clip.mp4", script: FakeResourceLoader.Script = .instant, withAudio: Bool = true) {
         loader = FakeResourceLoader(clock: clock, script: script)
         url = URL(string: "https://fake.example/\(name)")!
         loader.add(data, at: url)
-        player = Player(clock: clock, videoSink: video, audioSink: withAudio ? audio : nil)
+        let player = Player(clock: clock, videoSink: video, audioSink: withAudio ? audio : nil)
+        self.player = player
+        driver = ManualClockDriver(clock: clock, players: [player])
         player.addEventObserver { [weak self] event in
             if case .framePresented = event { return }
-            self?.lock.withLock { self?.eventLog.append(event) }
+            self?.log.withTrackedLock { $0.append(event) }
         }
     }
 
-    var events: [PlayerEvent] { lock.withLock { eventLog } }
+    var events: [PlayerEvent] { log.withTrackedLock { $0 } }
 
     func load(startTime: MediaTime? = nil) {
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader, startTime: startTime))
     }
 
-    /// Advances in small steps until `condition` holds or `limit` of clock time passed.
+    /// Runs the clock action by action, the player settled before each, until `condition`
+    /// holds or `limit` of clock time passed.
     @discardableResult
-    func run(upTo limit: MediaTime, until condition: () -> Bool = { false }) -> Bool {
-        let end = clock.now + limit
-        while clock.now < end {
-            player.waitUntilSettled()
-            if condition() { return true }
-            let next = clock.nextDeadline.map { min($0, end) } ?? end
-            clock.advance(to: max(next, clock.now))
-        }
-        player.waitUntilSettled()
-        return condition()
+    func run(upTo limit: MediaTime, until condition: () -> Bool = { false }) async -> Bool {
+        await driver.run(upTo: limit, until: condition)
     }
 
     /// Runs a seek to completion on the manual clock and returns its result.
-    func seek(to time: MediaTime, before: MediaTime = .zero, after: MediaTime = .zero) -> Bool {
+    func seek(to time: MediaTime, before: MediaTime = .zero, after: MediaTime = .zero) async -> Bool {
         let result = ResultBox<Bool>()
         player.seek(to: time, toleranceBefore: before, toleranceAfter: after) { result.set($0) }
-        run(upTo: seconds(10)) { result.value != nil }
+        await run(upTo: seconds(10)) { result.value != nil }
         return result.value ?? false
     }
 
@@ -64,11 +60,10 @@ final class PlayerHarness: @unchecked Sendable {
     }
 }
 
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    func set(_ value: T) { lock.withLock { stored = value } }
-    var value: T? { lock.withLock { stored } }
+final class ResultBox<T: Sendable>: Sendable {
+    private let stored = Mutex<T?>(nil)
+    func set(_ value: T) { stored.withTrackedLock { $0 = value } }
+    var value: T? { stored.withTrackedLock { $0 } }
 }
 
 func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1_000_000) }

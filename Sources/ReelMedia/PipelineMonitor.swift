@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+import ReelCore
+import Synchronization
+
+/// One pipeline's shared state behind one mutex, and the threads that wait on it.
+///
+/// Every queue and flag the pipeline's threads share lives in `State` and is reached only
+/// through ``update(_:)`` and ``read(_:)``. A worker thread that cannot go on parks in
+/// ``wait(_:until:then:)``: its condition is kept beside the state, and every update wakes
+/// exactly the parked workers whose condition now holds — each parks on a semaphore of its
+/// own, signalled after the mutex is released — so a change never wakes the whole player,
+/// and a wake-up is never lost (the condition is registered under the mutex the waker takes).
+///
+/// The monitor also knows what each worker waits for, so a driver of a manual clock can wait
+/// until the pipeline has done all it can before time moves on: the pipeline is *settled*
+/// when every worker is parked on a condition that does not hold, blocked reading a loader
+/// stream that has nothing and whose producer is idle, or gone.
+///
+/// Only worker threads of the pipeline block here. The concurrency pool never does:
+/// ``settled()`` waits on a queue of the monitor's own.
+final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
+    /// A thread of the pipeline (demux, decode, audio render).
+    final class Worker: Sendable {
+        let name: String
+        fileprivate let id: Int
+        fileprivate let parker = DispatchSemaphore(value: 0)
+        fileprivate init(name: String, id: Int) {
+            self.name = name
+            self.id = id
+        }
+    }
+
+    /// What a worker is doing, as far as settling is concerned (guarded by the mutex).
+    private struct WorkerState: @unchecked Sendable {
+        let name: String
+        let parker: DispatchSemaphore
+        /// While parked: the condition it waits for.
+        var condition: ((State) -> Bool)?
+        /// While blocked reading the loader: the stream and its progress count at the start.
+        var io: (stream: ByteStream?, mark: Int)?
+        var exited = false
+    }
+
+    private struct Storage: @unchecked Sendable {
+        var state: State
+        var workers: [WorkerState] = []
+        /// Threads in ``waitUntilSettled(timeout:)``: workers signal only when someone listens.
+        var settleWaiters = 0
+    }
+
+    private let storage: Mutex<Storage>
+    /// Where settle waiters park; signalled when a worker may have just settled.
+    private let settleParker = DispatchSemaphore(value: 0)
+    private let settleQueue = DispatchQueue(label: "reel.pipeline.settle")
+    static var logger: Logger { Logger(label: "reel.pipeline") }
+
+    init(_ state: State) {
+        storage = Mutex(Storage(state: state))
+    }
+
+    func register(_ name: String) -> Worker {
+        storage.withTrackedLock { storage in
+            let worker = Worker(name: name, id: storage.workers.count)
+            storage.workers.append(WorkerState(name: name, parker: worker.parker))
+            return worker
+        }
+    }
+
+    // MARK: The state
+
+    /// Changes the state, then wakes every parked worker whose condition now holds.
+    @discardableResult
+    func update<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        var wake: [DispatchSemaphore] = []
+        let result = try storage.withTrackedLock { storage -> R in
+            let result = try body(&storage.state)
+            wake = Self.takeReady(&storage)
+            return result
+        }
+        for parker in wake { parker.signal() }
+        return result
+    }
+
+    /// Reads the state.
+    func read<R>(_ body: (State) throws -> R) rethrows -> R {
+        try storage.withTrackedLock { try body($0.state) }
+    }
+
+    private static func takeReady(_ storage: inout Storage) -> [DispatchSemaphore] {
+        var wake: [DispatchSemaphore] = []
+        for index in storage.workers.indices {
+            guard let condition = storage.workers[index].condition, condition(storage.state) else { continue }
+            storage.workers[index].condition = nil
+            wake.append(storage.workers[index].parker)
+        }
+        return wake
+    }
+
+    // MARK: Waiting
+
+    /// Parks the calling worker until `ready` holds, then runs `body` with the state (in the
+    /// same critical section) and returns its result.
+    func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, then body: (inout State) -> R) -> R {
+        while true {
+            if let result = attempt(worker, ready: ready, body: body) { return result }
+            worker.parker.wait()
+        }
+    }
+
+    /// Like ``wait(_:until:then:)`` but looks again after `seconds` of wall time even if
+    /// nothing changed the state (for conditions that also depend on something outside it,
+    /// such as a ring an audio device drains); returns `nil` when `ready` still does not hold.
+    func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, orAfter seconds: Double,
+                 then body: (inout State) -> R) -> R? {
+        if let result = attempt(worker, ready: ready, body: body) { return result }
+        _ = worker.parker.wait(timeout: .now() + seconds)
+        // Woken or timed out: no longer parked; look once more.
+        var wake: [DispatchSemaphore] = []
+        let result = storage.withTrackedLock { storage -> R? in
+            storage.workers[worker.id].condition = nil
+            guard ready(storage.state) else { return nil }
+            let result = body(&storage.state)
+            wake = Self.takeReady(&storage)
+            return result
+        }
+        for parker in wake { parker.signal() }
+        return result
+    }
+
+    private func attempt<R>(_ worker: Worker, ready: @escaping (State) -> Bool, body: (inout State) -> R) -> R? {
+        var wake: [DispatchSemaphore] = []
+        var signalSettler = false
+        let result = storage.withTrackedLock { storage -> R? in
+            if ready(storage.state) {
+                storage.workers[worker.id].condition = nil
+                let result = body(&storage.state)
+                wake = Self.takeReady(&storage)
+                return result
+            }
+            storage.workers[worker.id].condition = ready
+            signalSettler = storage.settleWaiters > 0
+            return nil
+        }
+        for parker in wake { parker.signal() }
+        if signalSettler { settleParker.signal() }
+        return result
+    }
+
+    /// The worker is about to block in a loader read (without the mutex).
+    func beginIO(_ worker: Worker, stream: ByteStream?) {
+        let mark = stream?.consumerProgressCount ?? 0
+        let signal = storage.withTrackedLock { storage -> Bool in
+            storage.workers[worker.id].io = (stream, mark)
+            return storage.settleWaiters > 0
+        }
+        if signal { settleParker.signal() }
+    }
+
+    /// The worker is back from the loader read.
+    func endIO(_ worker: Worker) {
+        storage.withTrackedLock { $0.workers[worker.id].io = nil }
+    }
+
+    /// The worker is finished for good.
+    func exit(_ worker: Worker) {
+        let signal = storage.withTrackedLock { storage -> Bool in
+            storage.workers[worker.id].exited = true
+            storage.workers[worker.id].condition = nil
+            storage.workers[worker.id].io = nil
+            return storage.settleWaiters > 0
+        }
+        if signal { settleParker.signal() }
+    }
+
+    // MARK: Settling
+
+    private static func isSettled(_ storage: Storage) -> Bool {
+        for worker in storage.workers where !worker.exited {
+            if let io = worker.io {
+                // Blocked on the loader only if the stream has nothing and handed nothing
+                // over since the read began (else the worker is busy with what it got).
+                guard let stream = io.stream, stream.isIdle, stream.consumerProgressCount == io.mark else { return false }
+                continue
+            }
+            guard let condition = worker.condition, !condition(storage.state) else { return false }
+        }
+        return true
+    }
+
+    /// Whether every worker waits for something that has not happened.
+    var isSettled: Bool { storage.withTrackedLock { Self.isSettled($0) } }
+
+    /// Blocks until the pipeline is settled — for the pipeline's own threads and drivers that
+    /// run on threads of their own (`--clock fast`). Meaningful when what the pipeline waits
+    /// for is a manual clock; with real time it returns when the pipeline happens to be idle.
+    /// Gives up after `timeout` seconds of wall time (a worker busy that long is a bug, and
+    /// hanging forever is worse) and returns `false`.
+    @discardableResult
+    func waitUntilSettled(timeout: Double = 60) -> Bool {
+        let giveUp = DispatchTime.now() + timeout
+        var warned = false
+        while true {
+            let settled = storage.withTrackedLock { storage -> Bool in
+                if Self.isSettled(storage) { return true }
+                storage.settleWaiters += 1
+                return false
+            }
+            if settled { return true }
+            // Workers signal when they begin to wait, read or exit; the short timeout covers
+            // loader streams, whose state changes do not go through this mutex.
+            _ = settleParker.wait(timeout: .now() + 0.0005)
+            storage.withTrackedLock { $0.settleWaiters -= 1 }
+            if DispatchTime.now() > giveUp {
+                Self.logger.error("pipeline did not settle: busy \(busyWorkers())")
+                return false
+            }
+            if !warned, DispatchTime.now() > giveUp - (timeout - 2) {
+                warned = true
+                Self.logger.debug("settling slowly: busy \(busyWorkers())")
+            }
+        }
+    }
+
+    /// Suspends until the pipeline is settled, waiting on the monitor's own queue (never on
+    /// the concurrency pool).
+    func settled(timeout: Double = 60) async -> Bool {
+        await withCheckedContinuation { continuation in
+            settleQueue.async {
+                continuation.resume(returning: self.waitUntilSettled(timeout: timeout))
+            }
+        }
+    }
+
+    /// Names of workers not settled, for diagnostics.
+    func busyWorkers() -> [String] {
+        storage.withTrackedLock { storage in
+            storage.workers.filter { worker in
+                if worker.exited { return false }
+                if let io = worker.io { return !(io.stream?.isIdle ?? false) }
+                guard let condition = worker.condition else { return true }
+                return condition(storage.state)
+            }.map(\.name)
+        }
+    }
+}
+
+/// What a blocking reader (the AVIO bridge) tells its pipeline around each loader read, so a
+/// settle waiter knows the reader waits for the loader rather than works.
+struct IOActivity: Sendable {
+    let begin: @Sendable (ByteStream?) -> Void
+    let end: @Sendable () -> Void
+
+    /// Holds the monitor weakly: the bridge that reports lives in the monitor's state.
+    init<State: Sendable>(monitor: PipelineMonitor<State>, worker: PipelineMonitor<State>.Worker) {
+        begin = { [weak monitor] stream in monitor?.beginIO(worker, stream: stream) }
+        end = { [weak monitor] in monitor?.endIO(worker) }
+    }
+}

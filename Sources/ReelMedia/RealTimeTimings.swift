@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+
+/// How long an audio device's callbacks took: a summary of ``RealTimeTimings``.
+public struct AudioCallbackStatistics: Sendable, Hashable, Codable {
+    public var callbacks: Int
+    /// Durations in microseconds (bucket upper bounds for the quantiles, exact for the maximum).
+    public var p50Microseconds: Double
+    public var p99Microseconds: Double
+    public var maxMicroseconds: Double
+
+    public init(callbacks: Int, p50Microseconds: Double, p99Microseconds: Double, maxMicroseconds: Double) {
+        self.callbacks = callbacks
+        self.p50Microseconds = p50Microseconds
+        self.p99Microseconds = p99Microseconds
+        self.maxMicroseconds = maxMicroseconds
+    }
+}
+
+/// Durations recorded by one real-time thread (an audio callback) without a lock or an
+/// allocation: a histogram of atomic counters, written by that thread alone, read by anyone.
+/// Buckets are 5 µs wide up to 2 ms, then one bucket for everything longer; the maximum is
+/// kept exactly.
+public final class RealTimeTimings: @unchecked Sendable {
+    static let bucketWidthNanos: Int64 = 5_000
+    static let bucketCount = 401
+    private let buckets: UnsafeMutablePointer<Atomic<Int>>
+    private let count = Atomic<Int>(0)
+    private let maximum = Atomic<Int64>(0)
+
+    public init() {
+        buckets = .allocate(capacity: Self.bucketCount)
+        for i in 0..<Self.bucketCount { (buckets + i).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        buckets.deinitialize(count: Self.bucketCount)
+        buckets.deallocate()
+    }
+
+    /// The monotonic clock in nanoseconds (for timing a callback; real-time safe).
+    public static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
+    /// Records one duration. Call from the one thread that records (real-time safe).
+    public func record(nanoseconds: Int64) {
+        let index = Int(min(Int64(Self.bucketCount - 1), max(0, nanoseconds) / Self.bucketWidthNanos))
+        buckets[index].store(buckets[index].load(ordering: .relaxed) + 1, ordering: .relaxed)
+        if nanoseconds > maximum.load(ordering: .relaxed) { maximum.store(nanoseconds, ordering: .relaxed) }
+        count.store(count.load(ordering: .relaxed) + 1, ordering: .releasing)
+    }
+
+    /// Forgets what was recorded (call while nothing records).
+    public func reset() {
+        for i in 0..<Self.bucketCount { buckets[i].store(0, ordering: .relaxed) }
+        maximum.store(0, ordering: .relaxed)
+        count.store(0, ordering: .releasing)
+    }
+
+    public var statistics: AudioCallbackStatistics {
+        let total = count.load(ordering: .acquiring)
+        let counts = (0..<Self.bucketCount).map { buckets[$0].load(ordering: .relaxed) }
+        let maxMicros = Double(maximum.load(ordering: .relaxed)) / 1000
+        func quantile(_ q: Double) -> Double {
+            guard total > 0 else { return 0 }
+            let rank = max(1, Int((q * Double(total)).rounded(.up)))
+            var seen = 0
+            for (i, c) in counts.enumerated() {
+                seen += c
+                if seen >= rank { return min(maxMicros, Double(Int64(i + 1) * Self.bucketWidthNanos) / 1000) }
+            }
+            return maxMicros
+        }
+        return AudioCallbackStatistics(callbacks: total, p50Microseconds: quantile(0.5), p99Microseconds: quantile(0.99),
+                                       maxMicroseconds: maxMicros)
+    }
+}

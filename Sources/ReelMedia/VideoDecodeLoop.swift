@@ -1,0 +1,140 @@
+import Foundation
+import ReelCore
+internal import CFFmpeg
+
+/// The video decode thread's work on each packet: decode, time the frames, apply a seek's
+/// window, queue. Belongs to that thread alone.
+final class VideoDecodeLoop {
+    /// The thread's state for the current serial.
+    private struct Serial {
+        var serial = -1
+        /// A frame the seek window holds back: shown when the next one passes the target.
+        var held: VideoFrame?
+        var discardUntil: MediaTime?
+        /// Frames up to this time were shown by the throwaway first-frame decoder.
+        var skipThrough: MediaTime?
+        var lastPts: MediaTime?
+        /// Packets sent since the last frame: a decoder that takes packet after packet and
+        /// gives nothing back is rejecting the stream.
+        var packetsSinceFrame = 0
+        /// The stream was given up for this serial; its packets are skipped.
+        var gaveUp = false
+    }
+
+    private let engine: PlaybackEngine
+    private let worker: PipelineMonitor<EngineState>.Worker
+    private let decoder: Decoder
+    private let codec: CodecParameters
+    private let timeBase: TimeBase
+    private let frameDuration: MediaTime
+    private let rotation: Int
+    private var fastFirst: Bool
+    private var state = Serial()
+
+    init(engine: PlaybackEngine, worker: PipelineMonitor<EngineState>.Worker, decoder: Decoder, codec: CodecParameters) {
+        self.engine = engine
+        self.worker = worker
+        self.decoder = decoder
+        self.codec = codec
+        timeBase = TimeBase(codec.timeBase)
+        (frameDuration, rotation) = engine.monitor.read { ($0.streams?.frameDuration ?? .zero, $0.streams?.rotation ?? 0) }
+        fastFirst = engine.configuration.fastFirstFrame
+    }
+
+    /// Decodes one queue entry; `false` when the thread must stop (the item failed).
+    func handle(_ entry: PacketQueue.Entry, discardUntil: MediaTime?) -> Bool {
+        if entry.serial != state.serial {
+            decoder.flush()
+            state = Serial(serial: entry.serial, discardUntil: discardUntil)
+        }
+        if state.gaveUp { return true }
+        guard let packet = entry.packet else {
+            finishInput(serial: entry.serial)
+            return true
+        }
+        if fastFirst, packet.isKeyframe, state.discardUntil == nil {
+            fastFirst = false
+            if let frame = engine.decodeAlone(packet, codec: codec, serial: entry.serial, rotation: rotation) {
+                state.skipThrough = frame.pts
+                state.lastPts = frame.pts
+                guard engine.emit(frame, worker: worker) else { return true }
+            }
+        }
+        fastFirst = false
+        state.packetsSinceFrame += 1
+        do {
+            while try !decoder.send(packet) {
+                guard drain(serial: entry.serial) else { break }
+            }
+            _ = drain(serial: entry.serial)
+        } catch {
+            engine.fail(error as? MediaError ?? .ffmpeg(operation: "decode", code: -1, message: "\(error)", url: engine.url))
+            return false
+        }
+        if state.packetsSinceFrame > PlaybackEngine.undecodablePacketLimit, state.lastPts == nil {
+            state.gaveUp = true
+            engine.giveUp(video: true, serial: entry.serial,
+                          reason: .undecodable(stream: "video", codec: decoder.codecName, url: engine.url))
+        }
+        return true
+    }
+
+    /// The end of the input: drain, show what the seek held back, mark the end.
+    private func finishInput(serial: Int) {
+        _ = try? decoder.send(nil)
+        guard drain(serial: serial) else { return }
+        if let last = state.held {
+            state.held = nil
+            guard engine.emit(last, worker: worker) else { return }
+        }
+        decoder.flush()
+        engine.markEnded(video: true, serial: serial)
+    }
+
+    /// Receives what the decoder has; `false` when the serial went stale.
+    private func drain(serial: Int) -> Bool {
+        while true {
+            guard let output = try? decoder.receive() else { return true }
+            switch output {
+            case .frame(let box):
+                state.packetsSinceFrame = 0
+                let frame = makeFrame(box, serial: serial)
+                if let skip = state.skipThrough, frame.pts <= skip { continue }
+                state.skipThrough = nil
+                guard process(frame) else { return false }
+            case .damaged:
+                continue
+            case .needsInput, .endOfStream:
+                return true
+            }
+        }
+    }
+
+    private func makeFrame(_ box: FrameBox, serial: Int) -> VideoFrame {
+        let f = box.pointer.pointee
+        let pts: MediaTime
+        if f.best_effort_timestamp != AV_NOPTS {
+            pts = timeBase.time(f.best_effort_timestamp)
+        } else {
+            pts = state.lastPts.map { $0 + frameDuration } ?? .zero
+        }
+        state.lastPts = pts
+        return VideoFrame(box: box, pts: pts, duration: PlaybackEngine.frameDuration(of: box, timeBase), rotation: rotation, serial: serial)
+    }
+
+    /// Applies the seek window, then queues; `false` when the serial went stale.
+    private func process(_ frame: VideoFrame) -> Bool {
+        if let limit = state.discardUntil {
+            if frame.pts <= limit {
+                state.held = frame
+                return true
+            }
+            state.discardUntil = nil
+            if let previous = state.held {
+                state.held = nil
+                guard engine.emit(previous, worker: worker) else { return false }
+            }
+        }
+        return engine.emit(frame, worker: worker)
+    }
+}
