@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// The category pager (the original's TTPagerViewController): one feed per category,
 /// created when its tab is first selected, only the selected one active. Leaving a
@@ -9,16 +10,21 @@ import ReelCore
 /// The tab strip's geometry (centring, the indicator following a drag) is the pure
 /// ``TabStrip`` the window and the terminal keep; they call ``select(_:)`` when its
 /// selection changes.
-public final class FeedBrowser: @unchecked Sendable {
+public final class FeedBrowser: Sendable {
     public typealias SessionFactory = @Sendable (_ category: String?) -> FeedSession
 
+    // Immutable.
     public let source: any FeedSource
     private let makeSession: SessionFactory
-    private let lock = NSLock()
-    private var categoriesValue: [FeedCategory] = []
-    private var sessions: [Int: FeedSession] = [:]
-    private var selected = 0
-    private var onSessionCreatedValue: (@Sendable (Int, FeedSession) -> Void)?
+
+    /// Protected by `state`.
+    private struct State {
+        var categories: [FeedCategory] = []
+        var sessions: [Int: FeedSession] = [:]
+        var selected = 0
+        var onSessionCreated: (@Sendable (Int, FeedSession) -> Void)?
+    }
+    private let state = Mutex(State())
 
     /// A browser over `source` whose category feeds `makeSession` creates (sharing
     /// one loader, preloader and audio output between them).
@@ -28,18 +34,19 @@ public final class FeedBrowser: @unchecked Sendable {
     }
 
     /// The tabs (one unnamed tab when the source has no categories).
-    public var categories: [FeedCategory] { lock.withLock { categoriesValue } }
+    public var categories: [FeedCategory] { state.withTrackedLock { $0.categories } }
     /// The selected tab.
-    public var selectedIndex: Int { lock.withLock { selected } }
+    public var selectedIndex: Int { state.withTrackedLock { $0.selected } }
     /// The feed of the selected tab.
-    public var currentSession: FeedSession? { lock.withLock { sessions[selected] } }
+    public var currentSession: FeedSession? { state.withTrackedLock { $0.sessions[$0.selected] } }
     /// Indices of the tabs whose feed has been created.
-    public var createdTabs: Set<Int> { lock.withLock { Set(sessions.keys) } }
+    public var createdTabs: Set<Int> { state.withTrackedLock { Set($0.sessions.keys) } }
 
-    /// Called when a tab's feed is created (to observe it).
+    /// Called when a tab's feed is created, before it starts (to observe it). Set it
+    /// before ``start(initial:)``.
     public var onSessionCreated: (@Sendable (Int, FeedSession) -> Void)? {
-        get { lock.withLock { onSessionCreatedValue } }
-        set { lock.withLock { onSessionCreatedValue = newValue } }
+        get { state.withTrackedLock { $0.onSessionCreated } }
+        set { state.withTrackedLock { $0.onSessionCreated = newValue } }
     }
 
     /// Reads the categories and opens the first tab's feed (`initial`).
@@ -47,9 +54,9 @@ public final class FeedBrowser: @unchecked Sendable {
         var categories = try await source.categories()
         if categories.isEmpty { categories = [FeedCategory(id: "", title: "")] }
         let first = min(max(0, initial), categories.count - 1)
-        lock.withLock {
-            categoriesValue = categories
-            selected = first
+        state.withTrackedLock {
+            $0.categories = categories
+            $0.selected = first
         }
         try await open(first)
     }
@@ -57,10 +64,10 @@ public final class FeedBrowser: @unchecked Sendable {
     /// Selects tab `index`: the old tab's feed is deactivated, the new one is created
     /// (first time) or resumed.
     public func select(_ index: Int) async throws {
-        let (old, changed): (FeedSession?, Bool) = lock.withLock {
-            guard index >= 0, index < categoriesValue.count, index != selected else { return (nil, false) }
-            let old = sessions[selected]
-            selected = index
+        let (old, changed): (FeedSession?, Bool) = state.withTrackedLock { s in
+            guard index >= 0, index < s.categories.count, index != s.selected else { return (nil, false) }
+            let old = s.sessions[s.selected]
+            s.selected = index
             return (old, true)
         }
         guard changed else { return }
@@ -69,25 +76,32 @@ public final class FeedBrowser: @unchecked Sendable {
     }
 
     private func open(_ index: Int) async throws {
-        let (existing, categoryID, callback): (FeedSession?, String?, (@Sendable (Int, FeedSession) -> Void)?) = lock.withLock {
-            let id = categoriesValue[index].id
-            return (sessions[index], id.isEmpty ? nil : id, onSessionCreatedValue)
+        let (existing, categoryID, callback): (FeedSession?, String?, (@Sendable (Int, FeedSession) -> Void)?) = state.withTrackedLock { s in
+            let id = s.categories[index].id
+            return (s.sessions[index], id.isEmpty ? nil : id, s.onSessionCreated)
         }
         if let existing {
             existing.setActive(true)
             return
         }
         let session = makeSession(categoryID)
-        lock.withLock { sessions[index] = session }
+        state.withTrackedLock { $0.sessions[index] = session }
         callback?(index, session)
         try await session.start()
         // Selected away while it started: leave it inactive.
-        if lock.withLock({ selected != index }) { session.setActive(false) }
+        if state.withTrackedLock({ $0.selected != index }) { session.setActive(false) }
     }
 
-    /// Closes every feed.
+    /// Closes every feed, blocking until their players are released (from a thread of
+    /// your own; async code awaits ``shutdown()``).
     public func close() {
-        let all = lock.withLock { Array(sessions.values) }
+        let all = state.withTrackedLock { Array($0.sessions.values) }
         for session in all { session.close() }
+    }
+
+    /// Closes every feed without blocking the caller.
+    public func shutdown() async {
+        let all = state.withTrackedLock { Array($0.sessions.values) }
+        for session in all { await session.shutdown() }
     }
 }

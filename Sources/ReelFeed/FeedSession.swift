@@ -3,6 +3,7 @@ import Logging
 import ReelCore
 import ReelLoading
 import ReelMedia
+import Synchronization
 
 /// How ready an item was when the user swiped onto it.
 public enum PreloadStage: String, Sendable, Hashable, Codable {
@@ -33,7 +34,11 @@ public enum FeedEvent: Sendable, Hashable {
     case authorizationRequired
     /// A page could not be loaded (the feed goes on with what it has).
     case pageLoadFailed(message: String)
-    /// An item could not be played.
+    /// Item `index` cannot be shown: its player failed (or its media ended before a
+    /// single frame), or an image post's picture could not be decoded. Emitted once when
+    /// it fails, wherever the item is (the current page, a pre-rendered neighbour), and
+    /// again each time a swipe lands on it later, in place of ``firstFrame``. The page
+    /// stays in the feed, showing ``FeedSession/failure(at:)``.
     case failed(index: Int, message: String)
 }
 
@@ -45,8 +50,8 @@ public enum FeedEvent: Sendable, Hashable {
 ///   (`replaceCurrentItem(nil)`), and the plan is re-ranked (``FeedPlan``).
 /// - The next page is prepared and its first frame decoded and held while paused, so
 ///   a swipe onto it shows a frame at once ("pre-rendered"); audio starts only when it
-///   plays. Neighbours are opened only once the current page shows its first frame,
-///   so they never compete with it.
+///   plays. Neighbours are opened only once the current page shows its first frame
+///   (or has failed), so they never compete with it.
 /// - Items two to four away get their first two seconds of media (by the container's
 ///   index, else 800 KB) cached by the ``Preloader``, one at a time, yielding to the
 ///   players; the queue is replaced (and the running preload cancelled if no longer
@@ -55,11 +60,18 @@ public enum FeedEvent: Sendable, Hashable {
 ///   background; duplicates are dropped.
 /// - Image posts have no player: their first picture is decoded (downsampled to
 ///   ``Configuration/displaySize``) for the current page and its neighbours.
+/// - An item that cannot be shown — its player reports `.failed`, its media ends
+///   before a single frame, its picture does not decode — becomes a failed page at
+///   once, whichever position it holds: ``FeedEvent/failed(index:message:)``, its
+///   player is released, ``failure(at:)`` gives the message to draw, and swiping onto
+///   and past it works as for any page. A failed item costs what its failure costs;
+///   the session has no timer of its own.
 ///
 /// Thread-safe. Player work (opening, releasing) runs on the session's own queue;
-/// ``waitUntilIdle()`` waits for it (tests on a ``ManualClock`` call it before
-/// advancing the clock).
-public final class FeedSession: @unchecked Sendable {
+/// ``waitUntilIdle()`` (blocking) and ``idle()`` (async) wait for it — tests on a
+/// ``ManualClock`` wait before advancing the clock. Events are emitted with no lock
+/// held, on the thread that caused them.
+public final class FeedSession: Sendable {
     /// Sizes and policies.
     public struct Configuration: Sendable {
         /// Items asked for per page.
@@ -95,6 +107,7 @@ public final class FeedSession: @unchecked Sendable {
         }
     }
 
+    // Immutable after init.
     public let source: any FeedSource
     /// The category this feed shows (`nil`: the source's whole feed).
     public let category: String?
@@ -104,24 +117,47 @@ public final class FeedSession: @unchecked Sendable {
     private let clock: any EngineClock
     private let measurementClock: any EngineClock
     private let logger = Logger(label: "reel.feed")
-
-    private let lock = NSLock()
-    private let work: DispatchQueue
+    /// The pool: three players, each with the sink that keeps its last frame.
+    private let slots: [Slot]
+    /// Runs player work (opening, releasing: both block) in order, off the caller's thread.
+    private let work = DispatchQueue(label: "reel.feed.pool")
+    private static let workKey = DispatchSpecificKey<Bool>()
+    /// Decodes pictures (blocking FFmpeg work, never on the concurrency pool).
     private let pictureQueue = DispatchQueue(label: "reel.feed.pictures")
-    private var itemsValue: [FeedItem] = []
-    private var pagination: Pagination<String>
-    private var current = 0
-    private var started = false
-    private var active = true
-    private var closed = false
-    private var slots: [Slot] = []
-    private var pendingSwipe: PendingSwipe?
-    private var images: [URL: RGBImage] = [:]
-    private var imagesLoading: Set<URL> = []
-    private var failedItems: Set<Int> = []
-    private var observers: [Int: @Sendable (FeedEvent) -> Void] = [:]
-    private var nextObserverID = 0
-    private var onFrameValue: (@Sendable (Int) -> Void)?
+
+    /// Everything that changes, protected by `state`.
+    private let state: Mutex<State>
+
+    private struct State {
+        var items: [FeedItem] = []
+        var pagination: Pagination<String>
+        var current = 0
+        var started = false
+        var active = true
+        var closed = false
+        /// What each slot of the pool holds (by slot number).
+        var holding: [Holding?] = [nil, nil, nil]
+        /// Counts assignments, so a player's late event for an item it no longer holds is ignored.
+        var generation = 0
+        var pendingSwipe: PendingSwipe?
+        var images: [URL: RGBImage] = [:]
+        var imagesLoading: Set<URL> = []
+        var pictureFailures: [URL: String] = [:]
+        /// Items that cannot be shown, by index: why.
+        var failures: [Int: String] = [:]
+        var observers: [Int: @Sendable (FeedEvent) -> Void] = [:]
+        var nextObserverID = 0
+        var onFrame: (@Sendable (Int) -> Void)?
+    }
+
+    /// The item a slot's player holds.
+    private struct Holding {
+        var index: Int
+        var itemID: String
+        var generation: Int
+        /// Its media has no video stream: the page shows its cover, and is ready once the player is.
+        var audioOnly = false
+    }
 
     private struct PendingSwipe {
         var index: Int
@@ -131,12 +167,11 @@ public final class FeedSession: @unchecked Sendable {
 
     /// One player of the pool and the frame it last presented.
     private final class Slot: @unchecked Sendable {
+        // Immutable.
         let number: Int
         let player: Player
         let store: FrameStore
-        /// The item index it holds, and the item (to notice the feed changing under it).
-        var index: Int?
-        var itemID: String?
+        /// The observer on `player` for the item it holds. Work queue only.
         var eventToken: ObserverToken?
 
         init(number: Int, player: Player, store: FrameStore) {
@@ -147,34 +182,42 @@ public final class FeedSession: @unchecked Sendable {
     }
 
     /// A video sink that keeps the last frame of its slot and tells the session.
-    private final class FrameStore: VideoSink, @unchecked Sendable {
-        private let lock = NSLock()
-        private var frame: VideoFrame?
-        private var accepting = true
-        var onPresent: (@Sendable () -> Void)?
+    private final class FrameStore: VideoSink, Sendable {
+        private struct Contents {
+            var frame: VideoFrame?
+            var accepting = true
+            var onPresent: (@Sendable () -> Void)?
+        }
+        /// Protected by its own mutex (taken after the session's `state`, never before).
+        private let contents = Mutex(Contents())
 
-        func present(_ frame: VideoFrame, presentation: Presentation) {
-            let taken = lock.withLock {
-                if accepting { self.frame = frame }
-                return accepting
-            }
-            if taken { onPresent?() }
+        func setOnPresent(_ handler: @escaping @Sendable () -> Void) {
+            contents.withTrackedLock { $0.onPresent = handler }
         }
 
-        func clear() { lock.withLock { frame = nil } }
+        func present(_ frame: VideoFrame, presentation: Presentation) {
+            let handler: (@Sendable () -> Void)? = contents.withTrackedLock {
+                guard $0.accepting else { return nil }
+                $0.frame = frame
+                return $0.onPresent
+            }
+            handler?()
+        }
+
+        func clear() { contents.withTrackedLock { $0.frame = nil } }
 
         /// Forgets the frame and refuses frames until ``accept()``: the slot changes item.
         func reset() {
-            lock.withLock {
-                frame = nil
-                accepting = false
+            contents.withTrackedLock {
+                $0.frame = nil
+                $0.accepting = false
             }
         }
 
         /// Takes frames again (the previous item's player is closed).
-        func accept() { lock.withLock { accepting = true } }
+        func accept() { contents.withTrackedLock { $0.accepting = true } }
 
-        var latest: VideoFrame? { lock.withLock { frame } }
+        var latest: VideoFrame? { contents.withTrackedLock { $0.frame } }
     }
 
     /// A feed of `source` (one `category` of it, or all of it), playing media read
@@ -194,17 +237,22 @@ public final class FeedSession: @unchecked Sendable {
         self.clock = clock
         self.measurementClock = measurementClock ?? clock
         self.configuration = configuration
-        self.pagination = Pagination(triggerFraction: configuration.paginationTrigger)
-        self.work = DispatchQueue(label: "reel.feed.pool")
+        self.state = Mutex(State(pagination: Pagination(triggerFraction: configuration.paginationTrigger)))
+        var slots: [Slot] = []
         for number in 0..<3 {
             let store = FrameStore()
             let player = Player(clock: clock, videoSink: store, audioSink: audioSink?(),
                                 configuration: configuration.pipeline, measurementClock: measurementClock)
             player.actionAtItemEnd = configuration.actionAtItemEnd
             player.demandObserver = coordinator
-            let slot = Slot(number: number, player: player, store: store)
-            store.onPresent = { [weak self] in self?.slotPresented(number) }
-            slots.append(slot)
+            slots.append(Slot(number: number, player: player, store: store))
+        }
+        self.slots = slots
+        work.setSpecific(key: Self.workKey, value: true)
+        // Before any player has an item, so before any frame can arrive.
+        for slot in slots {
+            let number = slot.number
+            slot.store.setOnPresent { [weak self] in self?.slotPresented(number) }
         }
     }
 
@@ -215,106 +263,130 @@ public final class FeedSession: @unchecked Sendable {
     // MARK: Reading
 
     /// The items loaded so far.
-    public var items: [FeedItem] { lock.withLock { itemsValue } }
+    public var items: [FeedItem] { state.withTrackedLock { $0.items } }
     /// The page shown now.
-    public var currentIndex: Int { lock.withLock { current } }
+    public var currentIndex: Int { state.withTrackedLock { $0.current } }
     /// Whether the source may have more pages.
-    public var hasMore: Bool { lock.withLock { pagination.hasMore } }
+    public var hasMore: Bool { state.withTrackedLock { $0.pagination.hasMore } }
     /// The item shown now.
     public var currentItem: FeedItem? {
-        lock.withLock { current < itemsValue.count ? itemsValue[current] : nil }
+        state.withTrackedLock { $0.current < $0.items.count ? $0.items[$0.current] : nil }
     }
 
-    /// The player of the page shown now (nil for an image post).
+    /// The player of the page shown now (nil for an image post or a failed page).
     public var currentPlayer: Player? { player(at: currentIndex) }
 
     /// The player holding item `index`, when one of the pool does (the current page
     /// and its neighbours).
     public func player(at index: Int) -> Player? {
-        lock.withLock { slots.first { $0.index == index }?.player }
+        state.withTrackedLock { s in s.holding.firstIndex { $0?.index == index } }.map { slots[$0].player }
     }
 
     /// The last frame the player of item `index` presented: what to draw for that
     /// page (`nil`: draw its cover).
     public func frame(at index: Int) -> VideoFrame? {
-        let store = lock.withLock { slots.first { $0.index == index }?.store }
-        return store?.latest
+        let slot = state.withTrackedLock { s in s.holding.firstIndex { $0?.index == index } }
+        return slot.flatMap { slots[$0].store.latest }
+    }
+
+    /// Why item `index` cannot be shown, once it failed (`nil`: it has not).
+    public func failure(at index: Int) -> String? {
+        state.withTrackedLock { $0.failures[index] }
     }
 
     /// The first picture of image post `index` (or its decoded cover), once decoded.
     public func picture(at index: Int) -> RGBImage? {
-        lock.withLock {
-            guard index >= 0, index < itemsValue.count, let url = Self.pictureURL(of: itemsValue[index]) else { return nil }
-            return images[url]
+        state.withTrackedLock { s in
+            guard index >= 0, index < s.items.count, let url = Self.pictureURL(of: s.items[index]) else { return nil }
+            return s.images[url]
         }
     }
 
     /// A decoded picture of the feed (any page of an image post on the current page or
     /// a neighbour), when decoded.
-    public func decodedPicture(_ url: URL) -> RGBImage? { lock.withLock { images[url] } }
+    public func decodedPicture(_ url: URL) -> RGBImage? { state.withTrackedLock { $0.images[url] } }
 
     /// How ready item `index` is now.
     public func preloadStage(at index: Int) -> PreloadStage {
-        lock.withLock { stageLocked(index) }
+        state.withTrackedLock { stage(index, in: $0) }
+    }
+
+    /// What the session is doing, in one line, for a watchdog's report: the page, what
+    /// each slot of the pool holds, the swipe waiting for its first frame, the failed
+    /// items. Never waits for a lock (`state busy` when it is held), so it can be asked
+    /// while something is stuck.
+    public var diagnostics: String {
+        let text: String? = state.withLockIfAvailable { s in
+            let slotsText = s.holding.enumerated().map { number, held in
+                guard let held else { return "slot \(number): empty" }
+                return "slot \(number): item \(held.index) (\(held.itemID), assignment \(held.generation)"
+                    + (held.audioOnly ? ", audio only" : "") + ")"
+            }
+            let pending = s.pendingSwipe.map { "waiting for item \($0.index) since \($0.startedAt.seconds) s" } ?? "no swipe waiting"
+            return "page \(s.current) of \(s.items.count)\(s.pagination.hasMore ? "+" : ""), "
+                + (s.closed ? "closed" : s.active ? "active" : "inactive") + ", \(pending); "
+                + slotsText.joined(separator: "; ")
+                + "; failed items \(s.failures.keys.sorted())"
+        }
+        return text ?? "state busy (its lock is held)"
     }
 
     /// The pool's three players, whatever they hold (for statistics and tests).
-    public var poolPlayers: [Player] { lock.withLock { slots.map(\.player) } }
+    public var poolPlayers: [Player] { slots.map(\.player) }
 
     /// Players holding an item now (at most three).
-    public var livePlayers: Int { lock.withLock { slots.filter { $0.index != nil }.count } }
+    public var livePlayers: Int { state.withTrackedLock { $0.holding.compactMap { $0 }.count } }
 
     /// Video decoders the pool's players hold open now (at most three).
-    public var liveDecoders: Int {
-        let players = lock.withLock { slots.map(\.player) }
-        return players.filter(\.hasOpenVideoDecoder).count
-    }
+    public var liveDecoders: Int { slots.filter { $0.player.hasOpenVideoDecoder }.count }
 
     /// Called (on the presenting player's clock context) when a page's player
     /// presents a frame: wake the render loop.
     public var onFrame: (@Sendable (Int) -> Void)? {
-        get { lock.withLock { onFrameValue } }
-        set { lock.withLock { onFrameValue = newValue } }
+        get { state.withTrackedLock { $0.onFrame } }
+        set { state.withTrackedLock { $0.onFrame = newValue } }
     }
 
-    /// Calls `handler` for every event (on the thread that caused it).
+    /// Calls `handler` for every event (on the thread that caused it, with no lock held).
     @discardableResult
     public func addObserver(_ handler: @escaping @Sendable (FeedEvent) -> Void) -> FeedObserverToken {
-        lock.withLock {
-            nextObserverID += 1
-            observers[nextObserverID] = handler
-            return FeedObserverToken(id: nextObserverID)
+        state.withTrackedLock {
+            $0.nextObserverID += 1
+            $0.observers[$0.nextObserverID] = handler
+            return FeedObserverToken(id: $0.nextObserverID)
         }
     }
 
     public func removeObserver(_ token: FeedObserverToken) {
-        lock.withLock { _ = observers.removeValue(forKey: token.id) }
+        state.withTrackedLock { _ = $0.observers.removeValue(forKey: token.id) }
     }
 
     // MARK: Starting and moving
 
     /// Loads pages until item `index` is loaded (the first page for 0), then shows it.
-    /// Throws ``FeedError`` when the source fails or has fewer items.
+    /// Throws ``FeedError`` when the source fails or has fewer items. (An item that
+    /// cannot be played does not make it throw: that page fails, the feed goes on.)
     public func start(at index: Int = 0) async throws {
         while true {
-            let (count, more) = lock.withLock { (itemsValue.count, pagination.hasMore) }
+            let (count, more) = state.withTrackedLock { ($0.items.count, $0.pagination.hasMore) }
             if count > index { break }
             guard more else {
                 throw FeedError.unavailable(count == 0 ? "the feed has no items" : "the feed has only \(count) items")
             }
-            let action: Pagination<String>.Action? = lock.withLock {
-                pagination.pagesLoaded == 0 ? pagination.start() : pagination.indexChanged(to: index)
+            let action: Pagination<String>.Action? = state.withTrackedLock {
+                $0.pagination.pagesLoaded == 0 ? $0.pagination.start() : $0.pagination.indexChanged(to: index)
             }
             guard action == .loadNextPage else {
                 throw FeedError.unavailable("the feed is already loading")
             }
             try await fetchPage(propagating: true)
         }
-        lock.withLock {
-            started = true
-            current = index
-            pendingSwipe = PendingSwipe(index: index, startedAt: measurementClock.now, stage: stageLocked(index))
-            _ = pagination.indexChanged(to: index)
+        let now = measurementClock.now
+        state.withTrackedLock { s in
+            s.started = true
+            s.current = index
+            s.pendingSwipe = PendingSwipe(index: index, startedAt: now, stage: stage(index, in: s))
+            _ = s.pagination.indexChanged(to: index)
         }
         emit([.pageEnter(index: index)])
         resumeCurrent()
@@ -328,37 +400,35 @@ public final class FeedSession: @unchecked Sendable {
     public func previous() { step(by: -1) }
 
     private func step(by offset: Int) {
-        let target: Int? = lock.withLock {
-            let count = itemsValue.count
+        let target: Int? = state.withTrackedLock { s in
+            let count = s.items.count
             guard count > 0 else { return nil }
-            let raw = current + offset
+            let raw = s.current + offset
             if raw >= 0 && raw < count { return raw }
-            if configuration.wrapsAround && !pagination.hasMore { return ((raw % count) + count) % count }
+            if configuration.wrapsAround && !s.pagination.hasMore { return ((raw % count) + count) % count }
             return nil
         }
         if let target { move(to: target) }
     }
 
     /// Shows page `index`: pauses the page left, plays the page entered (at once when
-    /// it was pre-rendered), and re-plans the pool and the preloads.
+    /// it was pre-rendered), and re-plans the pool and the preloads. Landing on a page
+    /// that has failed emits ``FeedEvent/failed(index:message:)`` again.
     public func move(to index: Int) {
-        var events: [FeedEvent] = []
-        var leaving: Player?
-        var entering: Player?
-        let moved: Bool = lock.withLock {
-            guard started, !closed, index >= 0, index < itemsValue.count, index != current else { return false }
-            let old = current
-            leaving = slots.first { $0.index == old }?.player
-            current = index
-            pendingSwipe = PendingSwipe(index: index, startedAt: measurementClock.now, stage: stageLocked(index))
-            entering = slots.first { $0.index == index }?.player
-            events = [.pageLeave(index: old), .pageEnter(index: index)]
-            return true
+        let now = measurementClock.now
+        let moved: (leaving: Player?, entering: Player?, old: Int, active: Bool)? = state.withTrackedLock { s in
+            guard s.started, !s.closed, index >= 0, index < s.items.count, index != s.current else { return nil }
+            let old = s.current
+            s.current = index
+            s.pendingSwipe = PendingSwipe(index: index, startedAt: now, stage: stage(index, in: s))
+            let leaving = s.holding.firstIndex { $0?.index == old }.map { slots[$0].player }
+            let entering = s.holding.firstIndex { $0?.index == index }.map { slots[$0].player }
+            return (leaving, entering, old, s.active)
         }
-        guard moved else { return }
-        leaving?.pause()
-        if active { entering?.play() }
-        emit(events)
+        guard let moved else { return }
+        moved.leaving?.pause()
+        if moved.active { moved.entering?.play() }
+        emit([.pageLeave(index: moved.old), .pageEnter(index: index)])
         checkFirstFrame()
         loadMoreIfNeeded()
         reconcile()
@@ -367,42 +437,81 @@ public final class FeedSession: @unchecked Sendable {
     /// Leaving this feed's category (`false`) pauses its page and releases the
     /// neighbours' players; entering it again (`true`) resumes the page.
     public func setActive(_ isActive: Bool) {
-        let player: Player? = lock.withLock {
-            active = isActive
-            return slots.first { $0.index == current }?.player
+        let player: Player? = state.withTrackedLock { s in
+            s.active = isActive
+            return s.holding.firstIndex { $0?.index == s.current }.map { slots[$0].player }
         }
         if isActive { player?.play() } else { player?.pause() }
         reconcile()
     }
 
-    /// Releases every player and stops preloading. The session cannot be used after.
+    /// Releases every player and stops preloading; blocks until the players are
+    /// closed (their threads joined). Call it from a thread of your own (a window's);
+    /// async code awaits ``shutdown()``. The session cannot be used after.
     public func close() {
-        let all: [Slot] = lock.withLock {
-            closed = true
-            return slots
+        markClosed()
+        if DispatchQueue.getSpecific(key: Self.workKey) == true {
+            releaseAll()
+        } else {
+            work.sync { releaseAll() }
         }
-        work.sync {}
-        for slot in all {
-            slot.player.replaceCurrentItem(with: nil)
-            lock.withLock {
-                slot.index = nil
-                slot.itemID = nil
+    }
+
+    /// ``close()`` without blocking the caller: the players are released on the
+    /// session's queue, and this returns when they are.
+    public func shutdown() async {
+        markClosed()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            work.async {
+                self.releaseAll()
+                continuation.resume()
             }
+        }
+    }
+
+    private func markClosed() {
+        state.withTrackedLock { s in
+            s.closed = true
+            s.pendingSwipe = nil
+        }
+    }
+
+    /// Work queue only.
+    private func releaseAll() {
+        state.withTrackedLock { s in
+            s.holding = [nil, nil, nil]
+            for slot in slots { slot.store.reset() }
+        }
+        for slot in slots {
+            if let token = slot.eventToken {
+                slot.player.removeEventObserver(token)
+                slot.eventToken = nil
+            }
+            slot.player.replaceCurrentItem(with: nil)
         }
         preloader?.stop()
     }
 
-    /// Waits until the pool has carried out every change asked for so far.
+    /// Waits until the pool has carried out every change asked for so far (blocking:
+    /// from a thread of your own; async code awaits ``idle()``).
     public func waitUntilIdle() {
+        if DispatchQueue.getSpecific(key: Self.workKey) == true { return }
         work.sync {}
+    }
+
+    /// ``waitUntilIdle()`` without blocking the caller.
+    public func idle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            work.async { continuation.resume() }
+        }
     }
 
     // MARK: Pages
 
     private func loadMoreIfNeeded() {
-        let load: Bool = lock.withLock {
-            guard !closed, pagination.pagesLoaded > 0 else { return false }
-            return pagination.indexChanged(to: current) == .loadNextPage
+        let load: Bool = state.withTrackedLock { s in
+            guard !s.closed, s.pagination.pagesLoaded > 0 else { return false }
+            return s.pagination.indexChanged(to: s.current) == .loadNextPage
         }
         if load {
             Task { [weak self] in try? await self?.fetchPage(propagating: false) }
@@ -412,22 +521,21 @@ public final class FeedSession: @unchecked Sendable {
     /// Fetches the next page (the pagination model has marked it loading, or this
     /// is the first).
     private func fetchPage(propagating: Bool) async throws {
-        let number = lock.withLock { pagination.pagesLoaded + 1 }
+        let number = state.withTrackedLock { $0.pagination.pagesLoaded + 1 }
         do {
             let page = try await source.page(category: category, page: number, size: configuration.pageSize)
-            var events: [FeedEvent] = []
-            let again: Bool = lock.withLock {
-                let appended = pagination.append(page.items, id: \.id, hasMore: page.hasMore)
-                itemsValue += appended.items
-                events.append(.itemsChanged(count: itemsValue.count))
+            let (events, again, started): ([FeedEvent], Bool, Bool) = state.withTrackedLock { s in
+                let appended = s.pagination.append(page.items, id: \.id, hasMore: page.hasMore)
+                s.items += appended.items
+                var events: [FeedEvent] = [.itemsChanged(count: s.items.count)]
                 if !page.hasMore { events.append(.noMoreData) }
-                return appended.action == .loadNextPage && started
+                return (events, appended.action == .loadNextPage && s.started, s.started)
             }
             emit(events)
             if started { reconcile() }
             if again { try await fetchPage(propagating: false) }
         } catch {
-            lock.withLock { pagination.loadFailed() }
+            state.withTrackedLock { $0.pagination.loadFailed() }
             if case FeedError.authorizationRequired = error {
                 emit([.authorizationRequired])
             } else {
@@ -445,104 +553,145 @@ public final class FeedSession: @unchecked Sendable {
         work.async { [weak self] in self?.reconcileNow() }
     }
 
-    private func reconcileNow() {
-        struct Change {
-            var slot: Slot
-            var item: FeedItem?
-            var index: Int?
-            var play: Bool
-        }
+    private struct Change {
+        var slot: Int
+        var item: FeedItem?
+        var index: Int?
+        var generation: Int
+        var play: Bool
+    }
+
+    private struct Reconciliation {
         var changes: [Change] = []
         var preloads: [PreloadRequest] = []
         var pictures: [URL] = []
-        lock.lock()
-        guard started, !closed else { lock.unlock(); return }
-        let items = itemsValue
-        let plan = FeedPlan.make(current: current, count: items.count,
-                                 wraps: configuration.wrapsAround && !pagination.hasMore,
-                                 preloadDistances: configuration.preloadDistances,
-                                 wantsPlayer: { items[$0].videoURL != nil })
-        // An inactive feed keeps only its current page.
-        let wanted = active ? plan.pool : plan.pool.filter { $0 == current }
-        // Release players whose item left the plan (or changed under them).
-        for slot in slots {
-            guard let index = slot.index else { continue }
-            if !wanted.contains(index) || index >= items.count || items[index].id != slot.itemID {
-                changes.append(Change(slot: slot, item: nil, index: nil, play: false))
-                slot.index = nil
-                slot.itemID = nil
-                slot.store.reset()
-            }
-        }
-        // The current page first; neighbours once it shows a frame (or has no video).
-        let currentReady = items.indices.contains(current)
-            && (items[current].videoURL == nil
-                || slots.first { $0.index == current }?.store.latest != nil
-                || failedItems.contains(current))
-        for index in wanted where !slots.contains(where: { $0.index == index }) {
-            if index != current && !currentReady { continue }
-            guard !failedItems.contains(index), let slot = slots.first(where: { $0.index == nil }) else { continue }
-            slot.index = index
-            slot.itemID = items[index].id
-            slot.store.reset()
-            changes.append(Change(slot: slot, item: items[index], index: index, play: index == current && active))
-        }
-        if active, currentReady {
-            for index in plan.preload {
-                if let url = items[index].videoURL {
-                    preloads.append(.seconds(configuration.preloadSeconds, of: url))
+        var active = true
+    }
+
+    private func reconcileNow() {
+        let plan: Reconciliation? = state.withTrackedLock { s in
+            guard s.started, !s.closed else { return nil }
+            var result = Reconciliation(active: s.active)
+            let items = s.items
+            let current = s.current
+            let wraps = configuration.wrapsAround && !s.pagination.hasMore
+            let plan = FeedPlan.make(current: current, count: items.count, wraps: wraps,
+                                     preloadDistances: configuration.preloadDistances,
+                                     wantsPlayer: { items[$0].videoURL != nil })
+            // An inactive feed keeps only its current page.
+            let wanted = s.active ? plan.pool : plan.pool.filter { $0 == current }
+            // Release players whose item left the plan, changed under them, or failed.
+            for number in s.holding.indices {
+                guard let held = s.holding[number] else { continue }
+                if !wanted.contains(held.index) || held.index >= items.count || items[held.index].id != held.itemID
+                    || s.failures[held.index] != nil {
+                    result.changes.append(Change(slot: number, item: nil, index: nil, generation: 0, play: false))
+                    s.holding[number] = nil
+                    slots[number].store.reset()
                 }
             }
+            // The current page first; neighbours once it shows a frame (or cannot).
+            let currentReady = items.indices.contains(current) && (items[current].videoURL == nil || isReady(current, in: s)
+                || s.failures[current] != nil)
+            for index in wanted where !s.holding.contains(where: { $0?.index == index }) {
+                if index != current && !currentReady { continue }
+                guard s.failures[index] == nil, let number = s.holding.firstIndex(where: { $0 == nil }) else { continue }
+                s.generation += 1
+                s.holding[number] = Holding(index: index, itemID: items[index].id, generation: s.generation)
+                slots[number].store.reset()
+                result.changes.append(Change(slot: number, item: items[index], index: index, generation: s.generation,
+                                             play: index == current && s.active))
+            }
+            if s.active, currentReady {
+                for index in plan.preload {
+                    if let url = items[index].videoURL, s.failures[index] == nil {
+                        result.preloads.append(.seconds(configuration.preloadSeconds, of: url))
+                    }
+                }
+            }
+            // Pictures: every picture of the image posts on the current page and its
+            // neighbours (the carousel pages through them), the current post's first.
+            let near = FeedPlan.make(current: current, count: items.count, wraps: wraps,
+                                     preloadDistances: 0...0, wantsPlayer: { _ in true }).pool
+            let wantedPictures = near.flatMap { Self.pictureURLs(of: items[$0]) }
+            let keep = Set(wantedPictures)
+            for url in wantedPictures where s.images[url] == nil && !s.imagesLoading.contains(url) && s.pictureFailures[url] == nil {
+                s.imagesLoading.insert(url)
+                result.pictures.append(url)
+            }
+            s.images = s.images.filter { keep.contains($0.key) }
+            return result
         }
-        // Pictures: every picture of the image posts on the current page and its
-        // neighbours (the carousel pages through them), the current post's first.
-        let near = FeedPlan.make(current: current, count: items.count, wraps: configuration.wrapsAround && !pagination.hasMore,
-                                 preloadDistances: 0...0, wantsPlayer: { _ in true }).pool
-        let wantedPictures = near.flatMap { Self.pictureURLs(of: items[$0]) }
-        let keep = Set(wantedPictures)
-        for url in wantedPictures where images[url] == nil && !imagesLoading.contains(url) {
-            imagesLoading.insert(url)
-            pictures.append(url)
-        }
-        images = images.filter { keep.contains($0.key) }
-        lock.unlock()
+        guard let plan else { return }
 
-        for change in changes {
-            let player = change.slot.player
-            if let token = change.slot.eventToken {
+        for change in plan.changes {
+            let slot = slots[change.slot]
+            let player = slot.player
+            if let token = slot.eventToken {
                 player.removeEventObserver(token)
-                change.slot.eventToken = nil
+                slot.eventToken = nil
             }
             player.pause()
-            guard let item = change.item, let url = item.videoURL, let index = change.index else {
+            guard let item = change.item, let url = item.videoURL else {
                 player.replaceCurrentItem(with: nil)
-                change.slot.store.clear()
+                slot.store.clear()
                 continue
             }
-            change.slot.eventToken = player.addEventObserver { [weak self] event in
-                if case .failed(let error) = event { self?.itemFailed(index: index, itemID: item.id, error: error) }
+            let number = slot.number, generation = change.generation
+            slot.eventToken = player.addEventObserver { [weak self] event in
+                self?.playerEvent(event, slot: number, generation: generation)
             }
             // Frames of the item just released must not pass for the new one's.
             if player.currentItem != nil { player.replaceCurrentItem(with: nil) }
-            change.slot.store.accept()
+            slot.store.accept()
             player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader))
             if change.play { player.play() }
         }
-        if changes.contains(where: { $0.item == nil }) { MediaResources.returnFreedMemory() }
-        if active { preloader?.setPreloadQueue(preloads) }
-        for url in pictures { decodePicture(url) }
-        checkFirstFrame()
+        if plan.changes.contains(where: { $0.item == nil }) { MediaResources.returnFreedMemory() }
+        if plan.active { preloader?.setPreloadQueue(plan.preloads) }
+        for url in plan.pictures { decodePicture(url) }
+        if checkFirstFrame() { reconcile() }
     }
 
-    private func itemFailed(index: Int, itemID: String, error: MediaError) {
-        let isCurrent: Bool = lock.withLock {
-            guard index < itemsValue.count, itemsValue[index].id == itemID else { return false }
-            failedItems.insert(index)
-            return index == current
+    /// What a pool player tells about the item it holds (`generation` names the assignment).
+    private func playerEvent(_ event: PlayerEvent, slot number: Int, generation: Int) {
+        switch event {
+        case .failed(let error):
+            itemFailed(slot: number, generation: generation, message: error.description)
+        case .ended:
+            // Media that ends without a single frame has nothing to show (a video item
+            // whose pictures all failed to decode, or whose stream is empty).
+            let audioOnly = state.withTrackedLock { $0.holding[number]?.audioOnly ?? false }
+            if !audioOnly && slots[number].store.latest == nil {
+                itemFailed(slot: number, generation: generation, message: "the media ended before its first frame")
+            }
+        case .statusChanged(.readyToPlay):
+            let info = slots[number].player.mediaInfo
+            guard let info, info.videoStream == nil else { return }
+            let marked: Bool = state.withTrackedLock { s in
+                guard let held = s.holding[number], held.generation == generation else { return false }
+                s.holding[number]?.audioOnly = true
+                return true
+            }
+            if marked, checkFirstFrame() { reconcile() }
+        default:
+            break
         }
-        logger.debug("item \(index) failed: \(error)")
-        emit([.failed(index: index, message: error.description)])
-        if isCurrent { reconcile() }
+    }
+
+    /// The item slot `number` holds (as assignment `generation`) cannot be shown.
+    private func itemFailed(slot number: Int, generation: Int, message: String) {
+        let index: Int? = state.withTrackedLock { s in
+            guard !s.closed, let held = s.holding[number], held.generation == generation, s.failures[held.index] == nil else { return nil }
+            s.failures[held.index] = message
+            if s.pendingSwipe?.index == held.index { s.pendingSwipe = nil }
+            return held.index
+        }
+        guard let index else { return }
+        logger.debug("item \(index) failed: \(message)")
+        emit([.failed(index: index, message: message)])
+        // Releases its player, and opens the neighbours when it was the current page.
+        reconcile()
     }
 
     private func decodePicture(_ url: URL) {
@@ -550,17 +699,33 @@ public final class FeedSession: @unchecked Sendable {
         let loader = self.loader
         // A queue of its own: decoding blocks, and must not wait for the concurrency pool.
         pictureQueue.async { [weak self] in
-            let image = try? ImageDecoder.decodeNow(url, loader: loader, maxWidth: size.width, maxHeight: size.height)
+            var image: RGBImage?
+            var failure: String?
+            do {
+                image = try ImageDecoder.decodeNow(url, loader: loader, maxWidth: size.width, maxHeight: size.height)
+            } catch {
+                failure = "\(url.lastPathComponent): \(error)"
+            }
             guard let self else { return }
-            self.lock.withLock {
-                self.imagesLoading.remove(url)
-                if let image { self.images[url] = image }
+            let (failed, index, wasCurrent): ([Int], Int?, Bool) = self.state.withTrackedLock { s in
+                s.imagesLoading.remove(url)
+                if let image { s.images[url] = image }
+                var failed: [Int] = []
+                if let failure {
+                    s.pictureFailures[url] = failure
+                    // The posts this picture opens cannot be shown.
+                    for (i, item) in s.items.enumerated() where Self.pictureURL(of: item) == url && s.failures[i] == nil {
+                        s.failures[i] = failure
+                        if s.pendingSwipe?.index == i { s.pendingSwipe = nil }
+                        failed.append(i)
+                    }
+                }
+                let index = image == nil ? nil : s.items.firstIndex { Self.pictureURLs(of: $0).contains(url) }
+                return (failed, index, failed.contains(s.current))
             }
-            self.checkFirstFrame()
-            if image != nil {
-                let index: Int? = self.lock.withLock { self.itemsValue.firstIndex { Self.pictureURLs(of: $0).contains(url) } }
-                if let index, let onFrame = self.onFrame { onFrame(index) }
-            }
+            if let failure { self.emit(failed.map { .failed(index: $0, message: failure) }) }
+            if self.checkFirstFrame() || wasCurrent { self.reconcile() }
+            if let index, let onFrame = self.onFrame { onFrame(index) }
         }
     }
 
@@ -576,53 +741,65 @@ public final class FeedSession: @unchecked Sendable {
     }
 
     private func resumeCurrent() {
-        let player: Player? = lock.withLock { active ? slots.first { $0.index == current }?.player : nil }
+        let player: Player? = state.withTrackedLock { s in
+            s.active ? s.holding.firstIndex { $0?.index == s.current }.map { slots[$0].player } : nil
+        }
         player?.play()
     }
 
     // MARK: Frames
 
     private func slotPresented(_ number: Int) {
-        let (index, onFrame): (Int?, (@Sendable (Int) -> Void)?) = lock.withLock { (slots[number].index, onFrameValue) }
+        let (index, onFrame) = state.withTrackedLock { ($0.holding[number]?.index, $0.onFrame) }
         let wasWaiting = checkFirstFrame()
         if let index { onFrame?(index) }
         if wasWaiting { reconcile() }
     }
 
-    /// Reports the pending swipe's first frame once its page has one. Returns whether
-    /// it reported (the neighbours may be opened now).
+    /// Whether video item `index` has something to show: a frame, or (audio only) an open player.
+    private func isReady(_ index: Int, in s: State) -> Bool {
+        guard let number = s.holding.firstIndex(where: { $0?.index == index }), let held = s.holding[number] else { return false }
+        return held.audioOnly || slots[number].store.latest != nil
+    }
+
+    /// Reports the pending swipe's outcome once its page has one: its first frame, or
+    /// its failure. Returns whether it reported (the neighbours may be opened now).
     @discardableResult
     private func checkFirstFrame() -> Bool {
-        var event: FeedEvent?
-        lock.withLock {
-            guard let swipe = pendingSwipe, swipe.index == current, swipe.index < itemsValue.count else { return }
-            let item = itemsValue[swipe.index]
+        let now = measurementClock.now
+        let event: FeedEvent? = state.withTrackedLock { s in
+            guard let swipe = s.pendingSwipe, swipe.index == s.current, swipe.index < s.items.count else { return nil }
+            if let message = s.failures[swipe.index] {
+                s.pendingSwipe = nil
+                return .failed(index: swipe.index, message: message)
+            }
+            let item = s.items[swipe.index]
             let ready: Bool
             if item.videoURL != nil {
-                ready = slots.first { $0.index == swipe.index }?.store.latest != nil
+                ready = isReady(swipe.index, in: s)
             } else if let url = Self.pictureURL(of: item) {
-                ready = images[url] != nil
+                ready = s.images[url] != nil
             } else {
                 ready = true
             }
-            guard ready else { return }
-            pendingSwipe = nil
-            let elapsed = (measurementClock.now - swipe.startedAt).seconds * 1000
-            event = .firstFrame(index: swipe.index, swipeToFirstFrameMs: max(0, elapsed), stage: swipe.stage)
+            guard ready else { return nil }
+            s.pendingSwipe = nil
+            let elapsed = (now - swipe.startedAt).seconds * 1000
+            return .firstFrame(index: swipe.index, swipeToFirstFrameMs: max(0, elapsed), stage: swipe.stage)
         }
         if let event { emit([event]) }
         return event != nil
     }
 
-    private func stageLocked(_ index: Int) -> PreloadStage {
-        guard index >= 0, index < itemsValue.count else { return .none }
-        let item = itemsValue[index]
+    private func stage(_ index: Int, in s: State) -> PreloadStage {
+        guard index >= 0, index < s.items.count, s.failures[index] == nil else { return .none }
+        let item = s.items[index]
         guard let url = item.videoURL else {
-            if let picture = Self.pictureURL(of: item), images[picture] != nil { return .prerendered }
+            if let picture = Self.pictureURL(of: item), s.images[picture] != nil { return .prerendered }
             return .none
         }
-        if let slot = slots.first(where: { $0.index == index }) {
-            return slot.store.latest != nil ? .prerendered : .prepared
+        if let number = s.holding.firstIndex(where: { $0?.index == index }) {
+            return slots[number].store.latest != nil ? .prerendered : .prepared
         }
         if let preloader, preloader.hasPreloaded(url) { return .bytes }
         return .none
@@ -630,7 +807,7 @@ public final class FeedSession: @unchecked Sendable {
 
     private func emit(_ events: [FeedEvent]) {
         guard !events.isEmpty else { return }
-        let handlers = lock.withLock { observers.sorted { $0.key < $1.key }.map(\.value) }
+        let handlers = state.withTrackedLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
         for event in events {
             for handler in handlers { handler(event) }
         }

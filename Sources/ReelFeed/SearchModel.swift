@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Search over a ``FeedSource``: a query gives paged results; ``loadMore()`` appends
 /// the next page until one comes back short ("no more data"); ``refresh()`` asks
@@ -7,7 +8,7 @@ import Foundation
 ///
 /// Thread-safe. A newer ``search(_:)`` supersedes an older one still loading: the
 /// older's answer is dropped.
-public final class SearchModel: @unchecked Sendable {
+public final class SearchModel: Sendable {
     /// Where a search is.
     public enum State: Sendable, Hashable {
         /// No query yet (or an empty one).
@@ -22,17 +23,23 @@ public final class SearchModel: @unchecked Sendable {
         case failed(String)
     }
 
+    // Immutable.
     public let source: any FeedSource
     public let pageSize: Int
-    private let lock = NSLock()
-    private var queryValue = ""
-    private var resultsValue: [FeedItem] = []
-    private var seen: Set<String> = []
-    private var pages = 0
-    private var more = false
-    private var stateValue: State = .idle
-    private var generation = 0
-    private var loadingMore = false
+
+    /// Protected by `lock`.
+    private struct Search {
+        var query = ""
+        var results: [FeedItem] = []
+        var seen: Set<String> = []
+        var pages = 0
+        var more = false
+        var state: State = .idle
+        /// Counts searches: an older one's answer is dropped.
+        var generation = 0
+        var loadingMore = false
+    }
+    private let lock = Mutex(Search())
 
     public init(source: any FeedSource, pageSize: Int = 10) {
         self.source = source
@@ -40,26 +47,26 @@ public final class SearchModel: @unchecked Sendable {
     }
 
     /// The query the results are for.
-    public var query: String { lock.withLock { queryValue } }
+    public var query: String { lock.withTrackedLock { $0.query } }
     /// The results so far, without duplicates.
-    public var results: [FeedItem] { lock.withLock { resultsValue } }
+    public var results: [FeedItem] { lock.withTrackedLock { $0.results } }
     /// Whether another page may follow (`false`: "no more data").
-    public var hasMore: Bool { lock.withLock { more } }
-    public var state: State { lock.withLock { stateValue } }
+    public var hasMore: Bool { lock.withTrackedLock { $0.more } }
+    public var state: State { lock.withTrackedLock { $0.state } }
 
     /// Runs `text` from its first page, replacing the results.
     public func search(_ text: String) async {
         let query = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let ticket: Int = lock.withLock {
-            generation += 1
-            queryValue = query
-            resultsValue = []
-            seen = []
-            pages = 0
-            more = !query.isEmpty
-            loadingMore = false
-            stateValue = query.isEmpty ? .idle : .searching
-            return generation
+        let ticket: Int = lock.withTrackedLock { s in
+            s.generation += 1
+            s.query = query
+            s.results = []
+            s.seen = []
+            s.pages = 0
+            s.more = !query.isEmpty
+            s.loadingMore = false
+            s.state = query.isEmpty ? .idle : .searching
+            return s.generation
         }
         guard !query.isEmpty else { return }
         await fetch(query: query, page: 1, ticket: ticket)
@@ -68,10 +75,10 @@ public final class SearchModel: @unchecked Sendable {
     /// Appends the next page of the current query; nothing when there is no more or
     /// a page is already loading.
     public func loadMore() async {
-        let request: (String, Int, Int)? = lock.withLock {
-            guard more, !loadingMore, pages > 0, !queryValue.isEmpty else { return nil }
-            loadingMore = true
-            return (queryValue, pages + 1, generation)
+        let request: (String, Int, Int)? = lock.withTrackedLock { s in
+            guard s.more, !s.loadingMore, s.pages > 0, !s.query.isEmpty else { return nil }
+            s.loadingMore = true
+            return (s.query, s.pages + 1, s.generation)
         }
         guard let (query, page, ticket) = request else { return }
         await fetch(query: query, page: page, ticket: ticket)
@@ -85,21 +92,21 @@ public final class SearchModel: @unchecked Sendable {
     private func fetch(query: String, page: Int, ticket: Int) async {
         do {
             let result = try await source.search(text: query, page: page, size: pageSize)
-            lock.withLock {
-                guard ticket == generation else { return }
-                loadingMore = false
-                pages = page
-                more = result.hasMore
-                for item in result.items where seen.insert(item.id).inserted {
-                    resultsValue.append(item)
+            lock.withTrackedLock { s in
+                guard ticket == s.generation else { return }
+                s.loadingMore = false
+                s.pages = page
+                s.more = result.hasMore
+                for item in result.items where s.seen.insert(item.id).inserted {
+                    s.results.append(item)
                 }
-                stateValue = resultsValue.isEmpty ? .empty : .results
+                s.state = s.results.isEmpty ? .empty : .results
             }
         } catch {
-            lock.withLock {
-                guard ticket == generation else { return }
-                loadingMore = false
-                stateValue = .failed(String(describing: error))
+            lock.withTrackedLock { s in
+                guard ticket == s.generation else { return }
+                s.loadingMore = false
+                s.state = .failed(String(describing: error))
             }
         }
     }

@@ -4,6 +4,7 @@ import ReelFeed
 import ReelLoading
 import ReelMedia
 import ReelTestSupport
+import Synchronization
 
 /// A feed of `count` items held in memory, served in pages (a short page is the last).
 struct ListFeedSource: FeedSource {
@@ -38,11 +39,13 @@ final class FeedHarness: @unchecked Sendable {
     let loader: FakeResourceLoader
     let session: FeedSession
     let audio: [RecordingAudioSink]
-    private let lock = NSLock()
-    private var log: [FeedEvent] = []
+    private let log = Mutex<[FeedEvent]>([])
 
+    /// `count` items, videos except the image posts at `images`; the media (or the
+    /// pictures) of the items at `bad` are garbage no demuxer or decoder accepts.
     init(count: Int, pageSize: Int = 10, wraps: Bool = false, script: FakeResourceLoader.Script = .instant,
-         preloader: ((FakeResourceLoader, ManualClock) -> any FeedPreloading)? = nil, images: Set<Int> = []) throws {
+         preloader: ((FakeResourceLoader, ManualClock) -> any FeedPreloading)? = nil, images: Set<Int> = [],
+         bad: Set<Int> = []) throws {
         let data = try Fixtures.data(Self.clipSpec)
         loader = FakeResourceLoader(clock: clock, script: script)
         var items: [FeedItem] = []
@@ -50,12 +53,12 @@ final class FeedHarness: @unchecked Sendable {
             if images.contains(i) {
                 let picture = URL(string: "https://fake.example/p\(i).png")!
                 let second = URL(string: "https://fake.example/p\(i)-2.png")!
-                loader.add(try Self.pictureData(), at: picture)
+                loader.add(bad.contains(i) ? Fixtures.garbage(seed: UInt32(i + 1)) : try Self.pictureData(), at: picture)
                 loader.add(try Self.pictureData(), at: second)
                 items.append(FeedItem(id: "item\(i)", title: "Post \(i)", images: [picture, second]))
             } else {
                 let url = URL(string: "https://fake.example/v\(i).mp4")!
-                loader.add(data, at: url)
+                loader.add(bad.contains(i) ? Fixtures.garbage(seed: UInt32(i + 1)) : data, at: url)
                 items.append(FeedItem(id: "item\(i)", title: "Video \(i)", videoURL: url))
             }
         }
@@ -67,7 +70,7 @@ final class FeedHarness: @unchecked Sendable {
             clock: clock, configuration: FeedSession.Configuration(pageSize: pageSize, wrapsAround: wraps, displaySize: (32, 32)),
             audioSink: { sinks[counter.next() % 3] }
         )
-        session.addObserver { [weak self] event in self?.lock.withLock { self?.log.append(event) } }
+        session.addObserver { [weak self] event in self?.log.withTrackedLock { $0.append(event) } }
     }
 
     static func pictureData() throws -> Data {
@@ -78,11 +81,16 @@ final class FeedHarness: @unchecked Sendable {
         return try Data(contentsOf: url)
     }
 
-    var events: [FeedEvent] { lock.withLock { log } }
-    func clearEvents() { lock.withLock { log = [] } }
+    var events: [FeedEvent] { log.withTrackedLock { $0 } }
+    func clearEvents() { log.withTrackedLock { $0 = [] } }
 
     var firstFrames: [(index: Int, ms: Double, stage: PreloadStage)] {
         events.compactMap { if case .firstFrame(let i, let ms, let stage) = $0 { (i, ms, stage) } else { nil } }
+    }
+
+    /// The indices of the `failed` events so far, in order.
+    var failedIndices: [Int] {
+        events.compactMap { if case .failed(let i, _) = $0 { i } else { nil } }
     }
 
     /// Lets the pool and the players finish what they can without time passing.
@@ -121,10 +129,9 @@ final class FeedHarness: @unchecked Sendable {
     }
 }
 
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { defer { value += 1 }; return value } }
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withTrackedLock { v in defer { v += 1 }; return v } }
 }
 
 func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1_000_000) }
@@ -139,15 +146,17 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 }
 
 /// Records the queues the feed asks for.
-final class RecordingPreloader: FeedPreloading, @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [[PreloadRequest]] = []
-    var preloaded: Set<URL> = []
+final class RecordingPreloader: FeedPreloading, Sendable {
+    private let state = Mutex<(list: [[PreloadRequest]], preloaded: Set<URL>)>(([], []))
 
-    func setPreloadQueue(_ requests: [PreloadRequest]) { lock.withLock { list.append(requests) } }
-    func hasPreloaded(_ url: URL) -> Bool { lock.withLock { preloaded.contains(url) } }
+    func setPreloadQueue(_ requests: [PreloadRequest]) { state.withTrackedLock { $0.list.append(requests) } }
+    func hasPreloaded(_ url: URL) -> Bool { state.withTrackedLock { $0.preloaded.contains(url) } }
     func stop() { setPreloadQueue([]) }
 
-    var queues: [[PreloadRequest]] { lock.withLock { list } }
-    func clear() { lock.withLock { list = [] } }
+    var preloaded: Set<URL> {
+        get { state.withTrackedLock { $0.preloaded } }
+        set { state.withTrackedLock { $0.preloaded = newValue } }
+    }
+    var queues: [[PreloadRequest]] { state.withTrackedLock { $0.list } }
+    func clear() { state.withTrackedLock { $0.list = [] } }
 }

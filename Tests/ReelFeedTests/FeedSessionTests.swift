@@ -4,6 +4,7 @@ import ReelFeed
 import ReelLoading
 import ReelMedia
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// The feed session on a manual clock with a fake loader: the pool, the pre-rendered
@@ -41,7 +42,7 @@ import Testing
         #expect(shown.first?.pts == MediaTime(value: 1, timescale: 25), "the next presentation is the second frame")
         #expect(shown.allSatisfy { !$0.isFirst }, "no new first frame, no black frame")
         #expect(!harness.audio[1].written.isEmpty, "audio starts once the page plays")
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func leavingAPagePausesItAndAPageTwoAwayIsReleased() async throws {
@@ -59,7 +60,7 @@ import Testing
         #expect(first.currentItem?.url != URL(string: "https://fake.example/v0.mp4"),
                 "its player was given another item (or none)")
         #expect(harness.session.livePlayers == 3)
-        harness.session.close()
+        await harness.session.shutdown()
         #expect(harness.session.livePlayers == 0)
         #expect(harness.session.liveDecoders == 0)
     }
@@ -93,7 +94,7 @@ import Testing
         #expect(most <= 3)
         #expect(most >= 2, "the pool was in use")
         #expect(stages[.prerendered] == 200, "every swipe landed on a pre-rendered page: \(stages)")
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func preloadsAreRankedByDistanceAndReplacedOnEverySwipe() async throws {
@@ -111,16 +112,16 @@ import Testing
         recorder.preloaded = [url(5)]
         #expect(harness.session.preloadStage(at: 5) == .bytes)
         harness.session.move(to: 4)
-        await onThread { harness.session.waitUntilIdle() }
+        await harness.session.idle()
         #expect(recorder.queues.first == [], "the swipe cancels what was queued while the new page opens")
         await harness.running(upTo: seconds(2)) { harness.session.frame(at: 5) != nil }
         // Around 4: 3 and 5 hold players; then by distance, ahead first at equal distance.
         #expect(recorder.queues.last?.map(\.url) == [6, 2, 7, 1, 8, 0].map(url))
 
         harness.session.setActive(false)
-        await onThread { harness.session.waitUntilIdle() }
+        await harness.session.idle()
         #expect(recorder.queues.last?.isEmpty == false, "an inactive feed leaves the queue to the active one")
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func theRealPreloaderDropsWhatTheFeedNoLongerWants() async throws {
@@ -137,14 +138,14 @@ import Testing
         try await harness.start()
         await harness.running(upTo: seconds(5)) { harness.session.frame(at: 1) != nil }
         harness.session.move(to: 9)
-        await onThread { harness.session.waitUntilIdle() }
+        await harness.session.idle()
         // Around 9 (items 10 and 11 may still be loading): 11, 7, 6, 5 at most.
         let wanted = Set([11, 7, 6, 5].map { URL(string: "https://fake.example/v\($0).mp4")! })
         #expect(preloader.pendingRequests.allSatisfy { wanted.contains($0.url) }, "\(preloader.pendingRequests)")
         // The running preload of an item no longer wanted stops (its task ends soon after).
         _ = await eventually(timeout: .seconds(30)) { preloader.currentRequest.map { wanted.contains($0.url) } ?? true }
         #expect(preloader.currentRequest.map { wanted.contains($0.url) } ?? true, "\(String(describing: preloader.currentRequest))")
-        harness.session.close()
+        await harness.session.shutdown()
         preloader.stop()
     }
 
@@ -164,7 +165,7 @@ import Testing
         _ = await eventually(timeout: .seconds(30)) { harness.events.contains(.noMoreData) }
         #expect(!harness.session.hasMore)
         #expect(harness.events.contains(.noMoreData))
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func anImagePostShowsItsFirstPictureDownsampled() async throws {
@@ -183,7 +184,7 @@ import Testing
         harness.clearEvents()
         harness.session.move(to: 1)
         #expect(harness.firstFrames.first?.stage == .prerendered)
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func aFailingItemIsReportedAndTheFeedGoesOn() async throws {
@@ -196,7 +197,7 @@ import Testing
         #expect(harness.events.contains { if case .failed(index: 1, _) = $0 { true } else { false } })
         harness.session.move(to: 2)
         #expect(await harness.running(upTo: seconds(2)) { harness.session.frame(at: 2) != nil })
-        harness.session.close()
+        await harness.session.shutdown()
     }
 
     @Test func anEmptyFeedFailsToStart() async throws {
@@ -211,13 +212,16 @@ enum MediaResourcesProbe {
     }
 }
 
-final class PreloaderHolder: @unchecked Sendable {
-    var preloader: Preloader?
+final class PreloaderHolder: Sendable {
+    private let stored = Mutex<Preloader?>(nil)
+    var preloader: Preloader? {
+        get { stored.withTrackedLock { $0 } }
+        set { stored.withTrackedLock { $0 = newValue } }
+    }
 }
 
-final class RecordingFrames: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [(pts: MediaTime, isFirst: Bool)] = []
-    func add(_ pts: MediaTime, _ isFirst: Bool) { lock.withLock { list.append((pts, isFirst)) } }
-    var frames: [(pts: MediaTime, isFirst: Bool)] { lock.withLock { list } }
+final class RecordingFrames: Sendable {
+    private let list = Mutex<[(pts: MediaTime, isFirst: Bool)]>([])
+    func add(_ pts: MediaTime, _ isFirst: Bool) { list.withTrackedLock { $0.append((pts, isFirst)) } }
+    var frames: [(pts: MediaTime, isFirst: Bool)] { list.withTrackedLock { $0 } }
 }

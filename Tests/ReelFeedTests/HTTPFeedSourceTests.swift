@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelFeed
 import ReelTestSupport
+import Synchronization
 import Testing
 
 @Suite struct HTTPFeedSourceTests {
@@ -55,9 +56,8 @@ import Testing
     }
 }
 
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
-    func set() { lock.withLock { raised = true } }
-    var value: Bool { lock.withLock { raised } }
+final class Flag: Sendable {
+    private let raised = Mutex(false)
+    func set() { raised.withTrackedLock { $0 = true } }
+    var value: Bool { raised.withTrackedLock { $0 } }
 }

@@ -18,7 +18,7 @@ import Testing
 
         func send(_ event: (inout SwipeController, MediaTime) -> [SwipeController.Action]) {
             let now = clock.now
-            let deadline = state.withLock { state -> MediaTime? in
+            let deadline = state.withTrackedLock { state -> MediaTime? in
                 state.events += event(&state.controller, now)
                 return state.controller.nextDeadline
             }
@@ -28,7 +28,7 @@ import Testing
             }
         }
 
-        var events: [SwipeController.Action] { state.withLock { $0.events } }
+        var events: [SwipeController.Action] { state.withTrackedLock { $0.events } }
     }
 
     @Test func theLandingHappensWhenTheClockReachesTheEndOfTheAnimation() {

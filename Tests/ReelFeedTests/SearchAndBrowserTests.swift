@@ -51,7 +51,7 @@ import Testing
         try await feed.start(at: 2)
         #expect(feed.currentItem?.id == "item11")
         #expect(feed.items.map(\.id) == ["item1", "item10", "item11"])
-        feed.close()
+        await feed.shutdown()
     }
 }
 
@@ -89,7 +89,7 @@ import Testing
         let music = try #require(browser.currentSession)
         #expect(music.items.map(\.id) == ["c3", "c4", "c5"])
         #expect(nature.currentPlayer?.rate == 0, "leaving a category pauses its page")
-        await onThread { nature.waitUntilIdle() }
+        await nature.idle()
         #expect(nature.livePlayers == 1, "and releases its neighbours")
         #expect(music.currentPlayer?.rate == 1)
 
@@ -97,6 +97,6 @@ import Testing
         #expect(browser.currentSession === nature, "created once")
         #expect(nature.currentPlayer?.rate == 1, "entering resumes it")
         #expect(music.currentPlayer?.rate == 0)
-        browser.close()
+        await browser.shutdown()
     }
 }
