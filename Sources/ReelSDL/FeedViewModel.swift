@@ -29,11 +29,16 @@ public struct FeedViewModel: Sendable {
 
     /// What one page shows.
     public struct PageContent: Sendable {
+        /// Its frame, picture or cover (`nil`: none yet).
         public var source: DrawSource?
         public var item: FeedItem?
-        public init(source: DrawSource?, item: FeedItem?) {
+        /// Why the page's item cannot be shown (`nil`: it can). A failed page shows its
+        /// cover dimmed (or a dark page) and says so.
+        public var failure: String?
+        public init(source: DrawSource?, item: FeedItem?, failure: String? = nil) {
             self.source = source
             self.item = item
+            self.failure = failure
         }
     }
 
@@ -142,12 +147,13 @@ public struct FeedViewModel: Sendable {
         if count > swipe.itemCount { _ = swipe.setItemCount(count, now: now) }
     }
 
-    /// The current page's item, for its overlay and carousel.
-    public mutating func setCurrentItem(_ item: FeedItem?, now: MediaTime) {
+    /// The current page's item, for its overlay and carousel. A page that `failed` has
+    /// no transport (nothing plays): its title and the reason are all it shows.
+    public mutating func setCurrentItem(_ item: FeedItem?, failed: Bool = false, now: MediaTime) {
         playback.title = item?.title ?? ""
         playback.subtitle = item?.uploaderHandle ?? ""
         let isImagePost = item?.isImagePost ?? false
-        playback.showsTransport = !isImagePost
+        playback.showsTransport = !isImagePost && !failed
         if isImagePost, let item {
             if carousel?.imageCount != item.images.count || carouselItem != item.id {
                 carousel = CarouselModel(imageCount: item.images.count, now: now)
@@ -397,7 +403,9 @@ public struct FeedViewModel: Sendable {
             // An image post's picture follows a sideways drag.
             if index == swipe.index, let carousel, carousel.isDragging { rect = rect.offsetBy(dx: carousel.dragTranslation, dy: 0) }
             let page = content(index)
-            if let source = page.source {
+            if let failure = page.failure {
+                list += failedPage(failure, source: page.source, in: rect)
+            } else if let source = page.source {
                 list += PlaybackViewModel.page(source, in: rect)
             } else if let item = page.item {
                 // No frame and no cover yet: the title on black.
@@ -417,6 +425,26 @@ public struct FeedViewModel: Sendable {
         }
         list += tabBar()
         if isSearching { list += searchPanel() }
+        return list
+    }
+
+    /// A page whose item cannot be shown: its cover dimmed behind (else a dark page), a
+    /// mark, "无法播放" (cannot play) and the reason — never a page waiting forever.
+    func failedPage(_ failure: String, source: DrawSource?, in rect: UIRect) -> [DrawCommand] {
+        let s = scale
+        var list: [DrawCommand] = []
+        if let source {
+            list.append(.backdrop(source: source, rect: rect, dim: 0.7))
+        } else {
+            list.append(.fill(rect, UIColor(r: 0.1, g: 0.1, b: 0.11), radius: 0))
+        }
+        let mark = UIRect(x: rect.midX - 22 * s, y: rect.midY - 70 * s, width: 44 * s, height: 44 * s)
+        list.append(.fill(mark, UIColor.white.withAlpha(0.15), radius: 22 * s))
+        list.append(.text("!", point: (mark.midX, mark.midY), size: 26 * s, color: .white, anchor: .center, maxWidth: nil))
+        list.append(.text("无法播放", point: (rect.midX, rect.midY), size: 18 * s, color: .white, anchor: .center,
+                          maxWidth: width - 32 * s))
+        list.append(.text(failure, point: (rect.midX, rect.midY + 30 * s), size: 13 * s, color: UIColor.white.withAlpha(0.65),
+                          anchor: .center, maxWidth: width - 32 * s))
         return list
     }
 

@@ -2,11 +2,13 @@ import Foundation
 import ReelCore
 import ReelFeed
 import ReelMedia
+import Synchronization
 
 /// `reel feed SOURCE --window`: the feed UI in an SDL window. A ``FeedBrowser`` holds one
 /// ``FeedSession`` per category tab; the window draws the pages its pager shows (frames of
-/// the pool's players, covers until the first frame, image posts' pictures), and turns
-/// input into swipes, tab changes, player commands and searches.
+/// the pool's players, covers until the first frame, image posts' pictures, and a page
+/// that says why when its item cannot be played), and turns input into swipes, tab
+/// changes, player commands and searches.
 ///
 /// Every call must come from the thread that created the window.
 public final class FeedWindow {
@@ -125,7 +127,7 @@ public final class FeedWindow {
         }
         model.setItemCount(items.count, now: now)
         let index = model.currentIndex
-        model.setCurrentItem(index < items.count ? items[index] : nil, now: now)
+        model.setCurrentItem(index < items.count ? items[index] : nil, failed: session.failure(at: index) != nil, now: now)
         if let player = session.player(at: index) {
             let frame = session.frame(at: index)
             model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
@@ -156,6 +158,10 @@ public final class FeedWindow {
         let items = session.items
         guard index < items.count else { return .init(source: nil, item: nil) }
         let item = items[index]
+        if let failure = session.failure(at: index) {
+            let cover = item.coverURL.flatMap { url in covers.image(url).map { DrawSource.image(key: url.absoluteString, $0) } }
+            return .init(source: cover, item: item, failure: failure)
+        }
         if item.isImagePost {
             let shown = index == model.currentIndex ? (model.carousel?.index ?? 0) : 0
             let url = item.images[min(shown, item.images.count - 1)]
@@ -305,38 +311,47 @@ public final class FeedWindow {
 }
 
 /// First-frame events for the HUD.
-private final class EventBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last: String?
+private final class EventBox: Sendable {
+    private let last = Mutex<String?>(nil)
     func record(_ event: FeedEvent) {
-        if case .firstFrame(let index, let ms, let stage) = event {
-            lock.withLock { last = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
+        switch event {
+        case .firstFrame(let index, let ms, let stage):
+            last.withTrackedLock { $0 = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
+        case .failed(let index, _):
+            last.withTrackedLock { $0 = "page \(index + 1) failed" }
+        default:
+            break
         }
     }
-    var lastFirstFrame: String? { lock.withLock { last } }
+    var lastFirstFrame: String? { last.withTrackedLock { $0 } }
 }
 
 /// Covers and thumbnails decoded in the background (FFmpeg, downsampled), by URL.
-final class CoverCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var images: [URL: RGBImage] = [:]
-    private var loading: Set<URL> = []
-    private var failed: Set<URL> = []
+final class CoverCache: Sendable {
+    // Immutable.
     private let loader: any ResourceLoader
     private let wake: @Sendable () -> Void
+
+    /// Protected by `state`.
+    private struct State {
+        var images: [URL: RGBImage] = [:]
+        var loading: Set<URL> = []
+        var failed: Set<URL> = []
+    }
+    private let state = Mutex(State())
 
     init(loader: any ResourceLoader, wake: @escaping @Sendable () -> Void) {
         self.loader = loader
         self.wake = wake
     }
 
-    func image(_ url: URL) -> RGBImage? { lock.withLock { images[url] } }
+    func image(_ url: URL) -> RGBImage? { state.withTrackedLock { $0.images[url] } }
 
     func request(_ url: URL, maxWidth: Int, maxHeight: Int) {
-        let start: Bool = lock.withLock {
-            guard images[url] == nil, !loading.contains(url), !failed.contains(url) else { return false }
-            if images.count > 96 { images.removeAll() }
-            loading.insert(url)
+        let start: Bool = state.withTrackedLock { s in
+            guard s.images[url] == nil, !s.loading.contains(url), !s.failed.contains(url) else { return false }
+            if s.images.count > 96 { s.images.removeAll() }
+            s.loading.insert(url)
             return true
         }
         guard start else { return }
@@ -344,9 +359,9 @@ final class CoverCache: @unchecked Sendable {
         Task.detached { [weak self] in
             let image = try? await ImageDecoder.decode(url, loader: loader, maxWidth: maxWidth, maxHeight: maxHeight)
             guard let self else { return }
-            self.lock.withLock {
-                self.loading.remove(url)
-                if let image { self.images[url] = image } else { self.failed.insert(url) }
+            self.state.withTrackedLock { s in
+                s.loading.remove(url)
+                if let image { s.images[url] = image } else { s.failed.insert(url) }
             }
             self.wake()
         }

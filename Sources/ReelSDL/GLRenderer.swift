@@ -6,8 +6,13 @@ internal import CSDL2
 /// Draws the window with OpenGL 3.3 core: YUV → RGB in a shader (planar and semi-planar,
 /// 8 to 16 bits, BT.601/709/2020, limited or full range), the blurred backdrop through
 /// two small framebuffers and a separable blur, and the UI as SDF shapes and text textures.
+///
+/// Confined to the thread that created the context (the window's): every entry point
+/// checks it before touching GL.
 final class GLRenderer: WindowRenderer {
+    // Immutable after init.
     let name = "gl"
+    private let confinement = ThreadConfinement("the GL context")
     private let window: OpaquePointer
     private let context: SDL_GLContext
     private let gl: GLFunctions
@@ -17,6 +22,8 @@ final class GLRenderer: WindowRenderer {
     private let blurProgram: GLProgram
     private let textureProgram: GLProgram
     private let shapeProgram: GLProgram
+
+    // Owner thread only (the GL objects live in the context).
     private var planeTextures: [UInt32] = [0, 0, 0]
     private var uploadedFrame: ObjectIdentifier?
     private var uploaded: VideoFrame?
@@ -59,6 +66,7 @@ final class GLRenderer: WindowRenderer {
     }
 
     deinit {
+        confinement.check("delete the context")
         SDL_GL_MakeCurrent(window, context)
         var all = planeTextures + images.values.map(\.texture) + textTextures.values.map(\.texture) + blurTargets.map(\.texture)
         gl.deleteTextures(Int32(all.count), &all)
@@ -68,6 +76,7 @@ final class GLRenderer: WindowRenderer {
     }
 
     var drawableSize: (width: Int, height: Int) {
+        confinement.check("drawableSize")
         var w: Int32 = 0, h: Int32 = 0
         SDL_GL_GetDrawableSize(window, &w, &h)
         return (Int(w), Int(h))
@@ -76,6 +85,7 @@ final class GLRenderer: WindowRenderer {
     // MARK: Drawing
 
     func draw(_ list: [DrawCommand]) {
+        confinement.check("draw")
         SDL_GL_MakeCurrent(window, context)
         let size = drawableSize
         viewport = (max(1, size.width), max(1, size.height))
@@ -99,6 +109,7 @@ final class GLRenderer: WindowRenderer {
     }
 
     func readPixels() -> RGBImage {
+        confinement.check("readPixels")
         let (w, h) = viewport
         var bytes = [UInt8](repeating: 0, count: w * h * 3)
         gl.bindFramebuffer(UInt32(GL_FRAMEBUFFER), 0)
@@ -114,6 +125,7 @@ final class GLRenderer: WindowRenderer {
     }
 
     func present() {
+        confinement.check("present")
         SDL_GL_SwapWindow(window)
     }
 

@@ -1,12 +1,16 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import Synchronization
 
 /// `reel play --window`: one player in an SDL window. The player presents frames to a
 /// ``FrameStore`` at their time; this loop draws the latest one at the next vsync together
 /// with the overlay from ``PlaybackViewModel`` and turns SDL input into player commands.
 ///
-/// Every call must come from the thread that created the window (SDL and GL are bound to it).
+/// Confined to the thread that created it (SDL and GL are bound to it): every member but
+/// ``stop()`` and ``isOnOwnerThread`` checks that and stops the process when called from
+/// another thread. The player and the ``FrameStore`` are thread-safe; the player presents
+/// frames on its clock context and the store wakes this loop.
 public final class PlaybackWindow {
     public struct Options: Sendable {
         public var renderer: RendererKind
@@ -30,12 +34,20 @@ public final class PlaybackWindow {
         }
     }
 
+    // Immutable after init.
     public let player: Player
     public let frames: FrameStore
     /// Times the UI (hold delay, auto-hide, double click); the host clock unless a test injects one.
     public let uiClock: any EngineClock
-    public private(set) var model: PlaybackViewModel
     private let host: SDLWindowHost
+
+    /// Guarded by `stopRequested`: set by ``stop()`` from any thread.
+    private let stopRequested = Mutex(false)
+    /// Wakes the loop (any thread).
+    private let wake: @Sendable () -> Void
+
+    // Owner thread only.
+    private var modelValue: PlaybackViewModel
     private var running = true
     private var drawnSequence = -1
     private var drawnFrames = 0
@@ -49,17 +61,27 @@ public final class PlaybackWindow {
         host = try SDLWindowHost(title: options.title.isEmpty ? "reel" : options.title, width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
         let size = host.renderer.drawableSize
-        model = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
-        model.showsHUD = options.showsHUD
-        model.isMuted = player.isMuted
-        frames.setWake(host.makeWaker())
-        if options.fullscreen { perform(model.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
+        modelValue = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
+        modelValue.showsHUD = options.showsHUD
+        modelValue.isMuted = player.isMuted
+        wake = host.makeWaker()
+        frames.setWake(wake)
+        if options.fullscreen { perform(modelValue.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
     }
 
     deinit {
         frames.setWake(nil)
+        // The host's deinit checks the thread before closing the window.
     }
 
+    /// Whether the calling thread owns the window (the one that created it).
+    public var isOnOwnerThread: Bool { host.isOnOwnerThread }
+
+    /// The overlay's model.
+    public var model: PlaybackViewModel {
+        host.confinement.check("model")
+        return modelValue
+    }
     /// `gl` or `software`: the renderer actually drawing.
     public var rendererName: String { host.renderer.name }
     public var isFullscreen: Bool { host.isFullscreen }
@@ -67,50 +89,67 @@ public final class PlaybackWindow {
     public var windowSize: (width: Int, height: Int) { host.windowSize }
     public var drawableSize: (width: Int, height: Int) { host.renderer.drawableSize }
     /// Distinct frames drawn, and frames that arrived but were replaced before a draw.
-    public var framesDrawn: Int { drawnFrames }
-    public var framesSkipped: Int { max(0, frames.current.sequence - drawnFrames) }
+    public var framesDrawn: Int {
+        host.confinement.check("framesDrawn")
+        return drawnFrames
+    }
+    public var framesSkipped: Int {
+        host.confinement.check("framesSkipped")
+        return max(0, frames.current.sequence - drawnFrames)
+    }
 
     /// Runs until the window closes, `q`/Escape, ``stop()`` or `condition` turns false.
     public func run(while condition: () -> Bool = { true }) {
-        while running && condition() {
+        host.confinement.check("run")
+        while isRunning && condition() {
             let now = uiClock.now
             var wait = 250
-            if let deadline = model.nextDeadline {
+            if let deadline = modelValue.nextDeadline {
                 wait = max(1, min(wait, Int(((deadline - now).seconds * 1000).rounded(.up))))
             }
-            if model.isScrubbing || frames.current.sequence != drawnSequence { wait = 0 }
+            if modelValue.isScrubbing || frames.current.sequence != drawnSequence { wait = 0 }
             pump(waitMs: wait)
         }
     }
 
-    /// Stops ``run()`` after the current iteration.
-    public func stop() { running = false }
-    public var isRunning: Bool { running }
+    /// Stops ``run()`` after the current iteration. Any thread: it wakes the loop.
+    public func stop() {
+        stopRequested.withTrackedLock { $0 = true }
+        wake()
+    }
+
+    /// Whether the loop goes on: not closed, quit or stopped.
+    public var isRunning: Bool {
+        host.confinement.check("isRunning")
+        return running && !stopRequested.withTrackedLock { $0 }
+    }
 
     /// Handles queued input (waiting up to `waitMs` for some), then draws once.
     public func pump(waitMs: Int = 0) {
+        host.confinement.check("pump")
         for input in host.events(waitMs: waitMs) { handle(input) }
-        perform(model.tick(now: uiClock.now))
+        perform(modelValue.tick(now: uiClock.now))
         render(capture: false)
     }
 
     /// Draws the current state and reads it back (the pixels the window shows).
     public func snapshot() -> RGBImage {
-        render(capture: true) ?? RGBImage(width: 0, height: 0)
+        host.confinement.check("snapshot")
+        return render(capture: true) ?? RGBImage(width: 0, height: 0)
     }
 
     @discardableResult
     private func render(capture: Bool) -> RGBImage? {
         let size = host.renderer.drawableSize
-        model.drawableWidth = size.width
-        model.drawableHeight = size.height
-        model.scale = host.pixelScale.y
+        modelValue.drawableWidth = size.width
+        modelValue.drawableHeight = size.height
+        modelValue.scale = host.pixelScale.y
         let (frame, sequence) = frames.current
         if let frame {
-            model.videoWidth = frame.displayWidth
-            model.videoHeight = frame.displayHeight
+            modelValue.videoWidth = frame.displayWidth
+            modelValue.videoHeight = frame.displayHeight
         }
-        model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0)
+        modelValue.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0)
         let now = uiClock.now
         if sequence != drawnSequence {
             drawnSequence = sequence
@@ -120,8 +159,8 @@ public final class PlaybackWindow {
             }
         }
         fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
-        if model.showsHUD { model.hudLines = hudLines() }
-        host.renderer.draw(model.drawList(frame: frame))
+        if modelValue.showsHUD { modelValue.hudLines = hudLines() }
+        host.renderer.draw(modelValue.drawList(frame: frame))
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         lastDrawAt = now
@@ -131,7 +170,7 @@ public final class PlaybackWindow {
     private func hudLines() -> [String] {
         let stats = player.statistics
         var lines = [
-            "\(host.renderer.name)  \(model.drawableWidth)×\(model.drawableHeight)  \(fpsWindow.count) fps",
+            "\(host.renderer.name)  \(modelValue.drawableWidth)×\(modelValue.drawableHeight)  \(fpsWindow.count) fps",
             "drops: player \(stats.droppedFrames), render \(framesSkipped)",
             "rate \(player.rate)  read \(stats.bytesRead / 1024) KiB in \(stats.requests) req",
         ]
@@ -148,12 +187,12 @@ public final class PlaybackWindow {
         switch input {
         case .quit: running = false
         case .wake, .resized, .textInput, .textEditing, .wheel: break
-        case .pointerDown(let x, let y, _): perform(model.handle(.pointerDown(x: x, y: y), now: now))
-        case .pointerMove(let x, let y, _): perform(model.handle(.pointerMove(x: x, y: y), now: now))
-        case .pointerUp(let x, let y): perform(model.handle(.pointerUp(x: x, y: y), now: now))
+        case .pointerDown(let x, let y, _): perform(modelValue.handle(.pointerDown(x: x, y: y), now: now))
+        case .pointerMove(let x, let y, _): perform(modelValue.handle(.pointerMove(x: x, y: y), now: now))
+        case .pointerUp(let x, let y): perform(modelValue.handle(.pointerUp(x: x, y: y), now: now))
         case .pointerLeave: break
-        case .keyDown(let code, let isRepeat): perform(model.handle(.keyDown(SDLWindowHost.key(code), isRepeat: isRepeat), now: now))
-        case .keyUp(let code): perform(model.handle(.keyUp(SDLWindowHost.key(code)), now: now))
+        case .keyDown(let code, let isRepeat): perform(modelValue.handle(.keyDown(SDLWindowHost.key(code), isRepeat: isRepeat), now: now))
+        case .keyUp(let code): perform(modelValue.handle(.keyUp(SDLWindowHost.key(code)), now: now))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import Synchronization
 internal import CSDL2
 
 /// One SDL audio device shared by every player of a process: float32, callback-driven, with
@@ -34,8 +35,7 @@ public final class SDLAudioOutput: @unchecked Sendable {
 
     private let mixer: SDLAudioMixer
     private let device: SDL_AudioDeviceID
-    private let lock = NSLock()
-    private var closed = false
+    private let closed = Atomic<Bool>(false)
 
     /// Opens the default output device.
     ///
@@ -47,14 +47,19 @@ public final class SDLAudioOutput: @unchecked Sendable {
     ///   - driver: an SDL audio driver to use ("dummy", "disk", "pulseaudio", …) instead of
     ///     SDL's choice (or `SDL_AUDIODRIVER`); it applies when the audio subsystem starts.
     /// - Throws: ``SDLAudioError`` with SDL's message when no device opens.
-    public init(format: AudioFormat = .stereo48k, bufferFrames: Int = 1024, driver: String? = nil) throws {
+    public init(format: AudioFormat = .stereo48k, bufferFrames: Int = 512, driver: String? = nil) throws {
         // Over SDL_AUDIODRIVER too: the caller asked for this driver by name.
         if let driver { SDL_SetHintWithPriority(SDL_HINT_AUDIODRIVER, driver, SDL_HINT_OVERRIDE) }
         defer { if driver != nil { SDL_ResetHint(SDL_HINT_AUDIODRIVER) } }
         guard SDL_InitSubSystem(SDL_INIT_AUDIO) == 0 else {
             throw SDLAudioError.initialization(Self.lastError())
         }
-        let mixer = SDLAudioMixer(channels: format.channels)
+        // The device thread only copies and mixes (no lock, no allocation), so it may run as a
+        // realtime thread where the system allows it (rtkit, RLIMIT_RTPRIO, root): a busy
+        // desktop then cannot preempt it in the middle of a buffer. Elsewhere SDL keeps the
+        // normal policy.
+        SDL_SetHint(SDL_HINT_THREAD_FORCE_REALTIME_TIME_CRITICAL, "1")
+        let mixer = SDLAudioMixer(channels: format.channels, maximumFrames: max(8192, bufferFrames * 4))
         var desired = SDL_AudioSpec()
         desired.freq = Int32(format.sampleRate)
         desired.format = SDL_AudioFormat(AUDIO_F32SYS)
@@ -106,14 +111,16 @@ public final class SDLAudioOutput: @unchecked Sendable {
     /// Frames the device callback has produced so far.
     public var framesRendered: Int { mixer.framesRendered }
 
+    /// How long the device callbacks took (they only copy and mix; see ``SDLAudioMixer``).
+    public var callbackStatistics: AudioCallbackStatistics { mixer.timings.statistics }
+
+    /// Forgets the callback durations recorded so far.
+    public func resetCallbackStatistics() { mixer.timings.reset() }
+
     /// Stops the device and releases SDL's audio subsystem. Waits for a running callback to
     /// return; idempotent.
     public func close() {
-        let wasOpen: Bool = lock.withLock {
-            defer { closed = true }
-            return !closed
-        }
-        guard wasOpen else { return }
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         SDL_CloseAudioDevice(device)
         SDL_QuitSubSystem(SDL_INIT_AUDIO)
         withExtendedLifetime(mixer) {}
@@ -147,67 +154,135 @@ final class SDLAudioVoice: AudioSink, @unchecked Sendable {
     let mode: AudioSinkMode = .pull
     private let mixer: SDLAudioMixer
     private let output: SDLAudioOutput  // keeps the device open while a player holds the sink
-    private let id: Int
+    /// The mixer slot this voice plays through; `nil` when every slot is taken (it is silent).
+    private let slot: Int?
 
     init(output: SDLAudioOutput, mixer: SDLAudioMixer) {
         self.output = output
         self.mixer = mixer
         self.format = output.format
         self.latency = output.latency
-        self.id = mixer.newVoiceID()
+        self.slot = mixer.newVoiceSlot()
     }
 
-    func start(pulling source: AudioPullSource) { mixer.attach(id, source) }
-    func stop() { mixer.detach(id) }
-    deinit { mixer.detach(id) }
+    func start(pulling source: AudioPullSource) { if let slot { mixer.attach(slot, source) } }
+    func stop() { if let slot { mixer.detach(slot) } }
+    deinit { if let slot { mixer.releaseVoiceSlot(slot) } }
 }
 
-/// The voices and gain the device callback mixes. The callback takes a snapshot of the
-/// sources under the lock and renders them outside it, so a player stopping its voice never
-/// waits for (or deadlocks with) a render in progress.
+/// The voices and gain the device callback mixes — real-time code: the callback takes no lock,
+/// allocates nothing and only copies out of each player's ring (``AudioPullSource``) and adds.
+///
+/// Voices live in a fixed table of atomic slots. Attaching or detaching a voice swaps its slot
+/// and then waits until a callback that may still hold the old source has returned (the
+/// callback's epoch counter is odd while it runs), so a source is released only when no
+/// callback can touch it. Slot ownership (which voice uses which slot) is kept under a mutex
+/// that only non-real-time threads take.
 final class SDLAudioMixer: @unchecked Sendable {
+    static let slotCount = 16
     let channels: Int
-    private let lock = NSLock()
-    private var voices: [(id: Int, source: AudioPullSource)] = []
-    private var nextID = 0
-    private var gain: Float = 1
-    private var muted = false
-    private var rendered = 0
+    let maximumFrames: Int
+    let timings = RealTimeTimings()
+    /// `Unmanaged<AudioPullSource>` pointers (retained), one per voice slot.
+    private let slots: UnsafeMutablePointer<Atomic<UnsafeMutableRawPointer?>>
+    /// Odd while a callback runs.
+    private let epoch = Atomic<Int>(0)
+    private let gainBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let mutedFlag = Atomic<Bool>(false)
+    private let rendered = Atomic<Int>(0)
+    /// The callback's scratch buffer for one voice (callback thread only).
+    private let scratch: UnsafeMutablePointer<Float>
+    /// Slots handed to voices (non-real-time threads only).
+    private let owners = Mutex([Bool](repeating: false, count: SDLAudioMixer.slotCount))
 
-    init(channels: Int) { self.channels = channels }
+    init(channels: Int, maximumFrames: Int) {
+        self.channels = channels
+        self.maximumFrames = maximumFrames
+        slots = .allocate(capacity: Self.slotCount)
+        for i in 0..<Self.slotCount { (slots + i).initialize(to: Atomic(nil)) }
+        scratch = .allocate(capacity: maximumFrames * channels)
+        scratch.initialize(repeating: 0, count: maximumFrames * channels)
+    }
 
-    func newVoiceID() -> Int { lock.withLock { nextID += 1; return nextID } }
-    func attach(_ id: Int, _ source: AudioPullSource) {
-        lock.withLock {
-            voices.removeAll { $0.id == id }
-            voices.append((id, source))
+    deinit {
+        for i in 0..<Self.slotCount {
+            if let old = slots[i].exchange(nil, ordering: .sequentiallyConsistent) {
+                Unmanaged<AudioPullSource>.fromOpaque(old).release()
+            }
+        }
+        slots.deinitialize(count: Self.slotCount)
+        slots.deallocate()
+        scratch.deallocate()
+    }
+
+    /// A free slot for a new voice, or `nil` when all are taken.
+    func newVoiceSlot() -> Int? {
+        owners.withTrackedLock { owners in
+            guard let slot = owners.firstIndex(of: false) else { return nil }
+            owners[slot] = true
+            return slot
         }
     }
-    func detach(_ id: Int) { lock.withLock { voices.removeAll { $0.id == id } } }
+
+    func releaseVoiceSlot(_ slot: Int) {
+        detach(slot)
+        owners.withTrackedLock { $0[slot] = false }
+    }
+
+    func attach(_ slot: Int, _ source: AudioPullSource) {
+        replace(slot, with: Unmanaged.passRetained(source).toOpaque())
+    }
+
+    func detach(_ slot: Int) { replace(slot, with: nil) }
+
+    /// Swaps a slot, then releases the old source once no callback can be using it.
+    private func replace(_ slot: Int, with pointer: UnsafeMutableRawPointer?) {
+        let old = slots[slot].exchange(pointer, ordering: .sequentiallyConsistent)
+        guard let old else { return }
+        let running = epoch.load(ordering: .sequentiallyConsistent)
+        if running & 1 == 1 {
+            while epoch.load(ordering: .sequentiallyConsistent) == running { usleep(200) }
+        }
+        Unmanaged<AudioPullSource>.fromOpaque(old).release()
+    }
 
     var volume: Float {
-        get { lock.withLock { gain } }
-        set { lock.withLock { gain = newValue } }
+        get { Float(bitPattern: gainBits.load(ordering: .relaxed)) }
+        set { gainBits.store(newValue.bitPattern, ordering: .relaxed) }
     }
     var isMuted: Bool {
-        get { lock.withLock { muted } }
-        set { lock.withLock { muted = newValue } }
+        get { mutedFlag.load(ordering: .relaxed) }
+        set { mutedFlag.store(newValue, ordering: .relaxed) }
     }
-    var activeCount: Int { lock.withLock { voices.count } }
-    var framesRendered: Int { lock.withLock { rendered } }
+    var activeCount: Int {
+        (0..<Self.slotCount).filter { slots[$0].load(ordering: .relaxed) != nil }.count
+    }
+    var framesRendered: Int { rendered.load(ordering: .relaxed) }
 
-    /// Fills `output` (interleaved float32) with the mix of every voice.
+    /// Fills `output` (interleaved float32) with the mix of every voice. Real-time safe.
     func render(into output: UnsafeMutableBufferPointer<Float>) {
-        let (sources, level) = lock.withLock { (voices.map(\.source), muted ? 0 : gain) }
-        output.initialize(repeating: 0)
+        guard let base = output.baseAddress else { return }
+        let started = RealTimeTimings.now()
+        epoch.add(1, ordering: .sequentiallyConsistent)
+        base.update(repeating: 0, count: output.count)
         let frames = output.count / channels
-        for source in sources {
-            let samples = source.render(frameCount: frames)
-            let n = min(samples.count, output.count)
-            for i in 0..<n { output[i] += samples[i] }
+        for slot in 0..<Self.slotCount {
+            guard let pointer = slots[slot].load(ordering: .sequentiallyConsistent) else { continue }
+            let source = Unmanaged<AudioPullSource>.fromOpaque(pointer).takeUnretainedValue()
+            var done = 0
+            while done < frames {
+                let n = min(maximumFrames, frames - done)
+                source.render(into: scratch, frameCount: n)
+                let offset = done * channels
+                for i in 0..<(n * channels) { base[offset + i] += scratch[i] }
+                done += n
+            }
         }
-        for i in 0..<output.count { output[i] = max(-1, min(1, output[i] * level)) }
-        lock.withLock { rendered += frames }
+        let level = mutedFlag.load(ordering: .relaxed) ? 0 : Float(bitPattern: gainBits.load(ordering: .relaxed))
+        for i in 0..<output.count { base[i] = max(-1, min(1, base[i] * level)) }
+        rendered.store(rendered.load(ordering: .relaxed) + frames, ordering: .relaxed)
+        epoch.add(1, ordering: .sequentiallyConsistent)
+        timings.record(nanoseconds: RealTimeTimings.now() - started)
     }
 }
 

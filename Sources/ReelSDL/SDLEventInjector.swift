@@ -55,6 +55,13 @@ public enum SDLEventInjector {
         flush()
     }
 
+    /// Moves the display's real pointer to its top-left corner, away from a centred window.
+    /// A window that opens under the pointer gets the pointer's real position as a motion
+    /// event, which would land between synthetic ones and move a scrub or a drag.
+    public static func parkPointer() {
+        SDL_WarpMouseGlobal(0, 0)
+    }
+
     public static func quit() {
         var event = SDL_Event()
         event.type = SDL_QUIT.rawValue

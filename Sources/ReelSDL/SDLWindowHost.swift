@@ -5,17 +5,30 @@ internal import CSDL2
 /// An SDL window with its renderer: starts SDL's video subsystem only (the audio subsystem
 /// is someone else's), opens a resizable HiDPI-aware window and picks OpenGL or
 /// SDL_Renderer; closes all of it in `deinit`.
+///
+/// Confined to the thread that creates it (``confinement``): every member but
+/// ``makeWaker()``'s closure checks it, and so do the renderers and the text rasterizer.
 final class SDLWindowHost {
+    // Immutable after init.
+    /// The thread the window, its GL context and SDL's video subsystem belong to.
+    let confinement: ThreadConfinement
     let window: OpaquePointer
-    private var installed: (any WindowRenderer)?
-    private var windowedFrame: (x: Int, y: Int, width: Int, height: Int)?
-    private var fullscreen = false
-    var renderer: any WindowRenderer { installed! }
     let text: TextRasterizer
     /// The event type SDL assigned for "a frame arrived" wake-ups.
     let wakeEventType: UInt32
 
+    // Owner thread only.
+    private var installed: (any WindowRenderer)?
+    private var windowedFrame: (x: Int, y: Int, width: Int, height: Int)?
+    private var fullscreen = false
+
+    var renderer: any WindowRenderer {
+        confinement.check("renderer")
+        return installed!
+    }
+
     init(title: String, width: Int, height: Int, renderer kind: RendererKind, allowFallback: Bool) throws {
+        confinement = ThreadConfinement("the SDL window")
         if SDL_InitSubSystem(SDL_INIT_VIDEO) != 0 {
             throw WindowError.sdl("SDL_InitSubSystem(video): \(String(cString: SDL_GetError()))")
         }
@@ -62,6 +75,7 @@ final class SDLWindowHost {
     }
 
     deinit {
+        confinement.check("close")
         // The renderer (GL context, SDL_Renderer) goes before its window.
         installed = nil
         SDL_DestroyWindow(window)
@@ -70,6 +84,7 @@ final class SDLWindowHost {
 
     /// The window's size in points.
     var windowSize: (width: Int, height: Int) {
+        confinement.check("windowSize")
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetWindowSize(window, &w, &h)
         return (Int(w), Int(h))
@@ -86,6 +101,7 @@ final class SDLWindowHost {
     /// without a window manager (SDL's desktop fullscreen relies on the WM to resize the
     /// window, and under a bare X server such as Xvfb the window would keep its size).
     func setFullscreen(_ on: Bool) {
+        confinement.check("setFullscreen")
         guard on != fullscreen else { return }
         if on {
             var x: Int32 = 0, y: Int32 = 0
@@ -105,9 +121,16 @@ final class SDLWindowHost {
         fullscreen = on
     }
 
-    var isFullscreen: Bool { fullscreen }
+    var isFullscreen: Bool {
+        confinement.check("isFullscreen")
+        return fullscreen
+    }
 
-    /// A closure any thread may call to wake `SDL_WaitEvent`.
+    /// Whether the calling thread owns the window.
+    var isOnOwnerThread: Bool { confinement.isOnOwnerThread }
+
+    /// A closure any thread may call to wake `SDL_WaitEvent` (`SDL_PushEvent` is the one
+    /// SDL event call documented as thread-safe).
     func makeWaker() -> @Sendable () -> Void {
         let type = wakeEventType
         return {
@@ -137,6 +160,7 @@ enum HostInput {
 extension SDLWindowHost {
     /// Waits up to `timeoutMs` for the first event, then drains the queue.
     func events(waitMs timeoutMs: Int) -> [HostInput] {
+        confinement.check("events")
         var event = SDL_Event()
         var out: [HostInput] = []
         var got = timeoutMs > 0 ? SDL_WaitEventTimeout(&event, Int32(timeoutMs)) : SDL_PollEvent(&event)
@@ -182,12 +206,16 @@ extension SDLWindowHost {
 
     /// Starts SDL text input (IME included); `rect` tells the IME where the field is.
     func startTextInput(rect: UIRect) {
+        confinement.check("startTextInput")
         let scale = pixelScale
         var r = SDL_Rect(x: Int32(rect.x / scale.x), y: Int32(rect.y / scale.y), w: Int32(rect.width / scale.x), h: Int32(rect.height / scale.y))
         SDL_SetTextInputRect(&r)
         SDL_StartTextInput()
     }
-    func stopTextInput() { SDL_StopTextInput() }
+    func stopTextInput() {
+        confinement.check("stopTextInput")
+        SDL_StopTextInput()
+    }
 
     static func key(_ keycode: Int32) -> PlaybackViewModel.Key {
         switch keycode {

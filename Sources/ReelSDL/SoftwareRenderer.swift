@@ -7,12 +7,18 @@ internal import CSDL2
 /// without OpenGL: frames go through libswscale (every matrix, range and bit depth the
 /// frame declares) into an RGB texture; rounded corners come from an antialiased disc
 /// texture; the backdrop is a tiny blurred copy stretched with linear filtering.
+///
+/// Confined to the window's thread: every entry point checks it before calling SDL.
 final class SoftwareRenderer: WindowRenderer {
+    // Immutable after init.
     let name = "software"
+    private let confinement = ThreadConfinement("the SDL renderer")
     private let renderer: OpaquePointer
     private let text: TextRasterizer
     private let scaler = FrameScaler(smooth: false)
     private let smallScaler = FrameScaler(smooth: true)
+
+    // Owner thread only (the textures belong to the renderer).
     private var videoTexture: (texture: OpaquePointer, width: Int, height: Int)?
     private var videoKey: (ObjectIdentifier, Int, Int)?
     private var backdropTexture: (texture: OpaquePointer, width: Int, height: Int)?
@@ -34,6 +40,7 @@ final class SoftwareRenderer: WindowRenderer {
     }
 
     deinit {
+        confinement.check("destroy the renderer")
         for texture in images.values { SDL_DestroyTexture(texture) }
         for entry in texts.values { SDL_DestroyTexture(entry.texture) }
         if let videoTexture { SDL_DestroyTexture(videoTexture.texture) }
@@ -43,12 +50,14 @@ final class SoftwareRenderer: WindowRenderer {
     }
 
     var drawableSize: (width: Int, height: Int) {
+        confinement.check("drawableSize")
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetRendererOutputSize(renderer, &w, &h)
         return (Int(w), Int(h))
     }
 
     func draw(_ list: [DrawCommand]) {
+        confinement.check("draw")
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
         SDL_RenderClear(renderer)
         for command in list {
@@ -63,6 +72,7 @@ final class SoftwareRenderer: WindowRenderer {
     }
 
     func readPixels() -> RGBImage {
+        confinement.check("readPixels")
         let (w, h) = drawableSize
         var bytes = [UInt8](repeating: 0, count: w * h * 3)
         bytes.withUnsafeMutableBytes {
@@ -71,7 +81,10 @@ final class SoftwareRenderer: WindowRenderer {
         return RGBImage(width: w, height: h, bytes: bytes)
     }
 
-    func present() { SDL_RenderPresent(renderer) }
+    func present() {
+        confinement.check("present")
+        SDL_RenderPresent(renderer)
+    }
 
     // MARK: Shapes
 

@@ -11,8 +11,15 @@ struct TextImage {
 
 /// Renders lines of text through SDL2_ttf with a CJK-capable font found through
 /// fontconfig; one `TTF_Font` per pixel size, results cached by (text, size).
+///
+/// Belongs to its window's thread (SDL_ttf is not thread-safe): every path into SDL_ttf
+/// checks it.
 final class TextRasterizer {
+    // Immutable after init.
     let fontPath: String
+    private let confinement = ThreadConfinement("the text rasterizer")
+
+    // Owner thread only.
     private var fonts: [Int: OpaquePointer] = [:]
     private var cache: [String: TextImage] = [:]
     private var order: [String] = []
@@ -36,11 +43,13 @@ final class TextRasterizer {
     }
 
     deinit {
+        confinement.check("close the fonts")
         for font in fonts.values { TTF_CloseFont(font) }
         TTF_Quit()
     }
 
     private func font(size: Int) -> OpaquePointer? {
+        confinement.check("font")
         let size = max(6, min(size, 200))
         if let font = fonts[size] { return font }
         guard let font = TTF_OpenFont(fontPath, Int32(size)) else { return nil }
@@ -70,6 +79,7 @@ final class TextRasterizer {
 
     /// The rendered text, cached.
     func render(_ text: String, size: Int) -> TextImage? {
+        confinement.check("render")
         let key = "\(size)\u{1}\(text)"
         if let hit = cache[key] { return hit }
         guard !text.isEmpty, let font = font(size: size) else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import Synchronization
 
 /// A video sink that draws in a terminal: the player presents each frame at its time (from
 /// the player's clock); the renderer keeps only the latest, and its own thread scales it
@@ -9,7 +10,7 @@ import ReelMedia
 ///
 /// A terminal slower than the video never makes playback lag: frames presented while the
 /// previous one is still being written are replaced, not queued, and counted as dropped.
-public final class TerminalRenderer: VideoSink, @unchecked Sendable {
+public final class TerminalRenderer: VideoSink, Sendable {
     /// How frames are drawn.
     public struct Configuration: Sendable, Hashable {
         /// Glyphs, colours, synchronized output and diffing for the encoder.
@@ -61,118 +62,151 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
     }
 
     /// Draws the chrome: called on the render thread for every write, with `full` after a
-    /// clear; returns the bytes for the chrome rows (empty when nothing changed).
-    public var overlay: (@Sendable (_ full: Bool) -> [UInt8])?
+    /// clear; returns the bytes for the chrome rows (empty when nothing changed). Set it
+    /// before ``start()``; it may be replaced later (it is kept under the renderer's mutex
+    /// and read there before each write, then called with no lock held).
+    public var overlay: (@Sendable (_ full: Bool) -> [UInt8])? {
+        get { shared.withTrackedLock { $0.overlay } }
+        set {
+            shared.withTrackedLock { $0.overlay = newValue }
+            wakeup.signal()
+        }
+    }
 
+    // Threads: the player's (present, clear), the caller's (layout, chrome, statistics,
+    // start, stop) and the render thread (`loop`, which alone scales, encodes and writes).
+
+    // Immutable after init.
     private let configuration: Configuration
     private let output: @Sendable ([UInt8]) -> Void
-    private let condition = NSCondition()
-    private enum Content {
+    /// Wakes the render thread after a change to `shared` (signalled with the mutex released).
+    private let wakeup = Wakeup()
+    /// Resumed when the render thread has exited (``finished()``).
+    private let exit = ExitSignal()
+
+    private enum Content: Sendable {
         case frame(VideoFrame)
         case picture(RGBImage)
     }
 
-    private var pending: Content?
-    private var last: Content?
-    private var needsFullRedraw = true
-    private var chromeDirty = true
-    private var area = (column: 0, row: 0, columns: 80, rows: 24)
-    private var screen = (columns: 80, rows: 24)
-    private var stopped = false
-    private var thread: Thread?
-    private var stats = Statistics()
-    private var renderTimes: [Double] = []
+    /// Everything more than one thread touches.
+    private struct Shared {
+        var overlay: (@Sendable (_ full: Bool) -> [UInt8])?
+        var pending: Content?
+        var last: Content?
+        var needsFullRedraw = true
+        var chromeDirty = true
+        var area = (column: 0, row: 0, columns: 80, rows: 24)
+        var screen = (columns: 80, rows: 24)
+        var started = false
+        var stopped = false
+        var stats = Statistics()
+        var renderTimes: [Double] = []
+        /// Whether the render thread has work (or must exit).
+        var hasWork: Bool { stopped || pending != nil || needsFullRedraw || chromeDirty }
+    }
 
-    /// A renderer that writes through `output` (one call per drawn frame).
+    /// Guarded by `shared`: the one lock of the renderer. Never held while scaling,
+    /// encoding, calling ``overlay`` or writing.
+    private let shared = Mutex(Shared())
+
+    // Render thread only: the encoders, the scaler and the last scaled picture are locals
+    // of `loop()`.
+
+    /// A renderer that writes through `output` (one call per drawn frame, on the render thread).
     public init(configuration: Configuration = .init(), output: @escaping @Sendable ([UInt8]) -> Void) {
         self.configuration = configuration
         self.output = output
     }
 
+    /// Changes `shared` under the mutex, then wakes the render thread (lock released).
+    private func update(_ body: (inout Shared) -> Void) {
+        shared.withTrackedLock { body(&$0) }
+        wakeup.signal()
+    }
+
     // MARK: VideoSink
 
     public func present(_ frame: VideoFrame, presentation: Presentation) {
-        condition.lock()
-        if case .frame = pending { stats.dropped += 1 }
-        pending = .frame(frame)
-        stats.presented += 1
-        stats.playerDropped = presentation.droppedFrames
-        condition.signal()
-        condition.unlock()
+        update { shared in
+            if case .frame = shared.pending { shared.stats.dropped += 1 }
+            shared.pending = .frame(frame)
+            shared.stats.presented += 1
+            shared.stats.playerDropped = presentation.droppedFrames
+        }
     }
 
     /// Shows a still picture (an image post, a cover) until the next frame.
     public func presentPicture(_ image: RGBImage) {
-        condition.lock()
-        pending = .picture(image)
-        condition.signal()
-        condition.unlock()
+        update { $0.pending = .picture(image) }
     }
 
     public func clear() {
-        condition.lock()
-        pending = nil
-        last = nil
-        needsFullRedraw = true
-        condition.signal()
-        condition.unlock()
+        update { shared in
+            shared.pending = nil
+            shared.last = nil
+            shared.needsFullRedraw = true
+        }
     }
 
     // MARK: Control
 
-    /// Starts the render thread.
+    /// Starts the render thread (once).
     public func start() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard thread == nil else { return }
-        let thread = Thread { [self] in loop() }
+        let first = shared.withTrackedLock { shared in
+            defer { shared.started = true }
+            return !shared.started
+        }
+        guard first else { return }
+        let thread = Thread { [self] in
+            loop()
+            exit.fire()
+        }
         thread.name = "reel.terminal.render"
-        self.thread = thread
         thread.start()
     }
 
-    /// Stops the render thread (after the write in progress, if any).
+    /// Stops the render thread after the write in progress, if any; returns at once.
+    /// ``finished()`` waits for the thread to be gone.
     public func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        update { $0.stopped = true }
+    }
+
+    /// Returns once the render thread has exited after ``stop()`` (at once when it never
+    /// started): nothing is written after it returns.
+    public func finished() async {
+        let started = shared.withTrackedLock { $0.started }
+        guard started else { return }
+        await exit.wait()
     }
 
     /// The screen is `columns × rows` and the video goes in `area`: redraws everything.
     public func layout(screenColumns: Int, screenRows: Int, area: (column: Int, row: Int, columns: Int, rows: Int)) {
-        condition.lock()
-        screen = (screenColumns, screenRows)
-        self.area = area
-        needsFullRedraw = true
-        condition.signal()
-        condition.unlock()
+        update { shared in
+            shared.screen = (screenColumns, screenRows)
+            shared.area = area
+            shared.needsFullRedraw = true
+        }
     }
 
     /// Clears the screen and draws everything again (after a resize, a resume).
     public func redrawAll() {
-        condition.lock()
-        needsFullRedraw = true
-        condition.signal()
-        condition.unlock()
+        update { $0.needsFullRedraw = true }
     }
 
     /// The chrome changed: write it (with or without a new frame).
     public func setNeedsChrome() {
-        condition.lock()
-        chromeDirty = true
-        condition.signal()
-        condition.unlock()
+        update { $0.chromeDirty = true }
     }
 
     /// What has been drawn so far.
     public var statistics: Statistics {
-        condition.lock()
-        defer { condition.unlock() }
-        var s = stats
         let now = Self.now()
-        s.framesPerSecond = Double(renderTimes.filter { now - $0 <= 1 }.count)
-        return s
+        return shared.withTrackedLock { shared in
+            var s = shared.stats
+            s.framesPerSecond = Double(shared.renderTimes.filter { now - $0 <= 1 }.count)
+            return s
+        }
     }
 
     // MARK: Render loop
@@ -192,23 +226,31 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
         var imageSource: ObjectIdentifier?
         var lastGeometry: [Int]?
         while true {
-            condition.lock()
-            while !stopped && pending == nil && !needsFullRedraw && !chromeDirty {
+            // Take the work under the mutex; everything after runs without it.
+            let work = shared.withTrackedLock { shared -> (content: Content?, full: Bool, area: (column: Int, row: Int, columns: Int, rows: Int),
+                                                     overlay: (@Sendable (Bool) -> [UInt8])?)? in
+                guard shared.hasWork, !shared.stopped else { return nil }
+                let content = shared.pending ?? (shared.needsFullRedraw ? shared.last : nil)
+                if let pending = shared.pending { shared.last = pending }
+                shared.pending = nil
+                defer {
+                    shared.needsFullRedraw = false
+                    shared.chromeDirty = false
+                }
+                return (content, shared.needsFullRedraw, shared.area, shared.overlay)
+            }
+            guard let work else {
+                let (stopped, hasOverlay) = shared.withTrackedLock { ($0.stopped, $0.overlay != nil) }
+                if stopped { return }
                 // Wake now and then so the progress bar moves while paused or stalled.
-                if !condition.wait(until: Date().addingTimeInterval(0.25)) { chromeDirty = overlay != nil }
+                if !wakeup.wait(seconds: 0.25), hasOverlay {
+                    shared.withTrackedLock { $0.chromeDirty = true }
+                }
+                continue
             }
-            if stopped {
-                condition.unlock()
-                return
-            }
-            let content = pending ?? (needsFullRedraw ? last : nil)
-            if let pending { last = pending }
-            pending = nil
-            var full = needsFullRedraw
-            needsFullRedraw = false
-            chromeDirty = false
-            let area = self.area
-            condition.unlock()
+            let content = work.content
+            var full = work.full
+            let area = work.area
 
             var bytes: [UInt8] = []
             var videoBytes = 0
@@ -268,27 +310,32 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
                     _ = baseline.encode(image, column: placement.column, row: placement.row)
                 }
             }
-            let chrome = overlay?(full) ?? []
+            let chrome = work.overlay?(full) ?? []
             bytes += chrome
             // Counted before the write: a slow terminal blocks in it.
-            condition.lock()
-            stats.chromeBytes += chrome.count
-            if drewFrame {
-                stats.rendered += 1
-                stats.lastFrameBytes = videoBytes
-                stats.videoBytes += videoBytes
-                if encoder.lastFrame.fullRedraw { stats.fullFrames += 1 }
-                stats.fullRedrawBytes = baseline.totalByteCount
-                if let image {
-                    let glyphs = configuration.encoder.glyphs
-                    stats.columns = (image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally
-                    stats.rows = (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically
-                }
-                let now = Self.now()
-                renderTimes.append(now)
-                renderTimes.removeAll { now - $0 > 1 }
+            let fullFrame = encoder.lastFrame.fullRedraw
+            let fullRedrawBytes = baseline.totalByteCount
+            let glyphs = configuration.encoder.glyphs
+            let cells = image.map { image in
+                ((image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally,
+                 (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically)
             }
-            condition.unlock()
+            let now = Self.now()
+            shared.withTrackedLock { shared in
+                shared.stats.chromeBytes += chrome.count
+                guard drewFrame else { return }
+                shared.stats.rendered += 1
+                shared.stats.lastFrameBytes = videoBytes
+                shared.stats.videoBytes += videoBytes
+                if fullFrame { shared.stats.fullFrames += 1 }
+                shared.stats.fullRedrawBytes = fullRedrawBytes
+                if let cells {
+                    shared.stats.columns = cells.0
+                    shared.stats.rows = cells.1
+                }
+                shared.renderTimes.append(now)
+                shared.renderTimes.removeAll { now - $0 > 1 }
+            }
             if !bytes.isEmpty {
                 if configuration.encoder.synchronizedOutput {
                     bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate

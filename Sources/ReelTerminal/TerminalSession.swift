@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,9 +12,11 @@ import Glibc
 ///
 /// Input is read on a thread of its own and parsed with ``TerminalInputParser``; events
 /// arrive through ``onEvent``. A resize (SIGWINCH) calls ``onResize`` with the new size.
-/// Output goes through ``write(_:)``: one `write()` loop per call, under a lock, so the
-/// renderer and the chrome never interleave half sequences.
-public final class TerminalSession: @unchecked Sendable {
+/// Output goes through ``write(_:)``: one `write()` loop per call, under the terminal's
+/// mutex, so the renderer and the chrome never interleave half sequences.
+///
+/// Callbacks (``handlers``) are set before ``enter()`` and called with no lock held.
+public final class TerminalSession: Sendable {
     /// Columns and rows of the terminal.
     public struct Size: Sendable, Hashable {
         public var columns: Int
@@ -24,31 +27,93 @@ public final class TerminalSession: @unchecked Sendable {
         }
     }
 
-    /// An input event (key, mouse, focus, query reply), on the input thread.
-    public var onEvent: (@Sendable (TerminalInputEvent) -> Void)?
-    /// The terminal changed size, or came back from a suspend: redraw everything.
-    public var onResize: (@Sendable (Size) -> Void)?
-    /// The process is about to stop (`true`, Ctrl-Z or SIGTSTP) or has continued (`false`):
-    /// pause and resume playback around it.
-    public var onSuspend: (@Sendable (Bool) -> Void)?
-    /// SIGTERM, SIGINT or SIGHUP arrived (the terminal is already restored): quit.
-    public var onTerminate: (@Sendable (Int32) -> Void)?
+    /// What the session calls back. Kept under the session's mutex: set them before
+    /// ``enter()`` (events that come earlier have nobody to go to); each is read under the
+    /// mutex and called after it is released, on the thread named below.
+    public struct Handlers: Sendable {
+        /// An input event (key, mouse, focus, query reply), on the input thread.
+        public var onEvent: (@Sendable (TerminalInputEvent) -> Void)?
+        /// The terminal changed size, or came back from a suspend: redraw everything. On the
+        /// signal thread.
+        public var onResize: (@Sendable (Size) -> Void)?
+        /// The process is about to stop (`true`, Ctrl-Z or SIGTSTP) or has continued (`false`):
+        /// pause and resume playback around it. On the thread that called ``suspend()``, or
+        /// the signal thread.
+        public var onSuspend: (@Sendable (Bool) -> Void)?
+        /// SIGTERM, SIGINT or SIGHUP arrived (the terminal is already restored): quit. On the
+        /// signal thread.
+        public var onTerminate: (@Sendable (Int32) -> Void)?
+
+        public init(onEvent: (@Sendable (TerminalInputEvent) -> Void)? = nil, onResize: (@Sendable (Size) -> Void)? = nil,
+                    onSuspend: (@Sendable (Bool) -> Void)? = nil, onTerminate: (@Sendable (Int32) -> Void)? = nil) {
+            self.onEvent = onEvent
+            self.onResize = onResize
+            self.onSuspend = onSuspend
+            self.onTerminate = onTerminate
+        }
+    }
+
+    /// The callbacks (see ``Handlers``).
+    public var handlers: Handlers {
+        get { state.withTrackedLock { $0.handlers } }
+        set { state.withTrackedLock { $0.handlers = newValue } }
+    }
+
+    /// An input event, on the input thread (``Handlers/onEvent``).
+    public var onEvent: (@Sendable (TerminalInputEvent) -> Void)? {
+        get { handlers.onEvent }
+        set { state.withTrackedLock { $0.handlers.onEvent = newValue } }
+    }
+    /// A resize or a return from a suspend (``Handlers/onResize``).
+    public var onResize: (@Sendable (Size) -> Void)? {
+        get { handlers.onResize }
+        set { state.withTrackedLock { $0.handlers.onResize = newValue } }
+    }
+    /// Around a suspend (``Handlers/onSuspend``).
+    public var onSuspend: (@Sendable (Bool) -> Void)? {
+        get { handlers.onSuspend }
+        set { state.withTrackedLock { $0.handlers.onSuspend = newValue } }
+    }
+    /// SIGTERM, SIGINT or SIGHUP (``Handlers/onTerminate``).
+    public var onTerminate: (@Sendable (Int32) -> Void)? {
+        get { handlers.onTerminate }
+        set { state.withTrackedLock { $0.handlers.onTerminate = newValue } }
+    }
 
     /// Whether the terminal answered the kitty keyboard query (release events available).
-    public var reportsKeyReleases: Bool { lock.withLock { kittyKeyboard } }
+    public var reportsKeyReleases: Bool { state.withTrackedLock { $0.kittyKeyboard } }
 
+    // Threads: the caller's (enter, restore, write, suspend), the input thread (reads,
+    // parses, calls onEvent), the signal thread (`signalQueue`: resize, suspend, resume,
+    // terminate), and any thread that writes (the renderer's).
+
+    // Immutable after init.
     private let input: Int32
     private let output: Int32
-    private let lock = NSLock()
-    private let writeLock = NSLock()
-    private var original: termios?
-    private var active = false
-    private var kittyKeyboard = false
-    private var sources: [DispatchSourceSignal] = []
-    private let queue = DispatchQueue(label: "reel.terminal.signals")
-    private var reader: Thread?
-    private var stopPipe: [Int32] = [-1, -1]
-    private var stopping = false
+    /// Runs the signal handlers (a serial queue: one signal at a time).
+    private let signalQueue = DispatchQueue(label: "reel.terminal.signals")
+
+    /// The terminal's mode, and the output: every write to `output` happens with this
+    /// mutex held, so writes never interleave and none follows the reset that
+    /// ``restore()`` writes. Held during a write (a slow terminal blocks here).
+    private struct Terminal {
+        /// Raw mode and the alternate screen are on.
+        var active = false
+        /// The attributes to restore (read once, on the first set-up).
+        var original: termios?
+    }
+    private let terminal = Mutex(Terminal())
+
+    /// Everything else more than one thread touches. Never held during a write or a call out.
+    private struct State {
+        var handlers = Handlers()
+        var kittyKeyboard = false
+        var sources: [DispatchSourceSignal] = []
+        /// The write end wakes the input thread to stop; -1 when it is not running.
+        var stopPipe: [Int32] = [-1, -1]
+        var stopping = false
+    }
+    private let state = Mutex(State())
 
     /// A session on `input` and `output` (standard input and output by default). Nothing
     /// changes until ``enter()``.
@@ -88,20 +153,19 @@ public final class TerminalSession: @unchecked Sendable {
     /// the user's screen back, cooked mode. Idempotent; safe from any thread.
     public func restore() {
         tearDown()
-        lock.lock()
-        let sources = self.sources
-        self.sources = []
-        stopping = true
-        let pipe = stopPipe
-        if pipe[1] >= 0 {
-            var byte: UInt8 = 0
-            _ = Glibc.write(pipe[1], &byte, 1)
+        let hadSources = state.withTrackedLock { state in
+            state.stopping = true
+            if state.stopPipe[1] >= 0 {
+                var byte: UInt8 = 0
+                _ = Glibc.write(state.stopPipe[1], &byte, 1)
+            }
+            defer { state.sources = [] }
+            for source in state.sources { source.cancel() }
+            return !state.sources.isEmpty
         }
-        lock.unlock()
-        for source in sources { source.cancel() }
         // Give the signals back their default handling (they were ignored so that the
         // dispatch sources, not the default actions, saw them).
-        if !sources.isEmpty {
+        if hadSources {
             for signal in Self.handledSignals { Glibc.signal(signal, SIG_DFL) }
         }
     }
@@ -112,108 +176,104 @@ public final class TerminalSession: @unchecked Sendable {
     /// is suspended.
     public func write(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        // Checked under the write lock: once tearDown has written its reset, nothing more
-        // reaches the user's screen.
-        guard lock.withLock({ active }) else { return }
-        Self.writeAll(output, bytes)
+        terminal.withTrackedLock { terminal in
+            // Checked under the mutex: once tearDown has written its reset, nothing more
+            // reaches the user's screen.
+            guard terminal.active else { return }
+            Self.writeAll(output, bytes)
+        }
     }
 
     // MARK: Set up / tear down
 
     private func setUp() throws {
-        // Lock order: writeLock, then lock (as in write()).
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        lock.lock()
-        defer { lock.unlock() }
-        guard !active else { return }
-        var attributes = termios()
-        guard tcgetattr(input, &attributes) == 0 else { throw TerminalSessionError.notATerminal }
-        if original == nil { original = attributes }
-        var raw = attributes
-        cfmakeraw(&raw)
-        raw.c_oflag |= tcflag_t(OPOST | ONLCR)  // keep \n → \r\n for anything printed by others
-        // VMIN 1, VTIME 0: read blocks for at least one byte (the reader polls anyway).
-        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-            cc[Int(VMIN)] = 1
-            cc[Int(VTIME)] = 0
+        try terminal.withTrackedLock { terminal in
+            guard !terminal.active else { return }
+            var attributes = termios()
+            guard tcgetattr(input, &attributes) == 0 else { throw TerminalSessionError.notATerminal }
+            if terminal.original == nil { terminal.original = attributes }
+            var raw = attributes
+            cfmakeraw(&raw)
+            raw.c_oflag |= tcflag_t(OPOST | ONLCR)  // keep \n → \r\n for anything printed by others
+            // VMIN 1, VTIME 0: read blocks for at least one byte (the reader polls anyway).
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            tcsetattr(input, TCSAFLUSH, &raw)
+            terminal.active = true
+            var setup: [UInt8] = []
+            setup += TerminalControl.enterAlternateScreen
+            setup += TerminalControl.hideCursor
+            setup += TerminalControl.clearScreen
+            setup += TerminalControl.enableMouse
+            // Kitty keyboard: push the flags (ignored by terminals that don't know them) and ask
+            // which flags hold; only a terminal that speaks the protocol answers.
+            setup += TerminalControl.pushKeyboardFlags()
+            setup += TerminalControl.queryKeyboardFlags
+            Self.writeAll(output, setup)
         }
-        tcsetattr(input, TCSAFLUSH, &raw)
-        active = true
-        var setup: [UInt8] = []
-        setup += TerminalControl.enterAlternateScreen
-        setup += TerminalControl.hideCursor
-        setup += TerminalControl.clearScreen
-        setup += TerminalControl.enableMouse
-        // Kitty keyboard: push the flags (ignored by terminals that don't know them) and ask
-        // which flags hold; only a terminal that speaks the protocol answers.
-        setup += TerminalControl.pushKeyboardFlags()
-        setup += TerminalControl.queryKeyboardFlags
-        Self.writeAll(output, setup)
     }
 
     private func tearDown() {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        lock.lock()
-        defer { lock.unlock() }
-        guard active else { return }
-        active = false
-        var reset: [UInt8] = []
-        reset += TerminalControl.endSynchronizedUpdate
-        reset += TerminalControl.resetAttributes
-        reset += TerminalControl.popKeyboardFlags
-        reset += TerminalControl.disableMouse
-        reset += TerminalControl.showCursor
-        reset += TerminalControl.exitAlternateScreen
-        Self.writeAll(output, reset)
-        if var original { tcsetattr(input, TCSAFLUSH, &original) }
+        terminal.withTrackedLock { terminal in
+            guard terminal.active else { return }
+            terminal.active = false
+            var reset: [UInt8] = []
+            reset += TerminalControl.endSynchronizedUpdate
+            reset += TerminalControl.resetAttributes
+            reset += TerminalControl.popKeyboardFlags
+            reset += TerminalControl.disableMouse
+            reset += TerminalControl.showCursor
+            reset += TerminalControl.exitAlternateScreen
+            Self.writeAll(output, reset)
+            if var original = terminal.original { tcsetattr(input, TCSAFLUSH, &original) }
+        }
     }
 
     // MARK: Signals
 
     private func installSignalHandlers() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard sources.isEmpty else { return }
-        for signal in Self.handledSignals {
-            Glibc.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle(signal) }
-            source.resume()
-            sources.append(source)
+        state.withTrackedLock { state in
+            guard state.sources.isEmpty else { return }
+            for signal in Self.handledSignals {
+                Glibc.signal(signal, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signal, queue: signalQueue)
+                source.setEventHandler { [weak self] in self?.handle(signal) }
+                source.resume()
+                state.sources.append(source)
+            }
         }
     }
 
+    /// On the signal thread.
     private func handle(_ signal: Int32) {
         switch signal {
         case SIGWINCH:
-            onResize?(size)
+            handlers.onResize?(size)
         case SIGTSTP:
             suspend()
         case SIGCONT:
             resume()
         default:
             tearDown()
-            onTerminate?(signal)
+            handlers.onTerminate?(signal)
         }
     }
 
     /// Ctrl-Z (or SIGTSTP): give the terminal back and stop; ``resume()`` runs on SIGCONT.
     public func suspend() {
-        onSuspend?(true)
+        handlers.onSuspend?(true)
         tearDown()
         kill(getpid(), SIGSTOP)
     }
 
     private func resume() {
-        let wasStopping = lock.withLock { stopping }
-        guard !wasStopping else { return }
+        guard !state.withTrackedLock({ $0.stopping }) else { return }
         try? setUp()
-        onSuspend?(false)
-        onResize?(size)
+        let handlers = self.handlers
+        handlers.onSuspend?(false)
+        handlers.onResize?(size)
     }
 
     // MARK: Input
@@ -221,7 +281,7 @@ public final class TerminalSession: @unchecked Sendable {
     private func startReader() {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return }
-        lock.withLock { stopPipe = fds }
+        state.withTrackedLock { $0.stopPipe = fds }
         let input = self.input
         let (wakeRead, wakeWrite) = (fds[0], fds[1])
         let thread = Thread { [weak self] in
@@ -252,17 +312,20 @@ public final class TerminalSession: @unchecked Sendable {
                     break
                 }
             }
-            self?.lock.withLock { self?.stopPipe = [-1, -1] }
+            self?.state.withTrackedLock { $0.stopPipe = [-1, -1] }
             close(wakeRead)
             close(wakeWrite)
         }
         thread.name = "reel.terminal.input"
-        reader = thread
         thread.start()
     }
 
+    /// On the input thread: the handler is read under the mutex and called after it.
     private func deliver(_ event: TerminalInputEvent) {
-        if case .keyboardFlags = event { lock.withLock { kittyKeyboard = true } }
+        let onEvent = state.withTrackedLock { state in
+            if case .keyboardFlags = event { state.kittyKeyboard = true }
+            return state.handlers.onEvent
+        }
         onEvent?(event)
     }
 

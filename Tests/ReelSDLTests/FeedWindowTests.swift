@@ -31,14 +31,7 @@ extension XvfbWindowSuites {
 
         /// Runs `body` on the pool and blocks this (the window's) thread until it is done.
         static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
-            let done = DispatchSemaphore(value: 0)
-            let failure = LockedValue<String?>(nil)
-            Task {
-                do { try await body() } catch { failure.set(String(describing: error)) }
-                done.signal()
-            }
-            if done.wait(timeout: .now() + 20) == .timedOut { throw WindowTests.WaitTimeout() }
-            if let message = failure.value { Issue.record(Comment(rawValue: message)) }
+            try WindowThread.blocking(body)
         }
 
         final class Fixture {
@@ -103,30 +96,33 @@ extension XvfbWindowSuites {
                                         makeResultsSession: { FeedSession(source: $0, loader: loader) },
                                         options: .init(renderer: renderer, allowFallback: false, width: 270, height: 480),
                                         uiClock: clock)
+            SDLEventInjector.parkPointer()
             let fixture = Fixture(window: window, clock: clock, browser: browser, directory: directory)
             try fixture.waitForColour(red)
             return fixture
         }
 
         @Test(arguments: RendererKind.allCases)
-        func draggingUpSlidesTheNextPageInAndLandsOnIt(renderer: RendererKind) throws {
-            let f = try Self.open(renderer: renderer)
-            #expect(f.window.model.tabTitles == ["推荐", "音乐"])
-            SDLEventInjector.mouseDown(x: 135, y: 400)
-            f.pump()
-            for y in stride(from: 380, through: 160, by: -20) {
-                SDLEventInjector.mouseMove(x: 135, y: y)
+        func draggingUpSlidesTheNextPageInAndLandsOnIt(renderer: RendererKind) async throws {
+            try await WindowThread.run {
+                let f = try Self.open(renderer: renderer)
+                #expect(f.window.model.tabTitles == ["推荐", "音乐"])
+                SDLEventInjector.mouseDown(x: 135, y: 400)
+                f.pump()
+                for y in stride(from: 380, through: 160, by: -20) {
+                    SDLEventInjector.mouseMove(x: 135, y: y)
+                }
+                f.pump()
+                // Mid-drag: the current page moved up by 240 px, the next one follows below it.
+                #expect(WindowTests.near(f.colour(atX: 0.25, y: 0.3), Self.red, 12))
+                #expect(WindowTests.near(f.colour(atX: 0.25, y: 0.8), Self.green, 40), "\(f.colour(atX: 0.25, y: 0.8))")
+                SDLEventInjector.mouseUp(x: 135, y: 160)
+                f.pump()
+                #expect(f.window.session?.currentIndex == 1)
+                f.settle()
+                try f.waitForColour(Self.green)
+                #expect(f.window.model.playback.title == "2 绿色")
             }
-            f.pump()
-            // Mid-drag: the current page moved up by 240 px, the next one follows below it.
-            #expect(WindowTests.near(f.colour(atX: 0.25, y: 0.3), Self.red, 12))
-            #expect(WindowTests.near(f.colour(atX: 0.25, y: 0.8), Self.green, 40), "\(f.colour(atX: 0.25, y: 0.8))")
-            SDLEventInjector.mouseUp(x: 135, y: 160)
-            f.pump()
-            #expect(f.window.session?.currentIndex == 1)
-            f.settle()
-            try f.waitForColour(Self.green)
-            #expect(f.window.model.playback.title == "2 绿色")
         }
 
         @Test func wheelAndKeysPage() throws {

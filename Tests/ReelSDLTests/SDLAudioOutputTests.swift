@@ -13,17 +13,27 @@ import ReelSDL
         return try body()
     }
 
-    /// Waits (bounded) until `condition` holds.
-    private static func wait(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+    /// Waits (a generous watchdog, never a performance bound) until `condition` holds.
+    private static func wait(timeout: Double = 30, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
             if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.01)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return true
     }
 
-    @Test func opensWithoutAWindowOnTheDummyDriver() throws {
+    /// A player's ring holding `frames` stereo frames of `value`, running: what the device
+    /// pulls is exactly that, then silence.
+    private static func ring(of value: Float, frames: Int) -> AudioRing {
+        let ring = AudioRing(channels: 2, capacity: frames)
+        let samples = [Float](repeating: value, count: ring.capacity * 2)
+        _ = samples.withUnsafeBufferPointer { ring.write($0) }
+        ring.setRunning(true)
+        return ring
+    }
+
+    @Test func opensWithoutAWindowOnTheDummyDriver() async throws {
         let output = try SDLAudioOutput(driver: "dummy")
         defer { output.close() }
         #expect(output.driverName == "dummy")
@@ -35,20 +45,20 @@ import ReelSDL
         #expect(sink.format == .stereo48k)
         #expect(sink.latency == output.latency)
         // The device pulls even with no voice (silence), so players' clocks can rely on it.
-        #expect(Self.wait { output.framesRendered > 0 })
+        #expect(await Self.wait { output.framesRendered > 0 })
     }
 
-    @Test func mixesVoicesAndTheSamplesReachTheDevice() throws {
+    @Test func mixesVoicesAndTheSamplesReachTheDevice() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sdl-disk-\(getpid()).raw").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let output = try Self.disk(path) { try SDLAudioOutput(bufferFrames: 512, driver: "disk") }
         #expect(output.driverName == "disk")
         let a = output.makeSink(), b = output.makeSink()
-        let pulls = LockedCounter()
-        a.start(pulling: AudioPullSource { frames in pulls.add(); return [Float](repeating: 0.25, count: frames * 2) })
-        b.start(pulling: AudioPullSource { frames in [Float](repeating: 0.125, count: frames * 2) })
+        let ringA = Self.ring(of: 0.25, frames: 16_384), ringB = Self.ring(of: 0.125, frames: 16_384)
+        a.start(pulling: AudioPullSource(ring: ringA, clock: HostClock.shared))
+        b.start(pulling: AudioPullSource(ring: ringB, clock: HostClock.shared))
         #expect(output.activeVoiceCount == 2)
-        #expect(Self.wait { pulls.value >= 4 })
+        #expect(await Self.wait { ringA.consumePosition >= 4 * 512 })
         a.stop()
         b.stop()
         #expect(output.activeVoiceCount == 0)
@@ -62,19 +72,19 @@ import ReelSDL
         #expect(samples.allSatisfy { $0 == 0 || $0 == 0.375 || $0 == 0.25 || $0 == 0.125 })
     }
 
-    @Test func muteAndVolumeApplyToTheMix() throws {
+    @Test func muteAndVolumeApplyToTheMix() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sdl-mute-\(getpid()).raw").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let output = try Self.disk(path) { try SDLAudioOutput(bufferFrames: 512, driver: "disk") }
         output.volume = 0.5
         #expect(output.volume == 0.5)
         let voice = output.makeSink()
-        let pulls = LockedCounter()
-        voice.start(pulling: AudioPullSource { frames in pulls.add(); return [Float](repeating: 0.5, count: frames * 2) })
-        #expect(Self.wait { pulls.value >= 3 })
+        let ring = Self.ring(of: 0.5, frames: 32_768)
+        voice.start(pulling: AudioPullSource(ring: ring, clock: HostClock.shared))
+        #expect(await Self.wait { ring.consumePosition >= 3 * 512 })
         output.isMuted = true
-        let mutedAt = pulls.value
-        #expect(Self.wait { pulls.value >= mutedAt + 3 })
+        let mutedAt = ring.consumePosition
+        #expect(await Self.wait { ring.consumePosition >= mutedAt + 3 * 512 })
         voice.stop()
         output.close()
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -98,14 +108,24 @@ import ReelSDL
         let sink = output.makeSink()
         output.close()
         output.close()
-        sink.start(pulling: AudioPullSource { frames in [Float](repeating: 0, count: frames * 2) })
+        sink.start(pulling: AudioPullSource(ring: Self.ring(of: 0, frames: 1024), clock: HostClock.shared))
         sink.stop()
     }
-}
 
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+    @Test func theCallbackOnlyCopiesAndIsTimed() async throws {
+        let output = try SDLAudioOutput(bufferFrames: 512, driver: "dummy")
+        defer { output.close() }
+        let voice = output.makeSink()
+        let ring = Self.ring(of: 0.25, frames: 4096)
+        voice.start(pulling: AudioPullSource(ring: ring, clock: HostClock.shared))
+        #expect(await Self.wait { output.callbackStatistics.callbacks >= 16 })
+        let statistics = output.callbackStatistics
+        #expect(statistics.maxMicroseconds > 0)
+        #expect(statistics.p50Microseconds <= statistics.p99Microseconds)
+        #expect(statistics.p99Microseconds <= statistics.maxMicroseconds)
+        // The ring ran dry while running: the device played silence and counted it.
+        #expect(await Self.wait { ring.underruns > 0 })
+        voice.stop()
+        #expect(output.activeVoiceCount == 0)
+    }
 }

@@ -35,6 +35,7 @@ extension XvfbWindowSuites {
             let window = try PlaybackWindow(player: player, frames: frames,
                                             options: .init(renderer: renderer, allowFallback: false, width: size.0, height: size.1, title: title),
                                             uiClock: clock ?? HostClock.shared)
+            SDLEventInjector.parkPointer()
             player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))
             try waitUntil(window) { window.frames.current.frame != nil }
             return window
@@ -75,34 +76,51 @@ extension XvfbWindowSuites {
         ]
 
         @Test(arguments: colourCases, RendererKind.allCases)
-        func knownColoursComeOutOfBothRenderers(_ colour: ColourCase, renderer: RendererKind) throws {
-            let window = try Self.open(colour.spec, renderer: renderer)
-            #expect(window.rendererName == renderer.rawValue)
-            let image = window.snapshot()
-            let video = window.model.layout.video
-            // Inside the picture, away from the centred play icon and the bottom controls.
-            let sample = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.3))
-            #expect(Self.near(sample, colour.rgb), "\(renderer) drew \(sample) for \(colour.rgb)")
-            // The letterbox is the blurred, darkened picture: same hue, darker.
-            let band = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y / 2))
-            #expect(band.0 < colour.rgb.0 && band.0 > colour.rgb.0 / 4, "backdrop \(band) for \(colour.rgb)")
+        func knownColoursComeOutOfBothRenderers(_ colour: ColourCase, renderer: RendererKind) async throws {
+            try await WindowThread.run {
+                let window = try Self.open(colour.spec, renderer: renderer)
+                #expect(window.rendererName == renderer.rawValue)
+                let image = window.snapshot()
+                let video = window.model.layout.video
+                // Inside the picture, away from the centred play icon and the bottom controls.
+                let sample = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.3))
+                #expect(Self.near(sample, colour.rgb), "\(renderer) drew \(sample) for \(colour.rgb)")
+                // The letterbox is the blurred, darkened picture: same hue, darker.
+                let band = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y / 2))
+                #expect(band.0 < colour.rgb.0 && band.0 > colour.rgb.0 / 4, "backdrop \(band) for \(colour.rgb)")
+            }
         }
 
         @Test(arguments: RendererKind.allCases)
-        func rotationMetadataTurnsThePicture(renderer: RendererKind) throws {
-            // Left half red, right half blue, rotated 90° clockwise: red on top, blue below.
-            let spec = ClipSpec(width: 160, height: 120, frameRate: 10, duration: 0.4, keyframeInterval: 5, bFrames: 0, audioCodec: nil,
-                                rotation: 90,
-                                videoSource: "color=c=red:size=80x120:rate=10[a];color=c=blue:size=80x120:rate=10[b];[a][b]hstack")
-            let window = try Self.open(spec, renderer: renderer)
-            #expect(window.frames.current.frame?.rotation == 90)
-            let image = window.snapshot()
-            let video = window.model.layout.video
-            #expect(video.height > video.width)
-            let top = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.2))
-            let bottom = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.7))
-            #expect(top.0 > 180 && top.2 < 70, "top \(top)")
-            #expect(bottom.2 > 180 && bottom.0 < 70, "bottom \(bottom)")
+        func rotationMetadataTurnsThePicture(renderer: RendererKind) async throws {
+            try await WindowThread.run {
+                // Left half red, right half blue, rotated 90° clockwise: red on top, blue below.
+                let spec = ClipSpec(width: 160, height: 120, frameRate: 10, duration: 0.4, keyframeInterval: 5, bFrames: 0, audioCodec: nil,
+                                    rotation: 90,
+                                    videoSource: "color=c=red:size=80x120:rate=10[a];color=c=blue:size=80x120:rate=10[b];[a][b]hstack")
+                let window = try Self.open(spec, renderer: renderer)
+                #expect(window.frames.current.frame?.rotation == 90)
+                let image = window.snapshot()
+                let video = window.model.layout.video
+                #expect(video.height > video.width)
+                let top = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.2))
+                let bottom = Self.pixel(image, Int(video.x + video.width * 0.2), Int(video.y + video.height * 0.7))
+                #expect(top.0 > 180 && top.2 < 70, "top \(top)")
+                #expect(bottom.2 > 180 && bottom.0 < 70, "bottom \(bottom)")
+            }
+        }
+
+        @Test func theWindowBelongsToItsThreadAndStopsFromAnyOther() async throws {
+            try await WindowThread.run {
+                let window = try Self.open(Self.solid((30, 30, 30), width: 320, height: 240), renderer: .software)
+                #expect(window.isOnOwnerThread)
+                #expect(!WindowThread.onAnotherThread { window.isOnOwnerThread })
+                #expect(window.isRunning)
+                // stop() is the one call for any thread: it wakes the loop, which ends.
+                WindowThread.onAnotherThread { window.stop() }
+                window.run()
+                #expect(!window.isRunning)
+            }
         }
 
         @Test func holdingTheVideoPlaysAt2xWithABadge() throws {
@@ -137,29 +155,32 @@ extension XvfbWindowSuites {
         }
 
         @Test(arguments: RendererKind.allCases)
-        func draggingTheBarScrubsAndSeeksExactlyOnRelease(renderer: RendererKind) throws {
-            let window = try Self.open(Self.solid((30, 30, 30), width: 320, height: 240, duration: 4), renderer: renderer)
-            try Self.waitUntil(window) { window.player.duration.isNumeric }
-            let bar = window.model.layout.bar
-            let y = Int(bar.midY)
-            SDLEventInjector.mouseDown(x: Int(bar.x + bar.width * 0.8), y: y)
-            window.pump()
-            #expect(window.model.isScrubbing)
-            #expect(window.model.timeText == "0:03 / 0:04")
-            SDLEventInjector.mouseMove(x: Int(bar.x + bar.width * 0.5), y: y)
-            window.pump()
-            #expect(window.model.timeText == "0:02 / 0:04")
-            // The knob follows the pointer: white at the thumb, dim track further right.
-            let image = window.snapshot()
-            let knob = Self.pixel(image, Int(bar.x + bar.width * 0.5), y)
-            let track = Self.pixel(image, Int(bar.x + bar.width * 0.9), y)
-            #expect(knob.0 > 230 && knob.1 > 230, "knob \(knob)")
-            #expect(track.0 < 160, "track \(track)")
-            SDLEventInjector.mouseUp(x: Int(bar.x + bar.width * 0.5), y: y)
-            window.pump()
-            #expect(!window.model.isScrubbing)
-            try Self.waitUntil(window) { abs(window.player.currentTime.seconds - 2) < 0.15 }
-            try Self.waitUntil(window) { window.frames.current.frame.map { abs($0.pts.seconds - 2) < 0.15 } ?? false }
+        func draggingTheBarScrubsAndSeeksExactlyOnRelease(renderer: RendererKind) async throws {
+            try await WindowThread.run {
+                let window = try Self.open(Self.solid((30, 30, 30), width: 320, height: 240, duration: 4), renderer: renderer)
+                // The model learns the duration when it draws, after the player knows it.
+                try Self.waitUntil(window) { window.model.timeText.hasSuffix(" / 0:04") }
+                let bar = window.model.layout.bar
+                let y = Int(bar.midY)
+                SDLEventInjector.mouseDown(x: Int(bar.x + bar.width * 0.8), y: y)
+                window.pump()
+                #expect(window.model.isScrubbing)
+                #expect(window.model.timeText == "0:03 / 0:04")
+                SDLEventInjector.mouseMove(x: Int(bar.x + bar.width * 0.5), y: y)
+                window.pump()
+                #expect(window.model.timeText == "0:02 / 0:04")
+                // The knob follows the pointer: white at the thumb, dim track further right.
+                let image = window.snapshot()
+                let knob = Self.pixel(image, Int(bar.x + bar.width * 0.5), y)
+                let track = Self.pixel(image, Int(bar.x + bar.width * 0.9), y)
+                #expect(knob.0 > 230 && knob.1 > 230, "knob \(knob)")
+                #expect(track.0 < 160, "track \(track)")
+                SDLEventInjector.mouseUp(x: Int(bar.x + bar.width * 0.5), y: y)
+                window.pump()
+                #expect(!window.model.isScrubbing)
+                try Self.waitUntil(window) { abs(window.player.currentTime.seconds - 2) < 0.15 }
+                try Self.waitUntil(window) { window.frames.current.frame.map { abs($0.pts.seconds - 2) < 0.15 } ?? false }
+            }
         }
 
         @Test func fullscreenTogglesWithFAndTheLayoutFollows() throws {

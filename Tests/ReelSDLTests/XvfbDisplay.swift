@@ -1,12 +1,15 @@
 import Foundation
+import Synchronization
 
 /// One Xvfb server for the whole test process, on a free display number, started on first
-/// use and killed at exit; SDL is pointed at it (x11 driver). `nil` when Xvfb is missing.
+/// use (on the window thread: it waits for the socket) and killed at exit; SDL is pointed at
+/// it (x11 driver). `nil` when Xvfb is missing.
 enum XvfbDisplay {
     static let executable = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static var isAvailable: Bool { executable != nil }
 
-    nonisolated(unsafe) private static var process: Process?
+    /// Guarded: the watchdog shell, kept for the life of the process.
+    private static let process = Mutex<Process?>(nil)
 
     /// The display (":93"), started and exported in DISPLAY.
     static let display: String? = {
@@ -34,7 +37,7 @@ enum XvfbDisplay {
                 if server.isRunning { server.terminate() }
                 continue
             }
-            process = server
+            process.withTrackedLock { $0 = server }
             setenv("DISPLAY", ":\(number)", 1)
             setenv("SDL_VIDEODRIVER", "x11", 1)
             setenv("SDL_AUDIODRIVER", "dummy", 1)

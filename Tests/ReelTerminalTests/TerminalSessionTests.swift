@@ -7,7 +7,7 @@ import Glibc
 
 /// A pseudo-terminal: the session runs on its slave side; the test types into and reads
 /// the screen bytes from the master side.
-final class PseudoTerminal: @unchecked Sendable {
+final class PseudoTerminal: Sendable {
     let master: Int32
     let slave: Int32
 
@@ -50,26 +50,14 @@ final class PseudoTerminal: @unchecked Sendable {
     }
 }
 
-final class EventLog: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var events: [TerminalInputEvent] = []
-    func append(_ event: TerminalInputEvent) { condition.withLock { events.append(event); condition.broadcast() } }
-    func wait(count: Int, timeout: Double = 10) -> [TerminalInputEvent] {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while events.count < count, condition.wait(until: deadline) {}
-        return events
-    }
-}
-
 @Suite struct TerminalSessionTests {
-    @Test func entersRawModeReadsInputAndRestoresEverything() throws {
+    @Test func entersRawModeReadsInputAndRestoresEverything() async throws {
         let pty = try #require(PseudoTerminal())
         let session = TerminalSession(input: pty.slave, output: pty.slave)
         #expect(session.size == TerminalSession.Size(columns: 80, rows: 24))
-        let log = EventLog()
-        session.onEvent = { log.append($0) }
+        let log = Observed<[TerminalInputEvent]>([])
+        // Set before the input thread starts (enter); called on it with no lock held.
+        session.handlers = TerminalSession.Handlers(onEvent: { event in log.update { $0.append(event) } })
         try session.enter()
         #expect(!pty.isCanonical)
         let setup = pty.drain()
@@ -81,7 +69,7 @@ final class EventLog: @unchecked Sendable {
 
         // Keys, a mouse click, and a kitty flags reply all arrive parsed.
         pty.type("q\u{1B}[<0;5;3M\u{1B}[?3u")
-        let events = log.wait(count: 3)
+        let events = await log.wait { $0.count >= 3 } ?? log.value
         #expect(events.first == .key(TerminalKeyEvent(.character("q"))))
         #expect(events.contains(.mouse(TerminalMouseEvent(.press(.left), column: 4, row: 2))))
         #expect(session.reportsKeyReleases)
@@ -100,6 +88,27 @@ final class EventLog: @unchecked Sendable {
         session.write(Array("late".utf8))
         #expect(pty.drain().isEmpty)
         session.restore()  // idempotent
+    }
+
+    @Test func aHandlerMayCallBackIntoTheSession() async throws {
+        let pty = try #require(PseudoTerminal())
+        let session = TerminalSession(input: pty.slave, output: pty.slave)
+        let handled = Observed<Int>(0)
+        session.handlers = TerminalSession.Handlers(onEvent: { [weak session] event in
+            guard let session, case .key = event else { return }
+            // Called after the session's mutexes are released: writing, reading its state
+            // and replacing handlers from here neither deadlocks nor traps.
+            session.write(Array("echo".utf8))
+            _ = session.reportsKeyReleases
+            session.onResize = { _ in }
+            handled.update { $0 += 1 }
+        })
+        try session.enter()
+        _ = pty.drain()
+        pty.type("a")
+        #expect(await handled.wait { $0 >= 1 } == 1)
+        #expect(pty.drain().contains("echo"))
+        session.restore()
     }
 
     @Test func aPipeIsNotATerminal() throws {
