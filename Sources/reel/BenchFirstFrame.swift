@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import ReelCore
 import ReelFeed
 import ReelLoading
@@ -427,11 +428,10 @@ struct ColdStack {
 }
 
 /// The origin's requests between its creation and `mark()`.
-final class OriginCounter: @unchecked Sendable {
+final class OriginCounter: Sendable {
     private let origin: OriginServer?
     private let start: Int
-    private let lock = NSLock()
-    private var marked: [OriginStatistics.Request]?
+    private let marked = Mutex<[OriginStatistics.Request]?>(nil)
 
     init(origin: OriginServer?) {
         self.origin = origin
@@ -441,8 +441,8 @@ final class OriginCounter: @unchecked Sendable {
     func mark() {
         guard let origin else { return }
         let all = origin.statistics.requests
-        lock.withLock { if marked == nil { marked = Array(all.dropFirst(start)) } }
+        marked.withTrackedLock { if $0 == nil { $0 = Array(all.dropFirst(start)) } }
     }
 
-    var requests: [OriginStatistics.Request]? { lock.withLock { marked } }
+    var requests: [OriginStatistics.Request]? { marked.withTrackedLock { $0 } }
 }

@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelSDL
 
 /// `reel bench playback`: headless decode-and-present throughput against FFmpeg's
 /// decode-only throughput of the same file in the same run, and dropped frames when
@@ -16,7 +17,10 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             soon as the pipeline is idle (as `reel play --clock fast`): every frame demuxed, decoded \
             (audio too), converted for presentation and presented. FFmpeg decodes the video stream \
             only, default threads. Then Reel plays in real time at 1x and 2x and counts late frames. \
-            Without FILE it encodes a 1080x1920 30 fps H.264 clip.
+            Without FILE it encodes a 1080x1920 30 fps H.264 clip. The real-time runs play through an \
+            SDL audio device (the dummy driver: a real device's callback thread, no sound) while busy \
+            loops load every core, and report the audio callback's durations, underruns, the A/V \
+            offset of presented frames, and how long a rate change takes to be heard.
             """
     )
 
@@ -32,6 +36,12 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-realtime"), help: "Skip the real-time runs.")
     var noRealtime = false
 
+    @Option(name: .customLong("busy-loops"), help: "Busy-loop processes loading the CPUs during the real-time runs (default: one per core).")
+    var busyLoops: Int?
+
+    @Option(name: .customLong("audio-buffer"), help: "Frames per audio device callback in the real-time runs.")
+    var audioBuffer: Int = 512
+
     @Option(name: .customLong("clip-seconds"), help: "Length of the clip made when no FILE is given.")
     var clipSeconds: Double = 10
 
@@ -45,6 +55,8 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        if let busyLoops, busyLoops < 0 { throw ValidationError("--busy-loops must not be negative") }
+        guard audioBuffer >= 64, audioBuffer <= 16384 else { throw ValidationError("--audio-buffer must be 64…16384 frames") }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive") }
         let parts = clipSize.lowercased().split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts.allSatisfy({ $0 >= 16 && $0 % 2 == 0 }) else { throw ValidationError("--clip-size must look like 1080x1920") }
@@ -86,13 +98,21 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             }
         }
         var realtime: [RealtimeResult] = []
+        var conditions: RealtimeConditions?
         if !noRealtime {
+            let loops = busyLoops ?? ProcessInfo.processInfo.activeProcessorCount
+            let audio = RealtimeAudio(bufferFrames: audioBuffer)
+            conditions = RealtimeConditions(busyLoops: loops, audioDevice: audio.description)
+            let load = BusyLoops(count: loops)
+            defer { load.stop(); audio.close() }
             for rate in [1.0, 2.0] {
-                if !json { printError("real time at \(rate)x…") }
-                realtime.append(try await Self.realtime(url, rate: rate, cap: seconds))
+                if !json { printError("real time at \(rate)x with \(loops) busy loop\(loops == 1 ? "" : "s")…") }
+                realtime.append(try await Self.realtime(url, rate: rate, cap: seconds, audio: audio))
             }
+            if !json { printError("rate changes in real time…") }
+            conditions?.rateChangeMs = try await Self.rateChanges(url, duration: info.duration ?? .indefinite, audio: audio)
         }
-        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime)
+        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime, conditions: conditions)
         print(json ? result.json() : result.text(), terminator: json ? "\n" : "")
     }
 
@@ -118,6 +138,10 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         var presented: Int
         var dropped: Int
         var cpuSeconds: Double
+        var avOffsetP95Ms: Double?
+        var avOffsetMaxMs: Double?
+        var underruns: Int
+        var callbacks: AudioCallbackStatistics?
     }
 
     /// Delivered once when `player` reaches the end (nil) or fails (its message).
@@ -155,10 +179,12 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         return ReelThroughput(presented: stats.presentedFrames, dropped: stats.droppedFrames, wallSeconds: wall, cpuSeconds: cpu)
     }
 
-    /// Plays in real time (the host clock) at `rate` to the end or for `cap` seconds.
-    static func realtime(_ url: URL, rate: Double, cap: Double?) async throws -> RealtimeResult {
-        let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
+    /// Plays in real time (the host clock) at `rate` to the end or for `cap` seconds, through the
+    /// audio device when there is one.
+    static func realtime(_ url: URL, rate: Double, cap: Double?, audio: RealtimeAudio) async throws -> RealtimeResult {
+        let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: audio.makeSink())
         let done = endOrFailure(of: player)
+        audio.output?.resetCallbackStatistics()
         let cpuStart = FFmpegBaseline.processCPUSeconds()
         let start = monotonicMs()
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))
@@ -169,11 +195,85 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         let stats = player.statistics
         let wall = (monotonicMs() - start) / 1000
         let cpu = FFmpegBaseline.processCPUSeconds() - cpuStart
-        player.pause()
-        player.replaceCurrentItem(with: nil)
+        let callbacks = audio.output?.callbackStatistics
+        await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
         if let message = outcome?.0 { throw CommandFailure.media(message) }
-        return RealtimeResult(rate: rate, seconds: wall, presented: stats.presentedFrames, dropped: stats.droppedFrames, cpuSeconds: cpu)
+        return RealtimeResult(rate: rate, seconds: wall, presented: stats.presentedFrames, dropped: stats.droppedFrames,
+                              cpuSeconds: cpu, avOffsetP95Ms: stats.avOffsetP95Ms, avOffsetMaxMs: stats.avOffsetMaxMs,
+                              underruns: stats.audioUnderruns, callbacks: callbacks)
     }
+
+    /// Plays in real time switching 1x → 2x → 1x (a second apart, or a quarter of the clip for
+    /// clips under 4 s); how long after each change the device took the first sample at the new
+    /// rate, plus its latency.
+    static func rateChanges(_ url: URL, duration: MediaTime, audio: RealtimeAudio) async throws -> [Double] {
+        guard audio.output != nil else { return [] }
+        let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: audio.makeSink())
+        let ready = OneShot<Void>()
+        player.addEventObserver { event in
+            if case .timeControlStatusChanged(.playing) = event { ready.fulfil(()) }
+        }
+        player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))
+        player.play()
+        _ = await ready.wait(timeout: 30)
+        let step = duration.isNumeric ? min(1, duration.seconds / 4) : 1
+        for rate in [2.0, 1.0] {
+            try await Task.sleep(for: .seconds(step))
+            player.rate = rate
+        }
+        try await Task.sleep(for: .seconds(step))
+        let latencies = player.statistics.rateChangeLatenciesMs
+        await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+        return latencies
+    }
+}
+
+/// The audio device of the real-time runs: SDL's dummy driver (a device thread calling back in
+/// real time, playing nothing), else a null sink.
+final class RealtimeAudio: @unchecked Sendable {
+    let output: SDLAudioOutput?
+
+    init(bufferFrames: Int) {
+        output = try? SDLAudioOutput(bufferFrames: bufferFrames, driver: "dummy")
+    }
+
+    func makeSink() -> any AudioSink { output?.makeSink() ?? NullAudioSink() }
+
+    var description: String {
+        guard let output else { return "null audio (no SDL audio device)" }
+        return "SDL \(output.driverName) audio device, \(output.bufferFrames) frames a callback"
+    }
+
+    func close() { output?.close() }
+}
+
+/// Processes that spin on every core while they run, as a busy desktop would.
+final class BusyLoops: @unchecked Sendable {
+    private var processes: [Process] = []
+
+    init(count: Int) {
+        for _ in 0..<count {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "while :; do :; done"]
+            if (try? process.run()) != nil { processes.append(process) }
+        }
+    }
+
+    /// Kills them (SIGKILL: a child inherits an ignored SIGTERM from a process that handles
+    /// signals itself) and reaps them.
+    func stop() {
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.waitUntilExit() }
+        processes = []
+    }
+}
+
+/// What the real-time runs ran under, and what they measured across runs.
+struct RealtimeConditions {
+    var busyLoops: Int
+    var audioDevice: String
+    var rateChangeMs: [Double] = []
 }
 
 /// The playback benchmark's figures.
@@ -183,6 +283,7 @@ struct PlaybackBenchResult {
     let reel: [BenchPlaybackCommand.ReelThroughput]
     let ffmpeg: [FFmpegBaseline.DecodeThroughput]
     let realtime: [BenchPlaybackCommand.RealtimeResult]
+    let conditions: RealtimeConditions?
 
     var reelFPS: Double { Distribution(reel.map(\.fps)).p50 }
     var ffmpegFPS: Double { Distribution(ffmpeg.map(\.framesPerSecond)).p50 }
@@ -209,16 +310,35 @@ struct PlaybackBenchResult {
         ] {
             out += label.rightPadded(to: 24) + String(format: "%8.0f  %8.2f  %9.1f  %6.2f  %13.2f\n", frames, wall, fps, cpu, perFrame)
         }
-        let mark = ratio >= 0.9 ? "✓" : "✗"
-        out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 0.90×\n"
-        if !realtime.isEmpty {
-            out += "\nreal time (host clock, null audio, headless sink)\n"
-            out += "  rate   wall s   presented   dropped   CPU s\n"
-            for run in realtime {
-                out += String(format: "  %3.0fx  %7.2f  %10d  %8d  %6.2f", run.rate, run.seconds, run.presented, run.dropped, run.cpuSeconds)
-                if run.rate == 1 { out += run.dropped == 0 ? "   ✓ goal: no drops at 1x" : "   ✗ goal: no drops at 1x" }
-                out += "\n"
-            }
+        let mark = ratio >= 1.0 ? "✓" : "✗"
+        out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 1.00×\n"
+        if let conditions, !realtime.isEmpty { out += realtimeText(conditions) }
+        return out
+    }
+
+    private func realtimeText(_ conditions: RealtimeConditions) -> String {
+        var out = "\nreal time: host clock, headless sink, \(conditions.audioDevice), \(conditions.busyLoops) busy loop\(conditions.busyLoops == 1 ? "" : "s")\n"
+        out += "  rate   wall s   presented   dropped   CPU s   A/V p95 ms   max ms   callback p50/p99/max µs   underruns\n"
+        for run in realtime {
+            let p95 = run.avOffsetP95Ms.map { String(format: "%10.0f", $0) } ?? "         –"
+            let max = run.avOffsetMaxMs.map { String(format: "%8.0f", $0) } ?? "       –"
+            let callbacks = run.callbacks.map { String(format: "%6.0f/%4.0f/%5.0f", $0.p50Microseconds, $0.p99Microseconds, $0.maxMicroseconds) } ?? "      –/   –/    –"
+            out += String(format: "  %3.0fx  %7.2f  %10d  %8d  %6.2f", run.rate, run.seconds, run.presented, run.dropped, run.cpuSeconds)
+            out += "   \(p95) \(max)   \(callbacks.leftPadded(to: 23))   \(String(run.underruns).leftPadded(to: 9))\n"
+        }
+        let worstCallback = realtime.compactMap { $0.callbacks?.maxMicroseconds }.max()
+        let underruns = realtime.reduce(0) { $0 + $1.underruns }
+        let p95 = realtime.compactMap(\.avOffsetP95Ms).max()
+        let maxOffset = realtime.compactMap(\.avOffsetMaxMs).max()
+        func goal(_ met: Bool, _ text: String) -> String { "  \(met ? "✓" : "✗") \(text)\n" }
+        out += "\n"
+        if let worstCallback { out += goal(worstCallback < 1000, String(format: "audio callback max %.0f µs (goal < 1000 µs)", worstCallback)) }
+        out += goal(underruns == 0, "\(underruns) underruns (goal 0)")
+        if let p95, let maxOffset { out += goal(p95 <= 15 && maxOffset <= 40, String(format: "A/V offset p95 %.0f ms, max %.0f ms (goal ≤ 15, ≤ 40)", p95, maxOffset)) }
+        if let dropped = realtime.first(where: { $0.rate == 1 })?.dropped { out += goal(dropped == 0, "\(dropped) frames dropped at 1x (goal 0)") }
+        if !conditions.rateChangeMs.isEmpty {
+            let text = conditions.rateChangeMs.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+            out += goal(conditions.rateChangeMs.allSatisfy { $0 <= 50 }, "rate changes heard after \(text) ms (goal ≤ 50 ms)")
         }
         return out
     }
@@ -230,9 +350,23 @@ struct PlaybackBenchResult {
         text += "\"ffmpeg\":{\"frames\":\(jsonNumber(Distribution(ffmpeg.map { Double($0.frames) }).p50)),\"framesPerSecond\":\(jsonNumber(ffmpegFPS)),"
         text += "\"cpuSeconds\":\(jsonNumber(Distribution(ffmpeg.map(\.cpuSeconds)).p50)),\"cpuMsPerFrame\":\(jsonNumber(ffmpegCPUPerFrameMs))},"
         text += "\"ratio\":\(jsonNumber(ratio)),\"runs\":\(reel.count),\"realtime\":["
-        text += realtime.map {
-            "{\"rate\":\(jsonNumber($0.rate)),\"seconds\":\(jsonNumber($0.seconds)),\"presentedFrames\":\($0.presented),\"droppedFrames\":\($0.dropped),\"cpuSeconds\":\(jsonNumber($0.cpuSeconds))}"
+        text += realtime.map { run in
+            var item = "{\"rate\":\(jsonNumber(run.rate)),\"seconds\":\(jsonNumber(run.seconds)),\"presentedFrames\":\(run.presented),"
+            item += "\"droppedFrames\":\(run.dropped),\"cpuSeconds\":\(jsonNumber(run.cpuSeconds)),\"audioUnderruns\":\(run.underruns)"
+            if let p95 = run.avOffsetP95Ms, let max = run.avOffsetMaxMs {
+                item += ",\"avOffsetMs\":{\"p95\":\(jsonNumber(p95)),\"max\":\(jsonNumber(max))}"
+            }
+            if let callbacks = run.callbacks {
+                item += ",\"audioCallbackMicroseconds\":{\"count\":\(callbacks.callbacks),\"p50\":\(jsonNumber(callbacks.p50Microseconds)),"
+                item += "\"p99\":\(jsonNumber(callbacks.p99Microseconds)),\"max\":\(jsonNumber(callbacks.maxMicroseconds))}"
+            }
+            return item + "}"
         }.joined(separator: ",")
-        return text + "]}"
+        text += "]"
+        if let conditions {
+            text += ",\"busyLoops\":\(conditions.busyLoops),\"audioDevice\":\(jsonString(conditions.audioDevice)),"
+            text += "\"rateChangeMs\":[\(conditions.rateChangeMs.map { jsonNumber($0) }.joined(separator: ","))]"
+        }
+        return text + "}"
     }
 }

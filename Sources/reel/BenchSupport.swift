@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReelCore
 import ReelMedia
 
@@ -92,12 +93,11 @@ enum MP4Boxes {
 }
 
 /// A dictionary shared between threads.
-final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Key: Value] = [:]
-    func set(_ key: Key, _ value: Value) { lock.withLock { storage[key] = value } }
-    func get(_ key: Key) -> Value? { lock.withLock { storage[key] } }
-    func remove(_ key: Key) { lock.withLock { _ = storage.removeValue(forKey: key) } }
+final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let storage = Mutex<[Key: Value]>([:])
+    func set(_ key: Key, _ value: Value) { storage.withTrackedLock { $0[key] = value } }
+    func get(_ key: Key) -> Value? { storage.withTrackedLock { $0[key] } }
+    func remove(_ key: Key) { storage.withTrackedLock { _ = $0.removeValue(forKey: key) } }
 }
 
 /// A temporary directory removed when the run ends.

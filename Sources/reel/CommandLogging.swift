@@ -1,14 +1,15 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Sets up swift-log once for the process: quiet by default (warnings only, on stderr),
 /// everything with `--verbose`.
 enum CommandLogging {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var done = false
+    /// Guarded: whether the logging system was bootstrapped (swift-log allows it once).
+    private static let done = Mutex(false)
 
     static func bootstrap(verbose: Bool) {
-        lock.withLock {
+        done.withTrackedLock { done in
             guard !done else { return }
             done = true
             LoggingSystem.bootstrap { label in

@@ -6,6 +6,7 @@ import ReelFeed
 import ReelLoading
 import ReelMedia
 import ReelOrigin
+import Synchronization
 
 /// `reel demo`: the built-in demo feed, made on first run and served by a shaped
 /// loopback origin with the feed API.
@@ -171,20 +172,23 @@ enum TerminalSafe {
 }
 
 /// A one-line progress bar on stderr, drawn only on a terminal.
-final class ProgressBar: @unchecked Sendable {
+final class ProgressBar: Sendable {
     private let enabled: Bool
-    private let lock = NSLock()
-    private var lastDrawn = -1.0
-    private var drawn = false
+    /// What is drawn now, protected by its mutex (progress comes from the encoder's thread).
+    private struct Drawn {
+        var fraction = -1.0
+        var visible = false
+    }
+    private let drawn = Mutex(Drawn())
 
     init(enabled: Bool) { self.enabled = enabled }
 
     func update(_ fraction: Double, label: String) {
         guard enabled else { return }
-        lock.withLock {
-            guard fraction - lastDrawn >= 0.005 || fraction >= 1 || lastDrawn < 0 else { return }
-            lastDrawn = fraction
-            drawn = true
+        drawn.withTrackedLock { d in
+            guard fraction - d.fraction >= 0.005 || fraction >= 1 || d.fraction < 0 else { return }
+            d.fraction = fraction
+            d.visible = true
             let width = 30
             let filled = Int((fraction * Double(width)).rounded(.down))
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
@@ -195,9 +199,9 @@ final class ProgressBar: @unchecked Sendable {
 
     func finish() {
         guard enabled else { return }
-        lock.withLock {
-            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-            drawn = false
+        drawn.withTrackedLock { d in
+            if d.visible { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            d.visible = false
         }
     }
 }

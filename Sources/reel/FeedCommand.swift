@@ -4,6 +4,7 @@ import ReelCore
 import ReelFeed
 import ReelLoading
 import ReelMedia
+import Synchronization
 
 struct FeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +16,11 @@ struct FeedCommand: AsyncParsableCommand {
             "swipeToFirstFrameMs":…,"preloadStage":"prerendered|prepared|bytes|none",\
             "livePlayers":…,"liveDecoders":…,"rssBytes":…}, then a summary line. Past the last \
             item of a fully loaded feed it wraps to the first. --trace also writes the players' \
-            events there.
+            events there. A page whose item cannot be played prints \
+            {"type":"failed","index":…,"message":…} instead, as soon as its player fails, and the \
+            feed goes on. The exit status is 0 when the feed ran, failed pages or not; 3 when the \
+            feed cannot be read (no such directory, no items, the API fails) or no page it \
+            visited could be shown.
             """
     )
 
@@ -70,8 +75,11 @@ struct FeedCommand: AsyncParsableCommand {
     }
 }
 
-/// A scripted headless feed session: swipe, wait for the first frame, dwell, repeat.
-final class HeadlessFeedRun: @unchecked Sendable {
+/// A scripted headless feed session: swipe, wait for the page's outcome (its first
+/// frame, or its failure), dwell, repeat. A page that fails prints a `failed` line and
+/// the run goes on; the run fails (exit 3) only when the feed cannot be read or no page
+/// it visited could be shown.
+final class HeadlessFeedRun: Sendable {
 
     struct Swipe: Sendable {
         var index: Int
@@ -82,19 +90,20 @@ final class HeadlessFeedRun: @unchecked Sendable {
         var rssBytes: Int
     }
 
+    /// How long a page may take to show a frame or fail before the run gives up on it
+    /// and moves on: a watchdog against a player that hangs. A page whose media cannot
+    /// be played fails as fast as its player notices (well under a second for a file
+    /// FFmpeg rejects at open), not after this.
+    static let watchdogSeconds = 30
+
+    // Immutable.
     let stack: FeedStack
     let category: String?
     let swipes: Int
     let dwell: Double
     let trace: TraceWriter
-    private let lock = NSCondition()
-    private var firstFrames: [Int: (Double, PreloadStage)] = [:]
-    private var failures: [Int: String] = [:]
-    private var pendingIndex: Int?
-    private var authorizationRequired = false
-    private(set) var results: [Swipe] = []
-    /// Called after every swipe (the swipe benchmark prints its progress).
-    var onSwipe: (@Sendable (Swipe) -> Void)?
+    private let outcomes = PageOutcomes()
+    private let authorizationRequired = Mutex(false)
 
     init(stack: FeedStack, category: String?, swipes: Int, dwell: Double, trace: TraceWriter) {
         self.stack = stack
@@ -110,44 +119,59 @@ final class HeadlessFeedRun: @unchecked Sendable {
             configuration: FeedSession.Configuration(wrapsAround: true),
             audioSink: { NullAudioSink() }
         )
+        // Before the session starts: no event is missed.
         session.addObserver { [weak self] event in self?.observe(event) }
-        defer { session.close() }
         do {
             try await session.start()
         } catch {
-            if lock.withLock({ authorizationRequired }) { return .failed("the feed needs authorization (use --token)") }
+            await session.shutdown()
+            if authorizationRequired.withTrackedLock({ $0 }) { return .failed("the feed needs authorization (use --token)") }
             return .failed(describe(error))
         }
         let playerEvents = ObservedPlayers(trace: trace)
         playerEvents.observe(session)
-        if case .failed(let message) = await waitForFirstFrame(of: 0) {
-            return .failed(message)
+        var results: [Swipe] = []
+        var failures: [(index: Int, message: String)] = []
+        var shown = 0
+        switch await outcomes.wait(for: 0, watchdogSeconds: Self.watchdogSeconds) {
+        case .ready(let ms, let stage):
+            emitSwipe(index: 0, ms: ms, stage: stage, session: session, isSwipe: false)
+            shown += 1
+        case .failed(let message):
+            emitFailure(index: 0, message: message)
+            failures.append((0, message))
         }
-        emitSwipe(index: 0, session: session, isSwipe: false)
         for _ in 0..<swipes {
             await sleep(seconds: dwell)
             let before = session.currentIndex
-            lock.withLock { firstFrames.removeAll(); failures.removeAll() }
+            outcomes.reset()
             session.next()
             let index = session.currentIndex
             if index == before { break }  // the end of a feed that cannot wrap yet
             playerEvents.observe(session)
-            if case .failed(let message) = await waitForFirstFrame(of: index) {
-                trace.write(["type": "error", "index": index, "message": message])
-                printError("reel: item \(index) failed: \(message)")
-                continue
+            switch await outcomes.wait(for: index, watchdogSeconds: Self.watchdogSeconds) {
+            case .ready(let ms, let stage):
+                results.append(emitSwipe(index: index, ms: ms, stage: stage, session: session, isSwipe: true))
+                shown += 1
+            case .failed(let message):
+                emitFailure(index: index, message: message)
+                failures.append((index, message))
             }
-            emitSwipe(index: index, session: session, isSwipe: true)
         }
         await sleep(seconds: min(dwell, 1))
-        let summary = Self.summary(results)
+        let summary = Self.summary(results, failed: failures.count)
         printLine(Self.json(summary))
         trace.write(summary)
+        await session.shutdown()
+        if shown == 0, let last = failures.last {
+            let pages = failures.count == 1 ? "the only page visited" : "all \(failures.count) pages visited"
+            return .failed("\(pages) failed; item \(last.index): \(last.message)")
+        }
         return .finished
     }
 
-    private func emitSwipe(index: Int, session: FeedSession, isSwipe: Bool) {
-        let (ms, stage) = lock.withLock { firstFrames[index] ?? (0, .none) }
+    @discardableResult
+    private func emitSwipe(index: Int, ms: Double, stage: PreloadStage, session: FeedSession, isSwipe: Bool) -> Swipe {
         let swipe = Swipe(index: index, milliseconds: ms, stage: stage, livePlayers: session.livePlayers,
                           liveDecoders: max(session.liveDecoders, 0), rssBytes: residentBytes())
         let object: [String: Any] = [
@@ -155,13 +179,18 @@ final class HeadlessFeedRun: @unchecked Sendable {
             "swipeToFirstFrameMs": (ms * 1000).rounded() / 1000, "preloadStage": stage.rawValue,
             "livePlayers": swipe.livePlayers, "liveDecoders": swipe.liveDecoders, "rssBytes": swipe.rssBytes,
         ]
-        if isSwipe { results.append(swipe) }
         printLine(Self.json(object))
         trace.write(object)
-        onSwipe?(swipe)
+        return swipe
     }
 
-    static func summary(_ swipes: [Swipe]) -> [String: Any] {
+    private func emitFailure(index: Int, message: String) {
+        let object: [String: Any] = ["type": "failed", "index": index, "message": message]
+        printLine(Self.json(object))
+        trace.write(object)
+    }
+
+    static func summary(_ swipes: [Swipe], failed: Int) -> [String: Any] {
         let times = swipes.map(\.milliseconds).sorted()
         func percentile(_ p: Double) -> Double {
             guard !times.isEmpty else { return 0 }
@@ -171,7 +200,7 @@ final class HeadlessFeedRun: @unchecked Sendable {
         var stages: [String: Int] = [:]
         for swipe in swipes { stages[swipe.stage.rawValue, default: 0] += 1 }
         return [
-            "type": "summary", "swipes": swipes.count,
+            "type": "summary", "swipes": swipes.count, "failed": failed,
             "p50Ms": percentile(0.5), "p95Ms": percentile(0.95), "maxMs": times.last.map { ($0 * 1000).rounded() / 1000 } ?? 0,
             "stages": stages,
             "maxLivePlayers": swipes.map(\.livePlayers).max() ?? 0,
@@ -186,39 +215,20 @@ final class HeadlessFeedRun: @unchecked Sendable {
     }
 
     private func observe(_ event: FeedEvent) {
-        lock.withLock {
-            switch event {
-            case .firstFrame(let index, let ms, let stage):
-                firstFrames[index] = (ms, stage)
-            case .failed(let index, let message):
-                failures[index] = message
-            case .authorizationRequired:
-                authorizationRequired = true
-            default:
-                break
-            }
-            lock.broadcast()
-        }
         switch event {
-        case .pageLoadFailed(let message): trace.write(["type": "pageLoadFailed", "message": message])
-        case .noMoreData: trace.write(["type": "noMoreData"])
-        case .authorizationRequired: trace.write(["type": "authorizationRequired"])
-        default: break
-        }
-    }
-
-    private enum Wait { case ready, failed(String) }
-
-    private func waitForFirstFrame(of index: Int) async -> Wait {
-        await onThread(named: "reel.feed.wait") {
-            let deadline = Date().addingTimeInterval(30)
-            self.lock.lock()
-            defer { self.lock.unlock() }
-            while true {
-                if self.firstFrames[index] != nil { return .ready }
-                if let message = self.failures[index] { return .failed(message) }
-                if !self.lock.wait(until: deadline) { return .failed("no first frame after 30 s") }
-            }
+        case .firstFrame(let index, let ms, let stage):
+            outcomes.record(index, .ready(ms, stage))
+        case .failed(let index, let message):
+            outcomes.record(index, .failed(message))
+        case .authorizationRequired:
+            authorizationRequired.withTrackedLock { $0 = true }
+            trace.write(["type": "authorizationRequired"])
+        case .pageLoadFailed(let message):
+            trace.write(["type": "pageLoadFailed", "message": message])
+        case .noMoreData:
+            trace.write(["type": "noMoreData"])
+        default:
+            break
         }
     }
 
@@ -228,11 +238,58 @@ final class HeadlessFeedRun: @unchecked Sendable {
     }
 }
 
+/// The outcome of each page since the last swipe (its first frame or its failure, the
+/// first that came), awaited without blocking a thread.
+final class PageOutcomes: Sendable {
+    enum Outcome: Sendable {
+        case ready(Double, PreloadStage)
+        case failed(String)
+    }
+
+    private struct State {
+        var outcomes: [Int: Outcome] = [:]
+        var waiter: (index: Int, continuation: CheckedContinuation<Outcome, Never>)?
+    }
+    private let state = Mutex(State())
+
+    /// Records `outcome` for page `index` unless it has one, and wakes its waiter.
+    func record(_ index: Int, _ outcome: Outcome) {
+        let waiter: CheckedContinuation<Outcome, Never>? = state.withTrackedLock { s in
+            guard s.outcomes[index] == nil else { return nil }
+            s.outcomes[index] = outcome
+            guard let waiter = s.waiter, waiter.index == index else { return nil }
+            s.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    /// Forgets every outcome (a swipe is about to land).
+    func reset() { state.withTrackedLock { $0.outcomes = [:] } }
+
+    /// Page `index`'s outcome; a failure after `watchdogSeconds` if none came.
+    func wait(for index: Int, watchdogSeconds: Int) async -> Outcome {
+        let watchdog = Task {
+            do { try await Task.sleep(for: .seconds(watchdogSeconds)) } catch { return }
+            self.record(index, .failed("nothing to show after \(watchdogSeconds) s (the player is stuck)"))
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { continuation in
+            let known: Outcome? = state.withTrackedLock { s in
+                if let outcome = s.outcomes[index] { return outcome }
+                s.waiter = (index, continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+}
+
 /// Writes the events of the feed's current player to the trace (each player once).
-final class ObservedPlayers: @unchecked Sendable {
+final class ObservedPlayers: Sendable {
     private let trace: TraceWriter
-    private let lock = NSLock()
-    private var seen: Set<ObjectIdentifier> = []
+    /// Players already observed.
+    private let seen = Mutex<Set<ObjectIdentifier>>([])
 
     init(trace: TraceWriter) { self.trace = trace }
 
@@ -240,7 +297,7 @@ final class ObservedPlayers: @unchecked Sendable {
         guard trace.isEnabled else { return }
         for index in [session.currentIndex - 1, session.currentIndex, session.currentIndex + 1] {
             guard let player = session.player(at: index) else { continue }
-            let fresh = lock.withLock { seen.insert(ObjectIdentifier(player)).inserted }
+            let fresh = seen.withTrackedLock { $0.insert(ObjectIdentifier(player)).inserted }
             guard fresh else { continue }
             let trace = self.trace
             player.addEventObserver { event in

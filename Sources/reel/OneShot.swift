@@ -1,29 +1,37 @@
 import Foundation
+import Synchronization
 
 /// A value delivered once (from any thread), with the monotonic time it arrived, and
 /// awaited: how a command learns that playback ended or failed, or a benchmark that a
-/// first frame came. Later deliveries are ignored.
-final class OneShot<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: (Value, Double)?
-    private var waiter: CheckedContinuation<(Value, Double)?, Never>?
-    private var timedOut = false
+/// first frame came. Later deliveries are ignored. Waiting suspends (a continuation),
+/// never blocks a thread; waiters are resumed after the mutex is released.
+final class OneShot<Value: Sendable>: Sendable {
+    private struct State {
+        var stored: (Value, Double)?
+        var waiters: [CheckedContinuation<(Value, Double)?, Never>] = []
+        var timedOut = false
+    }
+
+    /// Guarded: the value, who waits for it, and whether a timed wait gave up.
+    private let state = Mutex(State())
+
+    init() {}
 
     func fulfil(_ newValue: Value) {
         let at = monotonicMs()
-        let waiter: CheckedContinuation<(Value, Double)?, Never>? = lock.withLock {
-            guard stored == nil, !timedOut else { return nil }
-            stored = (newValue, at)
-            defer { self.waiter = nil }
-            return self.waiter
+        let waiters = state.withTrackedLock { state -> [CheckedContinuation<(Value, Double)?, Never>] in
+            guard state.stored == nil, !state.timedOut else { return [] }
+            state.stored = (newValue, at)
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume(returning: (newValue, at))
+        for waiter in waiters { waiter.resume(returning: (newValue, at)) }
     }
 
-    var isFulfilled: Bool { lock.withLock { stored != nil } }
+    var isFulfilled: Bool { state.withTrackedLock { $0.stored != nil } }
 
     /// The value, if it came.
-    var value: Value? { lock.withLock { stored?.0 } }
+    var value: Value? { state.withTrackedLock { $0.stored?.0 } }
 
     /// The value, however long it takes.
     func wait() async -> Value {
@@ -42,28 +50,24 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
     }
 
     private func arrival() async -> (Value, Double)? {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if let stored {
-                lock.unlock()
-                continuation.resume(returning: stored)
-            } else if timedOut {
-                lock.unlock()
-                continuation.resume(returning: nil)
-            } else {
-                waiter = continuation
-                lock.unlock()
+        await withCheckedContinuation { (continuation: CheckedContinuation<(Value, Double)?, Never>) in
+            let now: (Value, Double)?? = state.withTrackedLock { state in
+                if let stored = state.stored { return .some(stored) }
+                if state.timedOut { return .some(nil) }
+                state.waiters.append(continuation)
+                return nil
             }
+            if let now { continuation.resume(returning: now) }
         }
     }
 
     private func expire() {
-        let waiter: CheckedContinuation<(Value, Double)?, Never>? = lock.withLock {
-            guard stored == nil else { return nil }
-            timedOut = true
-            defer { self.waiter = nil }
-            return self.waiter
+        let waiters = state.withTrackedLock { state -> [CheckedContinuation<(Value, Double)?, Never>] in
+            guard state.stored == nil else { return [] }
+            state.timedOut = true
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume(returning: nil)
+        for waiter in waiters { waiter.resume(returning: nil) }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import Synchronization
 
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -56,56 +57,100 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
-        let stack = try loading.makeLoader(for: source)
         let output = try outputOptions.choose()
-        if output == .window {
+        // Opened before anything plays, so a bad path is a usage error up front.
+        let writer = try TraceWriter(path: trace)
+        let stack = try loading.makeLoader(for: source)
+        let end: PlaybackEnd
+        switch output {
+        case .window:
             let audio = ProcessAudio()
             WindowAudio.makeSink = { audio.makeSink() }
-            let outcome = await WindowSession.run(
+            end = await WindowSession.run(
                 source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
-                renderer: outputOptions.renderer.kind, hud: outputOptions.terminal.hud, frames: frames
+                renderer: outputOptions.renderer.kind, hud: outputOptions.terminal.hud, frames: frames,
+                trace: writer
             )
             audio.close()
-            await stack.shutdown()
-            try outcome.throwIfFailed()
-            return
-        }
-        if output == .terminal {
+        case .terminal:
             let app = TerminalApp(options: outputOptions.terminal, frameLimit: frames)
-            let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop)
-            let outcome = try await app.run(content)
-            await stack.shutdown()
-            try outcome.throwIfFailed()
-            return
+            let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
+                                            trace: writer)
+            do {
+                end = PlaybackEnd(try await app.run(content))
+            } catch {
+                writer.close()
+                await stack.shutdown()
+                throw error
+            }
+        case .headless:
+            let session: HeadlessSession
+            do {
+                session = try HeadlessSession(
+                    source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
+                    trace: writer, audioOut: audioOut, loop: loop
+                )
+            } catch {
+                writer.close()
+                await stack.shutdown()
+                throw error
+            }
+            end = await session.run()
         }
-        let session = try HeadlessSession(
-            source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
-            tracePath: trace, audioOut: audioOut, loop: loop
-        )
-        let outcome = try await session.run()
+        // Every session has stopped its player by now: nothing more reaches the trace.
+        writer.close()
         await stack.shutdown()
-        try outcome.throwIfFailed()
+        try end.throwIfFailed()
+    }
+}
+
+/// How `reel play` ended: at the end (or `--frames`, or `q`), with a media failure (exit
+/// 3), or on SIGINT/SIGTERM in headless mode (exit 128 + the signal, after the trace is
+/// written).
+enum PlaybackEnd: Sendable {
+    case finished
+    case failed(String)
+    case signal(Int32)
+
+    init(_ outcome: SessionOutcome) {
+        switch outcome {
+        case .finished: self = .finished
+        case .failed(let message): self = .failed(message)
+        }
+    }
+
+    func throwIfFailed() throws {
+        switch self {
+        case .finished: return
+        case .failed(let message): throw CommandFailure.media(message)
+        case .signal(let number):
+            let name = number == SIGINT ? "SIGINT" : number == SIGTERM ? "SIGTERM" : "signal \(number)"
+            throw CommandFailure(message: "stopped by \(name)", status: 128 + number)
+        }
     }
 }
 
 /// A headless playback run: the player, its sinks, the trace, and when to stop.
-final class HeadlessSession: @unchecked Sendable {
-
+///
+/// Threads: built and run from the command's task; the player calls the sink and the
+/// event observer on its clock context; SIGINT/SIGTERM arrive on a dispatch queue. They
+/// meet only in `outcome` and `limit` (each with its own mutex); the rest is immutable.
+final class HeadlessSession: Sendable {
+    // Immutable after init.
     let player: Player
     private let manual: ManualClock?
-    private let trace: TraceWriter
+    private let trace: PlaybackTrace
     private let wav: WAVAudioSink?
     private let item: PlayerItem
     private let rate: Double
-    private let outcome = OneShot<SessionOutcome>()
+    /// Fulfilled once: the end, the frame limit, a failure, or a signal.
+    private let outcome: OneShot<PlaybackEnd>
 
     init(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, frames: Int?, fast: Bool,
-         tracePath: String?, audioOut: String?, loop: Bool) throws {
+         trace writer: TraceWriter, audioOut: String?, loop: Bool) throws {
         let manual = fast ? ManualClock() : nil
         let clock: any EngineClock = manual ?? HostClock.shared
         self.manual = manual
-        let trace = try TraceWriter(path: tracePath)
-        self.trace = trace
         self.rate = rate
         if let audioOut {
             do {
@@ -118,86 +163,148 @@ final class HeadlessSession: @unchecked Sendable {
         }
         let startTime = start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) }
         item = PlayerItem(url: source.url, loader: loader, startTime: startTime)
-        let openedAt = clock.now
-        let counter = FrameCounter(limit: frames)
-        let traceFrames = trace.isEnabled
-        let sink = HeadlessVideoSink { frame, presentation in
-            if traceFrames {
-                trace.write([
-                    "type": "frame", "pts": frame.pts.stringValue, "seconds": frame.pts.seconds,
-                    "md5": frame.md5(), "presentedAt": (presentation.presentedAt - openedAt).seconds,
-                    "dropped": presentation.droppedFrames,
-                ])
-            }
-            counter.increment()
-        }
-        player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink(), measurementClock: HostClock.shared)
+        let outcome = OneShot<PlaybackEnd>()
+        self.outcome = outcome
+        let trace = PlaybackTrace(writer: writer, clock: clock)
+        self.trace = trace
+        let limit = frames.map { FrameLimit($0) { outcome.fulfil(.finished) } }
+        let sink = trace.videoSink(forwardingTo: nil, limit: limit)
+        let player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink(), measurementClock: HostClock.shared)
+        self.player = player
         player.actionAtItemEnd = loop ? .loop : .pause
-        counter.onLimit = { [weak self] in self?.finish(.finished) }
-        player.addEventObserver { [weak self] event in
-            guard let self else { return }
+        // The observer is fixed before anything plays; it holds the player weakly (the
+        // player holds the observer).
+        _ = player.addEventObserver { [weak player] event in
+            guard let player else { return }
+            trace.record(event, player: player)
             switch event {
-            case .framePresented, .statusChanged, .timeControlStatusChanged:
-                break
-            case .firstFrame(let report):
-                trace.write(TraceWriter.firstFrame(report))
-            case .seekCompleted(let target, let landed, let finished):
-                var object: [String: Any] = ["type": "seek", "target": target.stringValue, "finished": finished]
-                if let landed { object["landed"] = landed.stringValue }
-                trace.write(object)
-            case .rateChanged(let rate):
-                trace.write(["type": "rate", "rate": rate, "at": (clock.now - openedAt).seconds])
-            case .stall(let stalled):
-                trace.write(["type": "stall", "stalled": stalled, "at": (clock.now - openedAt).seconds])
-            case .ended(let looping):
-                let stats = self.player.statistics
-                trace.write(["type": "end", "at": (clock.now - openedAt).seconds, "looping": looping,
-                             "presentedFrames": stats.presentedFrames, "droppedFrames": stats.droppedFrames])
-                if !looping { self.finish(.finished) }
-            case .failed(let error):
-                trace.write(["type": "error", "message": error.description])
-                self.finish(.failed(error.description))
+            case .firstFrame: limit?.firstFrameDelivered()
+            case .ended(let looping): if !looping { outcome.fulfil(.finished) }
+            case .failed(let error): outcome.fulfil(.failed(error.description))
+            default: break
             }
         }
     }
 
-    private func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
-
-    func run() async throws -> SessionOutcome {
+    /// Plays until the end, the frame limit, a failure or SIGINT/SIGTERM; then stops the
+    /// player (no event reaches the trace after) and finishes the WAV file. The caller
+    /// closes the trace.
+    func run() async -> PlaybackEnd {
+        let outcome = self.outcome
+        let signals = TerminationSignals { outcome.fulfil(.signal($0)) }
         player.replaceCurrentItem(with: item)
         player.defaultRate = rate
         player.play()
-        let result: SessionOutcome
+        let result: PlaybackEnd
         if let manual {
-            let outcome = self.outcome
             let stalled = await driveSimulatedClock(manual, player: player) { outcome.isFulfilled }
             result = stalled.map { .failed($0) } ?? outcome.value ?? .finished
         } else {
             result = await outcome.wait()
         }
-        player.pause()
-        player.replaceCurrentItem(with: nil)
+        // Closing the item joins the engine's threads: not on the concurrency pool.
+        let player = self.player
+        await onThread(named: "reel.close") {
+            player.pause()
+            player.replaceCurrentItem(with: nil)
+        }
         wav?.finish()
-        trace.close()
+        signals.cancel()
         return result
     }
 }
 
-/// Counts presented frames and says when a limit is reached.
-final class FrameCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    private let limit: Int?
-    var onLimit: (@Sendable () -> Void)?
+/// `--frames N`: a run may stop once N frames are presented *and* the player's
+/// first-frame event was delivered. The engine reports the first frame just after
+/// presenting it, so stopping at the Nth presentation alone would lose that event for
+/// N = 1. Frames presented after the Nth (while the player is being stopped) are not part
+/// of the run: ``framePresented()`` says so, and the trace leaves them out.
+final class FrameLimit: Sendable {
+    private struct State {
+        var presented = 0
+        var firstFrameDelivered = false
+        var reached = false
+    }
 
-    init(limit: Int?) { self.limit = limit }
+    // Immutable after init.
+    private let limit: Int
+    private let onReached: @Sendable () -> Void
 
-    func increment() {
-        let reached: Bool = lock.withLock {
-            count += 1
-            return limit.map { count == $0 } ?? false
+    /// Guarded: the counts, and whether `onReached` ran.
+    private let state = Mutex(State())
+
+    /// `onReached` runs once, on the thread of the call that completes the condition,
+    /// with no lock held.
+    init(_ limit: Int, onReached: @escaping @Sendable () -> Void = {}) {
+        self.limit = limit
+        self.onReached = onReached
+    }
+
+    /// Counts a presented frame; whether it is one of the first N.
+    @discardableResult
+    func framePresented() -> Bool {
+        var admitted = false
+        update { state in
+            state.presented += 1
+            admitted = state.presented <= limit
         }
-        if reached { onLimit?() }
+        return admitted
+    }
+
+    func firstFrameDelivered() { update { $0.firstFrameDelivered = true } }
+
+    /// Whether both conditions hold.
+    var isReached: Bool { state.withTrackedLock { $0.reached } }
+
+    private func update(_ change: (inout State) -> Void) {
+        let fire = state.withTrackedLock { state in
+            change(&state)
+            guard !state.reached, state.presented >= limit, state.firstFrameDelivered else { return false }
+            state.reached = true
+            return true
+        }
+        if fire { onReached() }
+    }
+}
+
+/// SIGINT and SIGTERM, caught (instead of ending the process) while a headless session
+/// plays, so it stops its player and writes its trace on the way out. `handler` runs once,
+/// on a dispatch queue; ``cancel()`` gives the signals back their default action.
+final class TerminationSignals: Sendable {
+    private static let numbers = [SIGINT, SIGTERM]
+
+    private struct State {
+        var sources: [any DispatchSourceSignal] = []
+        var fired = false
+    }
+    /// Guarded: the dispatch sources, and whether the handler ran.
+    private let state = Mutex(State())
+
+    init(_ handler: @escaping @Sendable (Int32) -> Void) {
+        state.withTrackedLock { state in
+            for number in Self.numbers {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    let first = self.state.withTrackedLock { state in
+                        defer { state.fired = true }
+                        return !state.fired
+                    }
+                    if first { handler(number) }
+                }
+                source.resume()
+                state.sources.append(source)
+            }
+        }
+    }
+
+    func cancel() {
+        state.withTrackedLock { state in
+            for source in state.sources { source.cancel() }
+            state.sources = []
+        }
+        for number in Self.numbers { signal(number, SIG_DFL) }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import ReelOrigin
 
 /// `reel serve DIR`: the loopback origin, for demos, benchmarks and manual testing.
@@ -91,19 +92,22 @@ func waitForTerminationSignal() async {
     }
 }
 
-private final class SignalOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var sources: [any DispatchSourceSignal] = []
+private final class SignalOnce: Sendable {
+    /// The dispatch sources are only kept alive here, never used across threads.
+    private struct State: @unchecked Sendable {
+        var continuation: CheckedContinuation<Void, Never>?
+        var sources: [any DispatchSourceSignal] = []
+    }
+    private let state: Mutex<State>
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+    init(_ continuation: CheckedContinuation<Void, Never>) { state = Mutex(State(continuation: continuation)) }
 
-    func keep(_ source: any DispatchSourceSignal) { lock.withLock { sources.append(source) } }
+    func keep(_ source: any DispatchSourceSignal) { state.withTrackedLock { $0.sources.append(source) } }
 
     func fire() {
-        let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            defer { self.continuation = nil }
-            return self.continuation
+        let continuation = state.withTrackedLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.continuation = nil }
+            return state.continuation
         }
         continuation?.resume()
     }

@@ -11,7 +11,7 @@ func driveSimulatedClock(_ clock: ManualClock, player: Player, until done: @esca
         var idleSince: Date?
         while !done() {
             player.waitUntilSettled()
-            if clock.advanceToNextDeadline() {
+            if clock.runNext() {
                 idleSince = nil
                 continue
             }

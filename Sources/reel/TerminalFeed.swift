@@ -3,21 +3,29 @@ import ReelCore
 import ReelFeed
 import ReelMedia
 import ReelTerminal
+import Synchronization
 
 /// A feed in the terminal (`reel feed --terminal`): categories through ``FeedBrowser``,
 /// swipes through the current ``FeedSession``, search through ``SearchModel`` (its results
 /// become a feed of their own until a category is chosen again). The current page's player
-/// frames go to the renderer; image posts show their first picture.
-final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
+/// frames go to the renderer; image posts show their first picture; a page whose item
+/// cannot be played shows an empty picture and says why on its title line, and the feed
+/// goes on.
+final class TerminalFeedContent: TerminalContent, Sendable {
+    // Immutable.
     private let app: TerminalApp
     private let stack: FeedStack
     private let browser: FeedBrowser
     private let searchModel: SearchModel
-    private let lock = NSLock()
-    private var renderer: TerminalRenderer?
-    private var searchSession: FeedSession?
-    private var searchQuery: String?
-    private var failed: (@Sendable (String) -> Void)?
+    private let initialCategory: String?
+
+    /// Protected by `state`.
+    private struct State {
+        var renderer: TerminalRenderer?
+        var searchSession: FeedSession?
+        var searchQuery: String?
+    }
+    private let state = Mutex(State())
 
     init(app: TerminalApp, stack: FeedStack, initialCategory: String?) {
         self.app = app
@@ -31,11 +39,11 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
         self.initialCategory = initialCategory
     }
 
-    private let initialCategory: String?
+    private var renderer: TerminalRenderer? { state.withTrackedLock { $0.renderer } }
 
     /// The session on screen: the search results while searching, else the category's.
     private var session: FeedSession? {
-        lock.withLock { searchSession } ?? browser.currentSession
+        state.withTrackedLock { $0.searchSession } ?? browser.currentSession
     }
 
     var isFeed: Bool { true }
@@ -48,18 +56,19 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
         let session = self.session
         let item = session?.currentItem
         let position = session.map { s in "\(s.currentIndex + 1)/\(s.items.count)\(s.hasMore ? "+" : "")" }
-        if let query = lock.withLock({ searchQuery }) {
-            return (["search: \(query)"], 0, item?.title ?? "", item?.uploader, position)
+        var title = item?.title ?? ""
+        if let session, let failure = session.failure(at: session.currentIndex) {
+            title = "✕ cannot play \(title.isEmpty ? "this item" : "“\(title)”"): \(failure)"
+        }
+        if let query = state.withTrackedLock({ $0.searchQuery }) {
+            return (["search: \(query)"], 0, title, item?.uploader, position)
         }
         let names = browser.categories.map { $0.title.isEmpty ? "Feed" : $0.title }
-        return (names, browser.selectedIndex, item?.title ?? "", item?.uploader, position)
+        return (names, browser.selectedIndex, title, item?.uploader, position)
     }
 
     func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
-        lock.withLock {
-            self.renderer = renderer
-            self.failed = failed
-        }
+        state.withTrackedLock { $0.renderer = renderer }
         browser.onSessionCreated = { [weak self] _, session in self?.attach(session) }
         var initial = 0
         if let wanted = initialCategory {
@@ -78,7 +87,7 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
         session.onFrame = { [weak self, weak session] index in
             guard let self, let session, self.session === session, index == session.currentIndex,
                   let frame = session.frame(at: index) else { return }
-            self.lock.withLock { self.renderer }?.present(
+            self.renderer?.present(
                 frame, presentation: Presentation(presentedAt: .zero, droppedFrames: 0, isFirstFrameOfSequence: false))
         }
         session.addObserver { [weak self, weak session] event in
@@ -86,10 +95,11 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
             switch event {
             case .firstFrame(let index, _, _) where index == session.currentIndex:
                 self.showCurrent()
-            case .failed(let index, let message) where index == session.currentIndex:
-                self.app.show(notice: "item \(index + 1) failed: \(message)")
+            case .failed(let index, _) where index == session.currentIndex:
+                // The page says so (its title line); the feed goes on.
+                self.showCurrent()
             case .noMoreData, .itemsChanged:
-                self.lock.withLock { self.renderer }?.setNeedsChrome()
+                self.renderer?.setNeedsChrome()
             case .authorizationRequired:
                 self.app.show(notice: "the feed needs authorization (use --token)")
             default: break
@@ -97,11 +107,14 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
         }
     }
 
-    /// Draws what the current page has now: its latest frame, its picture, or nothing yet.
+    /// Draws what the current page has now: its latest frame, its picture, nothing yet,
+    /// or — when it failed — nothing (the previous page's picture must not stay).
     private func showCurrent() {
-        guard let renderer = lock.withLock({ renderer }), let session else { return }
+        guard let renderer, let session else { return }
         let index = session.currentIndex
-        if let frame = session.frame(at: index) {
+        if session.failure(at: index) != nil {
+            renderer.clear()
+        } else if let frame = session.frame(at: index) {
             renderer.present(frame, presentation: Presentation(presentedAt: .zero, droppedFrames: 0, isFirstFrameOfSequence: true))
         } else if let picture = session.picture(at: index) {
             renderer.presentPicture(picture)
@@ -120,9 +133,9 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
     }
 
     func changeCategory(by offset: Int) {
-        let leavingSearch: FeedSession? = lock.withLock {
-            defer { searchSession = nil; searchQuery = nil }
-            return searchSession
+        let leavingSearch: FeedSession? = state.withTrackedLock { s in
+            defer { s.searchSession = nil; s.searchQuery = nil }
+            return s.searchSession
         }
         if let leavingSearch {
             leavingSearch.close()
@@ -155,11 +168,12 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
                     audioSink: { [app] in app.audio.makeSink() })
                 attach(session)
                 browser.currentSession?.setActive(false)
-                let old: FeedSession? = lock.withLock {
-                    defer { searchSession = session; searchQuery = searchModel.query }
-                    return searchSession
+                let query = searchModel.query
+                let old: FeedSession? = state.withTrackedLock { s in
+                    defer { s.searchSession = session; s.searchQuery = query }
+                    return s.searchSession
                 }
-                old?.close()
+                await old?.shutdown()
                 do {
                     try await session.start()
                     app.show(notice: "\(searchModel.results.count)\(searchModel.hasMore ? "+" : "") results — tab to go back")
@@ -175,7 +189,7 @@ final class TerminalFeedContent: TerminalContent, @unchecked Sendable {
     }
 
     func close() {
-        lock.withLock { searchSession }?.close()
+        state.withTrackedLock { $0.searchSession }?.close()
         browser.close()
     }
 }

@@ -5,6 +5,7 @@ import ReelFeed
 import ReelMedia
 import ReelSDL
 import ReelTerminal
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,6 +60,7 @@ struct TerminalOptions: ParsableArguments {
 
 /// The process's audio: one SDL device shared by every player, or nothing (with a warning)
 /// when no device opens.
+/// Immutable after init (the device is thread-safe: `SDLAudioOutput` documents its own threads).
 final class ProcessAudio: @unchecked Sendable {
     let output: SDLAudioOutput?
 
@@ -112,32 +114,50 @@ protocol TerminalContent: AnyObject, Sendable {
 
 /// `reel play --terminal` and `reel feed --terminal`: the session, the renderer, the chrome
 /// and the input, around a ``TerminalContent``.
-final class TerminalApp: @unchecked Sendable {
-
+///
+/// Threads: `run` on the command's task; input events on the session's input thread;
+/// resize, suspend and terminate on its signal thread; `tick` and notice expiry on
+/// `timerQueue`; the chrome (`drawChrome`) on the renderer's thread; `framePresented` and
+/// failures on the player's clock context. Every callback is set before the thread that
+/// calls it starts, and they share the UI state only under `state`, never calling out
+/// (the player, the renderer, the content) with it held.
+final class TerminalApp: Sendable {
+    // Immutable after init.
     private let options: TerminalOptions
     private let session = TerminalSession()
     let renderer: TerminalRenderer
     let audio: ProcessAudio
-    private var content: (any TerminalContent)?
-    private let frameLimit: Int?
-
-    private let lock = NSLock()
-    private var chrome = TerminalChrome()
-    private var chromeVisible = true
-    private var hold = HoldToSpeedUp()
-    private var keyHold = KeyHoldDetector()
-    private var legacyToggled = false
-    private var badge: String?
-    private var muted = false
-    private var query: String?  // typing a search
-    private var notice: String?
-    private var drag: (row: Int, column: Int)?
-    private let outcome = OneShot<SessionOutcome>()
+    /// `--frames` (play): counted by the content's sink, ends the run.
+    let frameLimit: FrameLimit?
+    private let outcome: OneShot<SessionOutcome>
+    /// The tick timer's and the notices' queue (a timer, not a lock).
     private let timerQueue = DispatchQueue(label: "reel.terminal.tick")
+
+    private struct UI {
+        var content: (any TerminalContent)?
+        /// Which chrome lines are on screen (only the render thread draws it).
+        var chrome = TerminalChrome()
+        var chromeVisible = true
+        var hold = HoldToSpeedUp()
+        var keyHold = KeyHoldDetector()
+        var legacyToggled = false
+        var badge: String?
+        var muted = false
+        /// Typing a search.
+        var query: String?
+        var notice: String?
+        var drag: (row: Int, column: Int)?
+        var pausedForSuspend = false
+    }
+
+    /// Guarded by `state`: the UI's state, shared by the threads above.
+    private let state = Mutex(UI())
 
     init(options: TerminalOptions, frameLimit: Int? = nil) {
         self.options = options
-        self.frameLimit = frameLimit
+        let outcome = OneShot<SessionOutcome>()
+        self.outcome = outcome
+        self.frameLimit = frameLimit.map { FrameLimit($0) { outcome.fulfil(.finished) } }
         audio = ProcessAudio()
         let session = self.session
         renderer = TerminalRenderer(configuration: options.rendererConfiguration) { session.write($0) }
@@ -148,13 +168,15 @@ final class TerminalApp: @unchecked Sendable {
             audio.close()
             throw CommandFailure.usage("--terminal needs a terminal on standard input and output")
         }
-        lock.withLock { self.content = content }
-        try session.enter()
-        session.onEvent = { [weak self] event in self?.handle(event) }
-        session.onResize = { [weak self] _ in self?.relayout() }
-        session.onTerminate = { [weak self] _ in self?.finish(.finished) }
-        session.onSuspend = { [weak self] stopping in self?.suspended(stopping) }
+        state.withTrackedLock { $0.content = content }
+        // Callbacks first, then the threads that call them.
+        session.handlers = TerminalSession.Handlers(
+            onEvent: { [weak self] event in self?.handle(event) },
+            onResize: { [weak self] _ in self?.relayout() },
+            onSuspend: { [weak self] stopping in self?.suspended(stopping) },
+            onTerminate: { [weak self] _ in self?.finish(.finished) })
         renderer.overlay = { [weak self] full in self?.drawChrome(full: full) ?? [] }
+        try session.enter()
         relayout()
         renderer.start()
         let timer = DispatchSource.makeTimerSource(queue: timerQueue)
@@ -170,8 +192,11 @@ final class TerminalApp: @unchecked Sendable {
             result = .failed(describe(error))
         }
         timer.cancel()
+        // The render thread first (it reads the content for the chrome), then the content:
+        // closing it joins its players' threads, so not on the concurrency pool.
         renderer.stop()
-        content.close()
+        await renderer.finished()
+        await onThread(named: "reel.close") { content.close() }
         session.restore()
         audio.close()
         writeStatistics()
@@ -180,25 +205,22 @@ final class TerminalApp: @unchecked Sendable {
 
     func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
 
-    /// A frame was presented (play mode counts them for --frames).
-    func framePresented() {
-        if let limit = frameLimit, renderer.statistics.presented >= limit { finish(.finished) }
-    }
-
-    private var player: Player? { lock.withLock { content }?.player }
-
-    private var pausedForSuspend = false
+    private var content: (any TerminalContent)? { state.withTrackedLock { $0.content } }
+    private var player: Player? { content?.player }
 
     /// Stopped with Ctrl-Z: playback pauses, and resumes on `fg` if it was playing.
     private func suspended(_ stopping: Bool) {
         guard let player else { return }
         if stopping {
             let playing = player.rate != 0
-            lock.withLock { pausedForSuspend = playing }
+            state.withTrackedLock { $0.pausedForSuspend = playing }
             if playing { player.pause() }
-        } else if lock.withLock({ pausedForSuspend }) {
-            lock.withLock { pausedForSuspend = false }
-            player.play()
+        } else {
+            let wasPlaying = state.withTrackedLock { ui in
+                defer { ui.pausedForSuspend = false }
+                return ui.pausedForSuspend
+            }
+            if wasPlaying { player.play() }
         }
     }
 
@@ -206,13 +228,13 @@ final class TerminalApp: @unchecked Sendable {
 
     private func relayout() {
         let size = session.size
-        let visible = lock.withLock { chromeVisible }
+        let visible = state.withTrackedLock { $0.chromeVisible }
         let area = TerminalChrome.videoArea(columns: size.columns, rows: size.rows, chromeVisible: visible)
         renderer.layout(screenColumns: size.columns, screenRows: size.rows, area: area)
     }
 
     private func chromeState() -> TerminalChrome.State {
-        let (content, badge, muted, query, notice) = lock.withLock { (self.content, self.badge, self.muted, self.query, self.notice) }
+        let (content, badge, muted, query, notice) = state.withTrackedLock { ($0.content, $0.badge, $0.muted, $0.query, $0.notice) }
         let info = content?.chrome ?? (categories: [], selected: 0, title: "", uploader: nil, position: nil)
         let player = content?.player
         let duration = player?.duration ?? .indefinite
@@ -240,22 +262,22 @@ final class TerminalApp: @unchecked Sendable {
         return state
     }
 
+    /// On the render thread.
     private func drawChrome(full: Bool) -> [UInt8] {
-        let visible = lock.withLock { chromeVisible }
-        guard visible else { return [] }
-        let state = chromeState()
+        guard state.withTrackedLock({ $0.chromeVisible }) else { return [] }
+        let chromeState = chromeState()
         let size = session.size
-        return lock.withLock { chrome.render(state, columns: size.columns, rows: size.rows, full: full) }
+        return state.withTrackedLock { $0.chrome.render(chromeState, columns: size.columns, rows: size.rows, full: full) }
     }
 
     /// Shows `text` on the status line for a while.
     func show(notice text: String?) {
-        lock.withLock { notice = text }
+        state.withTrackedLock { $0.notice = text }
         renderer.setNeedsChrome()
         guard let text else { return }
         timerQueue.asyncAfter(deadline: .now() + 3) { [weak self] in
             guard let self else { return }
-            let same = self.lock.withLock { self.notice == text }
+            let same = self.state.withTrackedLock { $0.notice == text }
             if same { self.show(notice: nil) }
         }
     }
@@ -264,11 +286,12 @@ final class TerminalApp: @unchecked Sendable {
 
     private func now() -> MediaTime { HostClock.shared.now }
 
+    /// On the input thread.
     private func handle(_ event: TerminalInputEvent) {
         switch event {
         case .key(let key): handleKey(key)
         case .mouse(let mouse): handleMouse(mouse)
-        case .keyboardFlags: lock.withLock { keyHold.expectsReleaseEvents = true }
+        case .keyboardFlags: state.withTrackedLock { $0.keyHold.expectsReleaseEvents = true }
         default: break
         }
     }
@@ -278,7 +301,7 @@ final class TerminalApp: @unchecked Sendable {
             finish(.finished)
             return
         }
-        if lock.withLock({ query != nil }) {
+        if state.withTrackedLock({ $0.query != nil }) {
             typeSearch(event)
             return
         }
@@ -287,7 +310,7 @@ final class TerminalApp: @unchecked Sendable {
             return
         }
         guard event.kind != .release else { return }
-        let content = lock.withLock { self.content }
+        let content = self.content
         switch event.key {
         case .character("z") where event.modifiers.contains(.control): session.suspend()
         case .character("q"), .character("Q"): finish(.finished)
@@ -300,11 +323,11 @@ final class TerminalApp: @unchecked Sendable {
         case .character("h"): content?.changeCategory(by: -1); renderer.setNeedsChrome()
         case .character("/"):
             guard content?.isFeed == true else { return }
-            lock.withLock { query = "" }
+            state.withTrackedLock { $0.query = "" }
             renderer.setNeedsChrome()
         case .character("m"): toggleMute()
         case .character("f"):
-            lock.withLock { chromeVisible.toggle() }
+            state.withTrackedLock { $0.chromeVisible.toggle() }
             relayout()
         default: break
         }
@@ -312,27 +335,30 @@ final class TerminalApp: @unchecked Sendable {
 
     private func typeSearch(_ event: TerminalKeyEvent) {
         guard event.kind != .release else { return }
-        var run: String?
-        lock.withLock {
+        let run: String? = state.withTrackedLock { ui in
             switch event.key {
-            case .escape: query = nil
+            case .escape: ui.query = nil
             case .enter:
-                run = query
-                query = nil
-            case .backspace: if query?.isEmpty == false { query?.removeLast() }
+                defer { ui.query = nil }
+                return ui.query
+            case .backspace: if ui.query?.isEmpty == false { ui.query?.removeLast() }
             case .character(let c) where event.modifiers.subtracting(.shift).isEmpty:
-                query?.append(c)
+                ui.query?.append(c)
             default: break
             }
+            return nil
         }
         if let run, !run.trimmingCharacters(in: .whitespaces).isEmpty {
-            lock.withLock { content }?.search(run)
+            content?.search(run)
         }
         renderer.setNeedsChrome()
     }
 
     private func toggleMute() {
-        let now = lock.withLock { muted.toggle(); return muted }
+        let now = state.withTrackedLock { ui in
+            ui.muted.toggle()
+            return ui.muted
+        }
         if let output = audio.output { output.isMuted = now } else { player?.isMuted = now }
         renderer.setNeedsChrome()
     }
@@ -342,43 +368,45 @@ final class TerminalApp: @unchecked Sendable {
     /// auto-repeat run (KeyHoldDetector) turns into a hold, undoing that toggle.
     private func holdKey(_ event: TerminalKeyEvent) {
         let t = now()
-        var actions: [HoldToSpeedUp.Action] = []
-        var togglePause = false
-        lock.lock()
-        if keyHold.expectsReleaseEvents || event.kind != .press {
-            switch event.kind {
-            case .press: actions = hold.keyDown(now: t)
-            case .repeat: actions = hold.tick(now: t)
-            case .release: actions = hold.keyUp(now: t)
-            }
-            if event.kind != .press { keyHold.expectsReleaseEvents = true }
-        } else {
-            switch keyHold.press(at: t) {
-            case .began:
-                if legacyToggled { togglePause = true; legacyToggled = false }
-                actions = [.setRate(hold.fastRate), .showBadge(HoldToSpeedUp.badgeText(hold.fastRate))]
-            default:
-                if !keyHold.isHeld {
-                    togglePause = true
-                    legacyToggled = true
+        let (actions, togglePause) = state.withTrackedLock { ui -> ([HoldToSpeedUp.Action], Bool) in
+            var actions: [HoldToSpeedUp.Action] = []
+            var togglePause = false
+            if ui.keyHold.expectsReleaseEvents || event.kind != .press {
+                switch event.kind {
+                case .press: actions = ui.hold.keyDown(now: t)
+                case .repeat: actions = ui.hold.tick(now: t)
+                case .release: actions = ui.hold.keyUp(now: t)
+                }
+                if event.kind != .press { ui.keyHold.expectsReleaseEvents = true }
+            } else {
+                switch ui.keyHold.press(at: t) {
+                case .began:
+                    if ui.legacyToggled { togglePause = true; ui.legacyToggled = false }
+                    actions = [.setRate(ui.hold.fastRate), .showBadge(HoldToSpeedUp.badgeText(ui.hold.fastRate))]
+                default:
+                    if !ui.keyHold.isHeld {
+                        togglePause = true
+                        ui.legacyToggled = true
+                    }
                 }
             }
+            return (actions, togglePause)
         }
-        lock.unlock()
         if togglePause { self.togglePause() }
         perform(actions)
     }
 
+    /// On `timerQueue`, every 50 ms.
     private func tick() {
         let t = now()
-        var actions: [HoldToSpeedUp.Action] = []
-        lock.lock()
-        actions += hold.tick(now: t)
-        if keyHold.advance(to: t) == .ended {
-            legacyToggled = false
-            actions += [.setRate(1), .hideBadge]
+        let actions = state.withTrackedLock { ui -> [HoldToSpeedUp.Action] in
+            var actions = ui.hold.tick(now: t)
+            if ui.keyHold.advance(to: t) == .ended {
+                ui.legacyToggled = false
+                actions += [.setRate(1), .hideBadge]
+            }
+            return actions
         }
-        lock.unlock()
         perform(actions)
     }
 
@@ -387,8 +415,8 @@ final class TerminalApp: @unchecked Sendable {
             switch action {
             case .setRate(let rate):
                 if let player { player.rate = rate == 1 ? player.defaultRate : rate }
-            case .showBadge(let text): lock.withLock { badge = text }
-            case .hideBadge: lock.withLock { badge = nil }
+            case .showBadge(let text): state.withTrackedLock { $0.badge = text }
+            case .hideBadge: state.withTrackedLock { $0.badge = nil }
             case .togglePause, .keyTapped: togglePause()
             }
         }
@@ -414,11 +442,11 @@ final class TerminalApp: @unchecked Sendable {
         let t = now()
         switch event.kind {
         case .press(.left):
-            let state = chromeState()
-            if lock.withLock({ chromeVisible }),
+            let chrome = chromeState()
+            if state.withTrackedLock({ $0.chromeVisible }),
                let fraction = TerminalChrome.seekFraction(column: event.column, row: event.row, columns: size.columns,
-                                                          rows: size.rows, state: state),
-               let duration = state.duration, let player {
+                                                          rows: size.rows, state: chrome),
+               let duration = chrome.duration, let player {
                 player.seek(to: MediaTime(seconds: fraction * duration, preferredTimescale: 1000),
                             toleranceBefore: .zero, toleranceAfter: .zero) { [renderer] _ in
                     renderer.setNeedsChrome()
@@ -426,28 +454,28 @@ final class TerminalApp: @unchecked Sendable {
                 renderer.setNeedsChrome()
                 return
             }
-            let actions: [HoldToSpeedUp.Action] = lock.withLock {
-                drag = (event.row, event.column)
+            let actions = state.withTrackedLock { ui in
+                ui.drag = (event.row, event.column)
                 // Cells are about twice as tall as wide: rows count double for the slop.
-                return hold.pointerDown(x: Double(event.column), y: Double(event.row * 2), now: t)
+                return ui.hold.pointerDown(x: Double(event.column), y: Double(event.row * 2), now: t)
             }
             perform(actions)
         case .drag(.left):
-            let actions = lock.withLock { hold.pointerMove(x: Double(event.column), y: Double(event.row * 2), now: t) }
+            let actions = state.withTrackedLock { $0.hold.pointerMove(x: Double(event.column), y: Double(event.row * 2), now: t) }
             perform(actions)
         case .release:
-            let (actions, start): ([HoldToSpeedUp.Action], (row: Int, column: Int)?) = lock.withLock {
-                defer { drag = nil }
-                return (hold.pointerUp(now: t), drag)
+            let (actions, start) = state.withTrackedLock { ui -> ([HoldToSpeedUp.Action], (row: Int, column: Int)?) in
+                defer { ui.drag = nil }
+                return (ui.hold.pointerUp(now: t), ui.drag)
             }
             perform(actions)
             // A vertical drag of a few rows is a swipe: up shows the next item.
             if let start, abs(event.row - start.row) >= 3, abs(event.row - start.row) * 2 > abs(event.column - start.column) {
-                lock.withLock { content }?.swipe(forward: event.row < start.row)
+                content?.swipe(forward: event.row < start.row)
                 renderer.setNeedsChrome()
             }
-        case .wheelDown: lock.withLock { content }?.swipe(forward: true)
-        case .wheelUp: lock.withLock { content }?.swipe(forward: false)
+        case .wheelDown: content?.swipe(forward: true)
+        case .wheelUp: content?.swipe(forward: false)
         default: break
         }
     }
@@ -472,45 +500,57 @@ final class TerminalApp: @unchecked Sendable {
 }
 
 /// One media item (`reel play --terminal`).
-final class SingleItemContent: TerminalContent, @unchecked Sendable {
+///
+/// Threads: `start` and `close` from the app's task; the player's observer on its clock
+/// context; `player` from any of the app's threads (under `current`).
+final class SingleItemContent: TerminalContent, Sendable {
+    // Immutable after init.
     private let app: TerminalApp
     private let item: PlayerItem
     private let title: String
     private let loop: Bool
     private let rate: Double
-    private let lock = NSLock()
-    private var playerValue: Player?
+    private let trace: TraceWriter
 
-    init(app: TerminalApp, source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool) {
+    /// Guarded: the player, once started.
+    private let current = Mutex<Player?>(nil)
+
+    init(app: TerminalApp, source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
+         trace: TraceWriter) {
         self.app = app
         self.loop = loop
         self.rate = rate
+        self.trace = trace
         item = PlayerItem(url: source.url, loader: loader,
                           startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
         title = (source.displayName as NSString).lastPathComponent
     }
 
-    var player: Player? { lock.withLock { playerValue } }
+    var player: Player? { current.withTrackedLock { $0 } }
     var isFeed: Bool { false }
     var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
         (["Now playing"], 0, title, nil, nil)
     }
 
     func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
-        let player = Player(clock: HostClock.shared, videoSink: renderer, audioSink: app.audio.makeSink(),
+        let trace = PlaybackTrace(writer: self.trace, clock: HostClock.shared)
+        let limit = app.frameLimit
+        let sink: any VideoSink = trace.isEnabled || limit != nil ? trace.videoSink(forwardingTo: renderer, limit: limit) : renderer
+        let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: app.audio.makeSink(),
                             measurementClock: HostClock.shared)
         player.actionAtItemEnd = loop ? .loop : .pause
         player.defaultRate = rate
-        lock.withLock { playerValue = player }
-        let app = self.app
-        player.addEventObserver { event in
+        // Fixed before the item opens; the player holds the observer, which holds it weakly.
+        _ = player.addEventObserver { [weak player] event in
+            if let player { trace.record(event, player: player) }
             switch event {
             case .failed(let error): failed(error.description)
-            case .framePresented: app.framePresented()
+            case .firstFrame: limit?.firstFrameDelivered()
             case .rateChanged, .ended, .seekCompleted: renderer.setNeedsChrome()
             default: break
             }
         }
+        current.withTrackedLock { $0 = player }
         player.replaceCurrentItem(with: item)
         player.play()
     }
@@ -519,6 +559,7 @@ final class SingleItemContent: TerminalContent, @unchecked Sendable {
     func changeCategory(by offset: Int) {}
     func search(_ text: String) {}
 
+    /// Stops the player (blocks until its threads are gone: call it off the pool).
     func close() {
         guard let player else { return }
         player.pause()

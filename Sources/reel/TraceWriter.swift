@@ -1,23 +1,45 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import Synchronization
 
 /// Writes a JSON-lines trace: one object per presented frame and per event.
-final class TraceWriter: @unchecked Sendable {
-    private let lock = NSLock()
+///
+/// Any thread writes (the player's clock context for events, the video sink's caller
+/// for frames); each object becomes one whole line, in the order the writes took the
+/// mutex. Lines are buffered and reach the file at 64 KiB, on ``flush()`` and on
+/// ``close()``, which the command calls on every way out once its player has stopped
+/// (the end, `--frames`, a failure, a signal). After ``close()`` writes are ignored:
+/// the file holds exactly what was written before it.
+final class TraceWriter: Sendable {
+    // Immutable after init.
+    /// Nil when tracing is off.
     private let handle: FileHandle?
-    private var buffer = Data()
+    private let closesHandle: Bool
+
+    private struct State {
+        var buffer = Data()
+        var closed = false
+    }
+
+    /// Guarded by `state`: the buffer, and the file's writes (made with the mutex held, so
+    /// lines reach the file whole and in order).
+    private let state = Mutex(State())
 
     init(path: String?) throws {
         if path == "-" {
             handle = FileHandle.standardOutput
+            closesHandle = false
         } else if let path {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                  let file = FileHandle(forWritingAtPath: path) else {
                 throw CommandFailure.usage("cannot write the trace file \(path)")
             }
-            handle = FileHandle(forWritingAtPath: path)
+            handle = file
+            closesHandle = true
         } else {
             handle = nil
+            closesHandle = false
         }
     }
 
@@ -27,24 +49,34 @@ final class TraceWriter: @unchecked Sendable {
         guard handle != nil,
               let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return }
-        lock.withLock {
-            buffer.append(data)
-            buffer.append(0x0A)
-            if buffer.count > 64 * 1024 { flushLocked() }
+        state.withTrackedLock { state in
+            guard !state.closed else { return }
+            state.buffer.append(data)
+            state.buffer.append(0x0A)
+            if state.buffer.count > 64 * 1024 { write(&state) }
         }
     }
 
+    /// Writes what is buffered to the file.
+    func flush() {
+        state.withTrackedLock { write(&$0) }
+    }
+
+    /// Flushes and closes the file (idempotent); later writes are ignored.
     func close() {
-        lock.withLock {
-            flushLocked()
-            if handle !== FileHandle.standardOutput { try? handle?.close() }
+        state.withTrackedLock { state in
+            guard !state.closed else { return }
+            write(&state)
+            state.closed = true
+            if closesHandle { try? handle?.close() }
         }
     }
 
-    private func flushLocked() {
-        guard !buffer.isEmpty else { return }
-        try? handle?.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
+    /// With the mutex held.
+    private func write(_ state: inout State) {
+        guard !state.buffer.isEmpty, !state.closed else { return }
+        try? handle?.write(contentsOf: state.buffer)
+        state.buffer.removeAll(keepingCapacity: true)
     }
 
     static func firstFrame(_ report: FirstFrameReport) -> [String: Any] {
@@ -61,4 +93,90 @@ final class TraceWriter: @unchecked Sendable {
             "probedStreamInfo": report.probedStreamInfo,
         ]
     }
+}
+
+/// One player's trace in `reel play`: its presented frames (through the sink that
+/// ``videoSink(forwardingTo:)`` makes) and its events (``record(_:player:)``), timed from
+/// when the item was opened.
+final class PlaybackTrace: Sendable {
+    // Immutable after init.
+    let writer: TraceWriter
+    private let clock: any EngineClock
+    private let openedAt: MediaTime
+
+    init(writer: TraceWriter, clock: any EngineClock) {
+        self.writer = writer
+        self.clock = clock
+        openedAt = clock.now
+    }
+
+    var isEnabled: Bool { writer.isEnabled }
+
+    /// A sink that counts each presented frame against `limit` and writes a `frame`
+    /// object (pts, framemd5-compatible md5, when, drops) for it — for the first N only
+    /// with a limit — then hands it to `inner`.
+    func videoSink(forwardingTo inner: (any VideoSink)?, limit: FrameLimit? = nil) -> any VideoSink {
+        TracingVideoSink(trace: self, inner: inner, limit: limit)
+    }
+
+    fileprivate func frame(_ frame: VideoFrame, _ presentation: Presentation) {
+        guard writer.isEnabled else { return }
+        writer.write([
+            "type": "frame", "pts": frame.pts.stringValue, "seconds": frame.pts.seconds,
+            "md5": frame.md5(), "presentedAt": (presentation.presentedAt - openedAt).seconds,
+            "dropped": presentation.droppedFrames,
+        ])
+    }
+
+    /// Writes the object for `event` (frames, status and time-control changes have none).
+    func record(_ event: PlayerEvent, player: Player) {
+        guard writer.isEnabled else { return }
+        switch event {
+        case .framePresented, .statusChanged, .timeControlStatusChanged:
+            break
+        case .firstFrame(let report):
+            writer.write(TraceWriter.firstFrame(report))
+            // The measurement a trace is usually read for: on disk at once.
+            writer.flush()
+        case .seekCompleted(let target, let landed, let finished):
+            var object: [String: Any] = ["type": "seek", "target": target.stringValue, "finished": finished]
+            if let landed { object["landed"] = landed.stringValue }
+            writer.write(object)
+        case .rateChanged(let rate):
+            writer.write(["type": "rate", "rate": rate, "at": (clock.now - openedAt).seconds])
+        case .stall(let stalled):
+            writer.write(["type": "stall", "stalled": stalled, "at": (clock.now - openedAt).seconds])
+        case .ended(let looping):
+            let stats = player.statistics
+            writer.write(["type": "end", "at": (clock.now - openedAt).seconds, "looping": looping,
+                          "presentedFrames": stats.presentedFrames, "droppedFrames": stats.droppedFrames])
+        case .failed(let error):
+            writer.write(["type": "error", "message": error.description])
+        }
+    }
+
+    /// Flushes and closes the file: call once the player has stopped.
+    func close() { writer.close() }
+}
+
+/// Counts and traces each frame, then passes it on (the terminal renderer, the window's
+/// store, or nothing when headless). On the player's clock context.
+private final class TracingVideoSink: VideoSink {
+    // Immutable after init.
+    private let trace: PlaybackTrace
+    private let inner: (any VideoSink)?
+    private let limit: FrameLimit?
+
+    init(trace: PlaybackTrace, inner: (any VideoSink)?, limit: FrameLimit?) {
+        self.trace = trace
+        self.inner = inner
+        self.limit = limit
+    }
+
+    func present(_ frame: VideoFrame, presentation: Presentation) {
+        if limit?.framePresented() ?? true { trace.frame(frame, presentation) }
+        inner?.present(frame, presentation: presentation)
+    }
+
+    func clear() { inner?.clear() }
 }

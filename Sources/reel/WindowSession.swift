@@ -4,6 +4,7 @@ import ReelMedia
 import ReelSDL
 import ArgumentParser
 import ReelFeed
+import Synchronization
 
 /// `--renderer gl|software`.
 enum WindowRendererOption: String, ExpressibleByArgument, CaseIterable {
@@ -12,25 +13,43 @@ enum WindowRendererOption: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// Where window playback sends audio: the commands plug the process's SDL audio device
-/// in here (`ProcessAudio`); without it audio is consumed at the clock's pace and dropped.
+/// in here (`ProcessAudio`) before the window's thread starts; without it audio is
+/// consumed at the clock's pace and dropped.
 enum WindowAudio {
-    nonisolated(unsafe) static var makeSink: (@Sendable () -> (any AudioSink)?)? = nil
+    /// Guarded: the factory (set by the command, read on the window's thread).
+    private static let factory = Mutex<(@Sendable () -> (any AudioSink)?)?>(nil)
+
+    static var makeSink: (@Sendable () -> (any AudioSink)?)? {
+        get { factory.withTrackedLock { $0 } }
+        set { factory.withTrackedLock { $0 = newValue } }
+    }
 }
 
 /// `reel play FILE --window`: a player presenting into a ``PlaybackWindow`` whose loop runs
-/// on a thread of its own (SDL and GL stay on that thread).
+/// on a thread of its own. The window, SDL and GL belong to that thread (the window
+/// asserts it); the player calls the frame store and the observer on its clock context,
+/// and they meet the window's thread only through the store's and `Watch`'s mutexes.
 enum WindowSession {
 
     static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
-                    renderer: RendererKind, hud: Bool, frames limit: Int? = nil) async -> SessionOutcome {
+                    renderer: RendererKind, hud: Bool, frames limit: Int? = nil, trace writer: TraceWriter) async -> PlaybackEnd {
         await onThread(named: "reel.window") {
             let frames = FrameStore()
             let audio = WindowAudio.makeSink?() ?? NullAudioSink()
-            let player = Player(clock: HostClock.shared, videoSink: frames, audioSink: audio, measurementClock: HostClock.shared)
+            let trace = PlaybackTrace(writer: writer, clock: HostClock.shared)
+            let frameLimit = limit.map { FrameLimit($0) }
+            let sink: any VideoSink = trace.isEnabled || frameLimit != nil
+                ? trace.videoSink(forwardingTo: frames, limit: frameLimit) : frames
+            let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: audio, measurementClock: HostClock.shared)
             player.actionAtItemEnd = loop ? .loop : .pause
-            let failure = LockedFailure()
-            _ = player.addEventObserver { event in
-                if case .failed(let error) = event { failure.set(error.description) }
+            let watch = Watch()
+            _ = player.addEventObserver { [weak player] event in
+                if let player { trace.record(event, player: player) }
+                switch event {
+                case .failed(let error): watch.fail(error.description)
+                case .firstFrame: frameLimit?.firstFrameDelivered()
+                default: break
+                }
             }
             let title = source.url.lastPathComponent
             let window: PlaybackWindow
@@ -44,24 +63,41 @@ enum WindowSession {
             player.replaceCurrentItem(with: PlayerItem(url: source.url, loader: loader, startTime: startTime))
             player.defaultRate = rate
             player.play()
-            // --frames: close after that many frames were drawn (smoke tests, demos).
-            window.run(while: { failure.message == nil && limit.map { window.framesDrawn < $0 } ?? true })
-            if let message = failure.message {
+            // SIGINT/SIGTERM close the window like `q` does (within a loop turn, ≤ 250 ms),
+            // so the trace is written on the way out.
+            let signals = TerminationSignals { watch.interrupt($0) }
+            defer { signals.cancel() }
+            // --frames: close once that many frames were presented, the first-frame event
+            // came (the trace keeps it) and a frame was drawn (smoke tests, demos).
+            window.run(while: {
+                guard watch.failure == nil, watch.signal == nil else { return false }
+                guard let frameLimit else { return true }
+                return !frameLimit.isReached || window.framesDrawn == 0
+            })
+            if let message = watch.failure {
                 player.replaceCurrentItem(with: nil)
                 return .failed(message)
             }
             player.pause()
             player.replaceCurrentItem(with: nil)
-            return .finished
+            return watch.signal.map { .signal($0) } ?? .finished
         }
     }
 }
 
-private final class LockedFailure: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: String?
-    func set(_ message: String) { lock.withLock { if stored == nil { stored = message } } }
-    var message: String? { lock.withLock { stored } }
+/// What the window's thread learns from the player's events (on the clock context).
+private final class Watch: Sendable {
+    private struct State {
+        var failure: String?
+        var signal: Int32?
+    }
+    /// Guarded: the first failure, and the signal that stopped the run.
+    private let state = Mutex(State())
+
+    func interrupt(_ signal: Int32) { state.withTrackedLock { if $0.signal == nil { $0.signal = signal } } }
+    var signal: Int32? { state.withTrackedLock { $0.signal } }
+    func fail(_ message: String) { state.withTrackedLock { if $0.failure == nil { $0.failure = message } } }
+    var failure: String? { state.withTrackedLock { $0.failure } }
 }
 
 /// `reel feed SOURCE --window`: the category browser and search over the stack, shown in

@@ -56,7 +56,7 @@ struct BenchCommandTests {
 
     @Test func playbackComparesThroughputWithFFmpegAndCountsDrops() async throws {
         let reel = try await ReelBinary.locate()
-        let child = try Child(reel, ["bench", "playback", "--runs", "1", "--clip-seconds", "1", "--clip-size", "160x288",
+        let child = try Child(reel, ["bench", "playback", "--runs", "1", "--clip-seconds", "1", "--clip-size", "160x288", "--busy-loops", "0",
                                      "--seconds", "2", "--json"])
         let status = await child.exitStatus(timeout: .seconds(180))
         if status == nil { child.kill(SIGKILL) }
@@ -72,6 +72,14 @@ struct BenchCommandTests {
         let realtime = try #require(object["realtime"] as? [[String: Any]])
         #expect(realtime.compactMap { $0["rate"] as? Double } == [1, 2])
         #expect(realtime.allSatisfy { ($0["presentedFrames"] as? Int ?? 0) > 0 })
+        // Through an audio device when SDL's dummy driver opens: the callback's durations and the
+        // A/V offsets are measured.
+        if let device = object["audioDevice"] as? String, device.hasPrefix("SDL") {
+            #expect(realtime.allSatisfy { ($0["audioCallbackMicroseconds"] as? [String: Any])?["count"] as? Int ?? 0 > 0 })
+            #expect(realtime.allSatisfy { $0["avOffsetMs"] != nil })
+            #expect((object["rateChangeMs"] as? [Double])?.count == 2, "both rate changes heard")
+        }
+        #expect(object["busyLoops"] as? Int == 0)
     }
 
     @Test func badOptionsAreUsageErrors() async throws {

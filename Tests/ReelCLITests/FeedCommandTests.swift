@@ -7,6 +7,22 @@ import Testing
 import Glibc
 #endif
 
+/// Runs a command to its end, then waits (boundedly) until `complete` holds for what it
+/// wrote: a pipe can deliver its last bytes after the exit is seen. `nil` status: it
+/// did not end within `timeout` (and was killed).
+func runToEnd(_ executable: URL, _ arguments: [String], timeout: Duration,
+              until complete: @escaping @Sendable (_ status: Int32, _ stdout: String, _ stderr: String) -> Bool) async throws
+    -> (status: Int32?, signalled: Bool, stdout: String, stderr: String) {
+    let child = try Child(executable, arguments)
+    guard let status = await child.exitStatus(timeout: timeout) else {
+        child.kill(SIGKILL)
+        _ = await child.exitStatus()
+        return (nil, false, child.standardOutput, child.standardError)
+    }
+    _ = await eventually(timeout: .seconds(5)) { complete(status, child.standardOutput, child.standardError) }
+    return (status, child.process.terminationReason == .uncaughtSignal, child.standardOutput, child.standardError)
+}
+
 /// `reel feed … --headless`: a scripted session over a directory and over a shaped origin.
 @Suite("reel feed --headless")
 struct FeedCommandTests {
@@ -28,7 +44,7 @@ struct FeedCommandTests {
         defer { root.remove() }
         try Self.makeFeed(root)
         let trace = root.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "0.2", "--trace", trace], timeout: .seconds(60))
+        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "1", "--trace", trace], timeout: .seconds(120))
         #expect(result.status == 0, "\(result.stderr)")
         let lines = Self.swipeLines(result.stdout)
         let swipes = lines.filter { $0["type"] as? String == "swipe" }
@@ -81,5 +97,85 @@ struct FeedCommandTests {
         #expect(none.status == 3, "\(none.stderr)")
         let usage = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "-1"])
         #expect(usage.status == 2)
+    }
+
+    /// Four good clips and two files no demuxer accepts: one sorted first, one in the middle.
+    static func makeFeedWithBadFiles(_ root: Scratch) throws {
+        let clip = try Data(contentsOf: Fixtures.clip(ClipSpec(width: 96, height: 160, duration: 1.5, audioCodec: .aac)))
+        for name in ["b-clip.mp4", "c-clip.mp4", "e-clip.mp4", "f-clip.mp4"] {
+            try clip.write(to: root.url.appendingPathComponent(name))
+        }
+        try Fixtures.garbage(seed: 7).write(to: root.url.appendingPathComponent("a-broken.mp4"))
+        try Fixtures.garbage(seed: 8).write(to: root.url.appendingPathComponent("d-broken.mkv"))
+    }
+
+    @Test func badFilesFirstAndInTheMiddleArePagesThatFailAndTheFeedGoesOn() async throws {
+        let reel = try await ReelBinary.locate()
+        let root = try Scratch("reel-feed-bad")
+        defer { root.remove() }
+        try Self.makeFeedWithBadFiles(root)
+        let trace = root.file("trace.jsonl")
+        // Items: 0 a-broken, 1 b, 2 c, 3 d-broken, 4 e, 5 f; seven swipes wrap to 1.
+        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "0.1", "--trace", trace],
+                                        timeout: .seconds(120)) { _, stdout, _ in stdout.contains("\"type\":\"summary\"") }
+        #expect(result.status == 0, "the feed ran: \(result.stderr)")
+        let lines = Self.swipeLines(result.stdout)
+        let failed = lines.filter { $0["type"] as? String == "failed" }
+        #expect(failed.map { $0["index"] as? Int } == [0, 3, 0], "the bad pages, each time the feed lands on them: \(result.stdout)")
+        for line in failed {
+            let message = line["message"] as? String ?? ""
+            #expect(!message.isEmpty)
+            #expect(!message.contains("after 30 s") && !message.contains("stuck"),
+                    "the player's own failure, not the watchdog's: \(message)")
+        }
+        let swipes = lines.filter { $0["type"] as? String == "swipe" }
+        #expect(swipes.map { $0["index"] as? Int } == [1, 2, 4, 5, 1], "the good pages show: \(result.stdout)")
+        let summary = try #require(lines.last)
+        #expect(summary["type"] as? String == "summary")
+        #expect(summary["failed"] as? Int == 3)
+        #expect(summary["swipes"] as? Int == 5)
+        let events = try traceObjects(trace)
+        #expect(events.filter { $0["type"] as? String == "failed" }.count == 3, "the trace has the failed pages too")
+    }
+
+    @Test func aFeedWhoseEveryItemFailsExitsThree() async throws {
+        let reel = try await ReelBinary.locate()
+        let root = try Scratch("reel-feed-all-bad")
+        defer { root.remove() }
+        for i in 0..<2 { try Fixtures.garbage(seed: UInt32(20 + i)).write(to: root.url.appendingPathComponent("bad\(i).mp4")) }
+        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "3", "--dwell", "0"],
+                                        timeout: .seconds(120)) { _, stdout, stderr in stdout.contains("\"type\":\"summary\"") && stderr.hasSuffix("\n") }
+        #expect(result.status == 3, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains("failed"))
+        let failed = Self.swipeLines(result.stdout).filter { $0["type"] as? String == "failed" }
+        #expect(failed.map { $0["index"] as? Int } == [0, 1, 0, 1], "every page was tried: \(result.stdout)")
+    }
+
+    @Test(.enabled(if: TmuxPane.isAvailable)) func theTerminalFeedShowsAFailedPageAndSwipesOn() async throws {
+        let reel = try await ReelBinary.locate()
+        let root = try Scratch("reel-feed-term-bad")
+        defer { root.remove() }
+        try Self.makeFeedWithBadFiles(root)
+        let pane = TmuxPane()
+        let command = "SDL_AUDIODRIVER=dummy '\(reel.path)' feed '\(root.path)' --terminal --no-cache; echo REEL-EXIT=$?; sleep 60"
+        try await pane.start(columns: 80, rows: 24, command: command)
+        do {
+            // The first page is broken: it says so, and the feed is there to swipe.
+            let broken = try await pane.waitFor { $0.contains("cannot play") }
+            #expect(broken.contains("cannot play"), "\(broken)")
+            #expect(broken.contains("a broken"), "the page's title: \(broken)")
+            #expect(broken.contains("1/6"), "\(broken)")
+            try await pane.send("Down")
+            let next = try await pane.waitFor { $0.contains("2/6") && $0.contains("b clip") }
+            #expect(next.contains("b clip") && !next.contains("cannot play"), "\(next)")
+            try await pane.send("q")
+            let after = try await pane.waitFor { $0.contains("REEL-EXIT=") }
+            #expect(after.contains("REEL-EXIT=0"), "\(after)")
+        } catch {
+            await pane.kill()
+            throw error
+        }
+        await pane.kill()
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// A private tmux server with one pane of a fixed size: `reel` runs in it as a user would
 /// run it, keys go in with send-keys, the screen comes out with capture-pane.
-final class TmuxPane: @unchecked Sendable {
+final class TmuxPane: Sendable {
     let socket = "reel-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     private static let tmux = URL(fileURLWithPath: "/usr/bin/tmux")
     static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: tmux.path) }
@@ -144,10 +144,15 @@ struct TerminalPlaybackTests {
         let pane = TmuxPane()
         let sttyFile = scratch.file("stty.txt")
         let pidFile = scratch.file("pid")
-        let command = "SDL_AUDIODRIVER=dummy sh -c 'echo $$ > \(pidFile); exec \(reel.path) play \(file.path) --terminal --loop'; "
+        let trace = scratch.file("trace.jsonl")
+        let command = "SDL_AUDIODRIVER=dummy sh -c 'echo $$ > \(pidFile); exec \(reel.path) play \(file.path) --terminal --loop --trace \(trace)'; "
             + "s=$?; stty -a > '\(sttyFile)'; echo REEL-EXIT=$s; sleep 60"
         try await pane.start(columns: 60, rows: 20, command: command)
-        _ = try await pane.waitFor { $0.contains("Now playing") }
+        // Playing: the chrome, and the picture (so the first frame was presented).
+        let playing = try await pane.waitFor(escapes: true) { screen in
+            screen.contains("Now playing") && Self.backgrounds(screen).contains { abs($0.0 - 48) <= 8 && abs($0.2 - 192) <= 8 }
+        }
+        #expect(playing.contains("Now playing"))
         // SIGTERM (as from kill or a session manager) restores the screen and the tty modes.
         let pid = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
         #expect(pid > 0)
@@ -157,6 +162,12 @@ struct TerminalPlaybackTests {
         #expect(!after.contains("Now playing"))
         let stty = (try? String(contentsOfFile: sttyFile, encoding: .utf8)) ?? ""
         #expect(stty.contains(" icanon") && !stty.contains("-icanon"), "\(stty)")
+        // The trace was closed on the way out: whole lines, the first frame, the frames shown.
+        let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+        #expect(text.hasSuffix("\n"))
+        let objects = (try? traceObjects(trace)) ?? []
+        #expect(objects.contains { $0["type"] as? String == "firstFrame" }, "\(text.prefix(500))")
+        #expect(frames(objects).count >= 1)
         await pane.kill()
     }
 

@@ -24,6 +24,21 @@ import ReelTestSupport
         #expect(child.standardError.contains("using the software renderer"))
     }
 
+    @Test func aWindowRunWritesItsTraceWithTheFirstFrame() async throws {
+        let reel = try await ReelBinary.locate()
+        let file = try Fixtures.clip(ClipSpec(width: 160, height: 120, duration: 2, audioCodec: nil))
+        let scratch = try Scratch("reel-window-trace")
+        defer { scratch.remove() }
+        let trace = scratch.file("trace.jsonl")
+        let child = try Child(reel, ["play", file.path, "--window", "--frames", "3", "--trace", trace], environment: Self.environment())
+        let status = await child.exitStatus(timeout: .seconds(60))
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let objects = try traceObjects(trace)
+        #expect(objects.contains { $0["type"] as? String == "firstFrame" })
+        #expect(frames(objects).count >= 3, "\(frames(objects).count) frames")
+    }
+
     @Test func windowAndHeadlessExcludeEachOther() async throws {
         let reel = try await ReelBinary.locate()
         let result = try await runSeparately(reel, ["play", "x.mp4", "--window", "--headless"])
