@@ -128,6 +128,14 @@ public final class Child: Sendable {
         try process.run()
     }
 
+    /// A child dropped before its output ended (a timeout, a descendant holding the pipes)
+    /// stops reading: a handler left installed would keep the pipe and its dispatch source.
+    deinit {
+        for pipe in [process.standardOutput, process.standardError] {
+            (pipe as? Pipe)?.fileHandleForReading.readabilityHandler = nil
+        }
+    }
+
     private func received(_ data: Data, from handle: FileHandle, standardError: Bool) {
         if data.isEmpty {
             handle.readabilityHandler = nil

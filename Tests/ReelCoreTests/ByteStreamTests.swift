@@ -97,8 +97,14 @@ private let info = ContentInformation(length: 10, contentType: "video/mp4")
             }
             continuation.finish()
         }
-        // 6 bytes fit under the mark; the second send buffers 12 > 8 and waits.
-        try await Task.sleep(nanoseconds: 20_000_000)
+        // 6 bytes fit under the mark; the second send buffers 12 > 8 and waits (however
+        // long the producer takes to get there on a busy machine: the poll is a watchdog).
+        var polls = 0
+        while stream.bufferedByteCount < 12, polls < 6000 {
+            try await Task.sleep(nanoseconds: 5_000_000)
+            polls += 1
+        }
+        try await Task.sleep(nanoseconds: 5_000_000)
         #expect(progress.value == 1)
         #expect(stream.bufferedByteCount == 12)
         let all = try await stream.collect()
