@@ -42,6 +42,9 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
     @Option(name: .customLong("audio-buffer"), help: "Frames per audio device callback in the real-time runs.")
     var audioBuffer: Int = 512
 
+    @Option(name: .customLong("memory-runs"), help: "Peak-memory runs of Reel and of each reference player found (mpv, ffmpeg); 0 skips them.")
+    var memoryRuns: Int = 3
+
     @Option(name: .customLong("clip-seconds"), help: "Length of the clip made when no FILE is given.")
     var clipSeconds: Double = 10
 
@@ -55,6 +58,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        guard memoryRuns >= 0 else { throw ValidationError("--memory-runs must not be negative") }
         if let busyLoops, busyLoops < 0 { throw ValidationError("--busy-loops must not be negative") }
         guard audioBuffer >= 64, audioBuffer <= 16384 else { throw ValidationError("--audio-buffer must be 64…16384 frames") }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive") }
@@ -112,7 +116,11 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             if !json { printError("rate changes in real time…") }
             conditions?.rateChangeMs = try await Self.rateChanges(url, duration: info.duration ?? .indefinite, audio: audio)
         }
-        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime, conditions: conditions)
+        var memory: [PeakMemory.Row] = []
+        if memoryRuns > 0 {
+            memory = try await PeakMemory.measure(url, runs: memoryRuns) { if !json { printError($0) } }
+        }
+        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime, conditions: conditions, memory: memory)
         print(json ? result.json() : result.text(), terminator: json ? "\n" : "")
     }
 
@@ -284,6 +292,7 @@ struct PlaybackBenchResult {
     let ffmpeg: [FFmpegBaseline.DecodeThroughput]
     let realtime: [BenchPlaybackCommand.RealtimeResult]
     let conditions: RealtimeConditions?
+    let memory: [PeakMemory.Row]
 
     var reelFPS: Double { Distribution(reel.map(\.fps)).p50 }
     var ffmpegFPS: Double { Distribution(ffmpeg.map(\.framesPerSecond)).p50 }
@@ -313,6 +322,26 @@ struct PlaybackBenchResult {
         let mark = ratio >= 1.0 ? "✓" : "✗"
         out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 1.00×\n"
         if let conditions, !realtime.isEmpty { out += realtimeText(conditions) }
+        if !memory.isEmpty { out += memoryText() }
+        return out
+    }
+
+    private func memoryText() -> String {
+        let runs = memory.map(\.peaks.count).max() ?? 0
+        var out = "\npeak resident memory, whole process (its VmHWM), p50 of \(runs) run\(runs == 1 ? "" : "s") each, interleaved\n"
+        let reelPeak = memory.first?.p50
+        for (index, row) in memory.enumerated() {
+            out += "  " + row.name.rightPadded(to: 22)
+            out += row.peaks.isEmpty ? "        –" : String(format: "%7.1f MB", row.p50 / 1_000_000)
+            if row.failures > 0 { out += "  (\(row.failures) run\(row.failures == 1 ? "" : "s") failed)" }
+            if index > 0, let reelPeak, !row.peaks.isEmpty {
+                let ratio = reelPeak / row.p50
+                out += String(format: "   Reel/%@ %.2f×", row.name.split(separator: " ").first.map(String.init) ?? row.name, ratio)
+                if row.name == "mpv" { out += ratio <= 1 ? "  ✓ goal ≤ 1.00×" : "  ✗ goal ≤ 1.00×" }
+            }
+            out += "\n"
+        }
+        if !memory.contains(where: { $0.name == "mpv" }) { out += "  (mpv not installed: no mpv comparison)\n" }
         return out
     }
 
@@ -366,6 +395,11 @@ struct PlaybackBenchResult {
         if let conditions {
             text += ",\"busyLoops\":\(conditions.busyLoops),\"audioDevice\":\(jsonString(conditions.audioDevice)),"
             text += "\"rateChangeMs\":[\(conditions.rateChangeMs.map { jsonNumber($0) }.joined(separator: ","))]"
+        }
+        if !memory.isEmpty {
+            text += ",\"peakMemoryBytes\":{" + memory.map { row in
+                "\(jsonString(row.name)):{\"p50\":\(row.peaks.isEmpty ? "null" : jsonNumber(row.p50)),\"runs\":[\(row.peaks.map(String.init).joined(separator: ","))],\"failures\":\(row.failures)}"
+            }.joined(separator: ",") + "}"
         }
         return text + "}"
     }

@@ -57,7 +57,7 @@ struct BenchCommandTests {
     @Test func playbackComparesThroughputWithFFmpegAndCountsDrops() async throws {
         let reel = try await ReelBinary.locate()
         let child = try Child(reel, ["bench", "playback", "--runs", "1", "--clip-seconds", "1", "--clip-size", "160x288", "--busy-loops", "0",
-                                     "--seconds", "2", "--json"])
+                                     "--seconds", "2", "--memory-runs", "1", "--json"])
         let status = await child.exitStatus(timeout: .seconds(180))
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
@@ -80,6 +80,11 @@ struct BenchCommandTests {
             #expect((object["rateChangeMs"] as? [Double])?.count == 2, "both rate changes heard")
         }
         #expect(object["busyLoops"] as? Int == 0)
+        // Peak memory of `reel play --headless` on the same file, as the kernel counted it.
+        let memory = try #require(object["peakMemoryBytes"] as? [String: Any])
+        let reelPeak = try #require(memory["Reel play --headless"] as? [String: Any])
+        #expect((reelPeak["p50"] as? Double ?? 0) > 10_000_000, "a whole Reel process is more than 10 MB resident")
+        #expect(reelPeak["failures"] as? Int == 0)
     }
 
     @Test func badOptionsAreUsageErrors() async throws {

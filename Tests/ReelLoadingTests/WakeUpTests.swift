@@ -149,7 +149,8 @@ struct WakeUpTests {
 
     @Test func asyncProducerAndConsumerNeverStallAtATinyHighWaterMark() async throws {
         // Hundreds of hand-offs at the high-water mark each way: a lost wake-up on either
-        // side stops the stream for good, which the watchdog turns into a failure.
+        // side stops the stream for good, which the watchdog turns into a failure. The
+        // watchdog is long: under ThreadSanitizer on a loaded machine a round has taken a minute.
         for round in 0..<50 {
             let (stream, continuation) = ByteStream.makeStream(highWaterMark: 3)
             continuation.respond(with: ContentInformation(length: nil))
@@ -158,7 +159,7 @@ struct WakeUpTests {
                 continuation.finish()
             }
             let box = TotalBox()
-            #expect(await finishes(within: .seconds(60)) {
+            #expect(await finishes(within: .seconds(300)) {
                 box.set((try? await stream.collect().count) ?? -1)
             }, "round \(round)")
             #expect(box.value == 600, "round \(round)")
@@ -193,7 +194,7 @@ struct WakeUpTests {
                 for i in 0..<300 { try await continuation.send(Data(repeating: UInt8(truncatingIfNeeded: i), count: 5)) }
                 continuation.finish()
             }
-            #expect(await eventually(timeout: .seconds(60), poll: .milliseconds(2)) { reader.isSet }, "round \(round)")
+            #expect(await eventually(timeout: .seconds(300), poll: .milliseconds(2)) { reader.isSet }, "round \(round)")
             #expect(box.value == 1500, "round \(round)")
             _ = try? await producer.value
         }
