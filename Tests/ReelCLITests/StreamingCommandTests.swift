@@ -27,19 +27,32 @@ struct StreamingCommandTests {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hls-trace-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: trace) }
         let url = server.url(for: manifest.lastPathComponent)
-        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--trace", trace],
-                                             timeout: .seconds(120))
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hls-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).map { "/" + $0 })
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--trace", trace,
+                                                    "--cache-dir", cache], timeout: .seconds(120))
         let statistics = server.statistics
-        await server.stop()
         #expect(result.status == 0, "\(result.stderr)")
         let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
         #expect(shown == (try referenceMD5s(try Fixtures.clip(Self.clip))))
         // The origin saw the playlist, the segments (and the init segment), every one a file of the stream.
         let paths = Set(statistics.requests.map(\.path))
-        let files = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).map { "/" + $0 })
         #expect(paths.count >= 3, "\(paths)")
         #expect(paths.isSubset(of: files), "\(paths) ⊄ \(files)")
         #expect(statistics.requests.allSatisfy { $0.status == 200 || $0.status == 206 })
+
+        // A warm replay comes from the range cache: no body bytes from the origin.
+        server.resetStatistics()
+        let again = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--cache-dir", cache],
+                                            timeout: .seconds(120))
+        let warm = server.statistics
+        await server.stop()
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(warm.bytesServed == 0, "\(warm.requests.map { "\($0.method) \($0.path) \($0.status)" })")
+        // Each playlist and segment is a cache resource.
+        let stats = try await runSeparately(reel, ["cache", "stats", "--cache-dir", cache])
+        #expect(stats.stdout.contains("resources  \(paths.count) (\(paths.count) complete)"), "\(stats.stdout)")
     }
 
     @Test func playsALocalPlaylistFromAnotherWorkingDirectory() async throws {
@@ -66,7 +79,8 @@ struct StreamingCommandTests {
         let server = OriginServer(configuration: .init(root: scratch.url))
         _ = try await server.start()
         let url = server.url(for: "hostile.m3u8")
-        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast"], timeout: .seconds(60))
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"],
+                                             timeout: .seconds(60))
         await server.stop()
         #expect(result.status == 3, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
