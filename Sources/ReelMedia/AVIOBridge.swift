@@ -175,8 +175,9 @@ final class AVIOBridge: @unchecked Sendable {
         defer { hooks.io?.end() }
         let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
         if n == 0 {
-            if nested != nil, let refusal = nested?.scanned(scanner.finish(), by: self) {
-                throw refusal
+            if let nested {
+                if let refusal = nested.scanned(scanner.finish(), by: self) { throw refusal }
+                if scanner.isLive { nested.noteLive(url) }
             }
             return AVERROR_EOF_CODE
         }

@@ -123,7 +123,14 @@ struct DocumentScanner {
     private var pending = Data()
     private(set) var scanned: Int64 = 0
     private(set) var entries = 0
+    /// An HLS media playlist that ends (`#EXT-X-ENDLIST`) or says it is VOD: it never changes.
+    private(set) var isFinal = false
+    /// An HLS media playlist (it lists segments) rather than a master playlist.
+    private(set) var listsSegments = false
     private var stopped = false
+
+    /// An HLS media playlist that may still grow: reloads must reach the origin.
+    var isLive: Bool { kind == .hls && listsSegments && !isFinal }
 
     /// Feeds `bytes` read at `offset`; returns the references completed by them.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> [String] {
@@ -180,6 +187,8 @@ struct DocumentScanner {
     private mutating func references(in line: Data) -> [String] {
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return [] }
+        if text.hasPrefix("#EXT-X-ENDLIST") || text.hasPrefix("#EXT-X-PLAYLIST-TYPE:VOD") { isFinal = true }
+        if text.hasPrefix("#EXTINF") { listsSegments = true }
         if text.hasPrefix("#") {
             guard let range = text.range(of: "URI=\"") else { return [] }
             let rest = text[range.upperBound...]

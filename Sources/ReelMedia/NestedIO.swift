@@ -30,6 +30,8 @@ final class NestedIO: @unchecked Sendable {
         var references: [String: (url: String, depth: Int)] = [:]
         /// Playlists and manifests read so far.
         var documents: Set<String> = []
+        /// Live playlists: reloads are read past the cache.
+        var live: Set<String> = []
         var opens = 0
     }
 
@@ -81,6 +83,11 @@ final class NestedIO: @unchecked Sendable {
         for child in children { child.close() }
     }
 
+    /// Marks a playlist as live: its next reads go to the origin, not to stored copies.
+    func noteLive(_ url: URL) {
+        state.withTrackedLock { _ = $0.live.insert(Self.key(url.absoluteString)) }
+    }
+
     /// Counts a playlist or manifest; `nil` while within the renditions limit.
     func countDocument(_ url: URL) -> MediaError? {
         let limit = policy.limits.maxRenditions
@@ -126,6 +133,7 @@ final class NestedIO: @unchecked Sendable {
         let (interrupted, known, failed) = state.withTrackedLock { state in
             (state.interrupted, state.references[Self.key(raw)], state.failure != nil)
         }
+        let isLive = state.withTrackedLock { $0.live.contains(Self.key(known?.url ?? raw)) }
         if interrupted { return AVERROR_EXIT_CODE }
         if failed { return reel_averror(EACCES) }
         let name = known?.url ?? raw
@@ -154,7 +162,7 @@ final class NestedIO: @unchecked Sendable {
         }
         let child: AVIOBridge
         do {
-            child = try AVIOBridge(url: url, loader: loader, hooks: .init(io: io), nested: self, depth: depth,
+            child = try AVIOBridge(url: url, loader: isLive ? loader.unstoredLoader : loader, hooks: .init(io: io), nested: self, depth: depth,
                                    isNested: true, startOffset: start, rangeEnd: end)
         } catch {
             return reel_averror(ENOMEM)

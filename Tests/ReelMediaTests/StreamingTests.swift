@@ -154,6 +154,44 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         #expect(segmentReads.last?.range.offset ?? 0 > 0, "the second read starts where the first stopped")
     }
 
+    @Test func aLivePlaylistIsRefetchedPastTheCacheAtItsReload() async throws {
+        let stream = try PackagedStream.make(.hlsTS)
+        defer { stream.remove() }
+        let reference = try referenceFrames(stream.clip).map(\.md5)
+        let vod = String(decoding: stream.files["index.m3u8"]!, as: UTF8.self)
+        // The live playlist first lists the segments but the last, then all of them and its end.
+        var lines = vod.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines.removeAll { $0.hasPrefix("#EXT-X-PLAYLIST-TYPE") || $0.hasPrefix("#EXT-X-ENDLIST") }
+        let lastSegment = try #require(lines.lastIndex { $0.hasSuffix(".ts") })
+        let first = (lines[..<(lastSegment - 1)] + [""]).joined(separator: "\n")
+        let whole = (lines[...lastSegment] + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n")
+        let origin = FakeResourceLoader()
+        stream.serve(on: origin, at: Self.base)
+        let item = Self.base.appendingPathComponent("live.m3u8")
+        origin.add(Data(first.utf8), at: item)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-live-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try RangeCache(configuration: .init(directory: directory))
+        defer { cache.close() }
+        let loader = CachingLoader(upstream: origin, cache: cache)
+        let result = ResultBox<Result<[String], MediaError>>()
+        Thread.detachNewThread {
+            do {
+                result.set(.success(try decodedMD5s(item, loader: loader)))
+            } catch {
+                result.set(.failure(error as? MediaError ?? .cancelled))
+            }
+        }
+        // The playlist grows after the first read; the demuxer reloads it after its target duration.
+        _ = await eventually(timeout: .seconds(60)) { origin.requests.contains { $0.url == item } }
+        origin.add(Data(whole.utf8), at: item)
+        // A watchdog, not a performance bound.
+        _ = await eventually(timeout: .seconds(90)) { result.value != nil }
+        let played = try #require(result.value, "the live stream ended").get()
+        #expect(played == reference)
+        #expect(origin.requests.filter { $0.url == item }.count >= 2, "the reload reached the origin")
+    }
+
     @Test func playsThroughThePlayerAndAWarmReplayFromTheCacheSendsNoBodyBytes() async throws {
         let stream = try PackagedStream.make(.hlsFMP4)
         defer { stream.remove() }
