@@ -192,6 +192,29 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         #expect(origin.requests.filter { $0.url == item }.count >= 2, "the reload reached the origin")
     }
 
+    @Test(arguments: ["index.m3u8", "seg-0.ts", "seg-1.ts"])
+    func releasingAnItemWhoseNestedReadIsStalledReturns(_ stalled: String) async throws {
+        let stream = try PackagedStream.make(.hlsTS)
+        defer { stream.remove() }
+        let loader = FakeResourceLoader()
+        stream.serve(on: loader, at: Self.base)
+        let size = Int64(stream.files[stalled]!.count)
+        loader.setScript(.init(chunkSize: 1024, fault: .stallAtOffset(size / 2)), for: Self.base.appendingPathComponent(stalled))
+        let player = Player(clock: HostClock.shared, videoSink: RecordingVideoSink(), audioSink: RecordingAudioSink())
+        player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("index.m3u8"), loader: loader))
+        player.play()
+        let stalledURL = Self.base.appendingPathComponent(stalled)
+        _ = await eventually(timeout: .seconds(60)) { loader.requests.contains { $0.url == stalledURL } }
+        try await Task.sleep(for: .milliseconds(100))
+        let done = ResultBox<Bool>()
+        Thread { player.replaceCurrentItem(with: nil); done.set(true) }.start()
+        // A watchdog, not a performance bound.
+        _ = await eventually(timeout: .seconds(60)) { done.value == true }
+        #expect(done.value == true, "replaceCurrentItem(nil) returned while \(stalled) was stalled")
+        loader.resumeStalls()
+        _ = await eventually(timeout: .seconds(10)) { done.value == true }
+    }
+
     @Test func playsThroughThePlayerAndAWarmReplayFromTheCacheSendsNoBodyBytes() async throws {
         let stream = try PackagedStream.make(.hlsFMP4)
         defer { stream.remove() }
