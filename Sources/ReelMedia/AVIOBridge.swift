@@ -138,7 +138,16 @@ final class AVIOBridge: @unchecked Sendable {
     /// The loader's error behind the last failed read, if any.
     var lastLoaderError: ResourceLoaderError? { state.withTrackedLock { $0.lastLoaderError } }
 
-    var statistics: (bytesRead: Int64, requests: Int) { state.withTrackedLock { ($0.bytesRead, $0.requests) } }
+    /// Bytes read and requests made; the item's bridge counts its nested opens too (HLS).
+    var statistics: (bytesRead: Int64, requests: Int) {
+        let own = ownStatistics
+        guard !isNested, let nested else { return own }
+        let inner = nested.statistics
+        return (own.bytesRead + inner.bytesRead, own.requests + inner.requests)
+    }
+
+    /// This resource's own bytes and requests.
+    var ownStatistics: (bytesRead: Int64, requests: Int) { state.withTrackedLock { ($0.bytesRead, $0.requests) } }
 
     // MARK: Callbacks
 

@@ -33,6 +33,9 @@ final class NestedIO: @unchecked Sendable {
         /// Live playlists: reloads are read past the cache.
         var live: Set<String> = []
         var opens = 0
+        /// What closed nested bridges read.
+        var closedBytes: Int64 = 0
+        var closedRequests = 0
     }
 
     private let state = Mutex(State())
@@ -45,6 +48,20 @@ final class NestedIO: @unchecked Sendable {
 
     /// The error that fails the item, if a nested open or read was refused or failed.
     var failure: MediaError? { state.withTrackedLock { $0.failure } }
+
+    /// Bytes read and requests made by every nested bridge, open or closed.
+    var statistics: (bytesRead: Int64, requests: Int) {
+        let (closed, open) = state.withTrackedLock { state in
+            ((state.closedBytes, state.closedRequests), Array(state.children.values))
+        }
+        var total = closed
+        for child in open {
+            let own = child.ownStatistics
+            total.0 += own.bytesRead
+            total.1 += own.requests
+        }
+        return (total.0, total.1)
+    }
 
     /// How many nested resources were opened.
     var openCount: Int { state.withTrackedLock { $0.opens } }
@@ -80,7 +97,14 @@ final class NestedIO: @unchecked Sendable {
             defer { state.children = [:] }
             return Array(state.children.values)
         }
-        for child in children { child.close() }
+        for child in children {
+            let own = child.ownStatistics
+            state.withTrackedLock { state in
+                state.closedBytes += own.bytesRead
+                state.closedRequests += own.requests
+            }
+            child.close()
+        }
     }
 
     /// Marks a playlist as live: its next reads go to the origin, not to stored copies.
@@ -181,7 +205,12 @@ final class NestedIO: @unchecked Sendable {
         }
         let code = child.openNow()
         if code < 0 {
-            state.withTrackedLock { _ = $0.children.removeValue(forKey: key) }
+            let own = child.ownStatistics
+            state.withTrackedLock { state in
+                state.children.removeValue(forKey: key)
+                state.closedBytes += own.bytesRead
+                state.closedRequests += own.requests
+            }
             child.close()
             return code
         }
@@ -192,7 +221,13 @@ final class NestedIO: @unchecked Sendable {
     fileprivate func close(_ context: UnsafeMutablePointer<AVIOContext>) -> Int32 {
         let child = state.withTrackedLock { $0.children.removeValue(forKey: UInt(bitPattern: context)) }
         // A context that is not ours is never expected; it is left alone rather than freed wrongly.
-        child?.close()
+        guard let child else { return 0 }
+        let own = child.ownStatistics
+        state.withTrackedLock { state in
+            state.closedBytes += own.bytesRead
+            state.closedRequests += own.requests
+        }
+        child.close()
         return 0
     }
 
