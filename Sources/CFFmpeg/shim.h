@@ -47,6 +47,27 @@ static inline int64_t reel_frame_duration(const AVFrame *frame) {
 #endif
 }
 
+/// The callbacks through which a format context opens nested resources (HLS/DASH playlists,
+/// segments, keys). `io_close2` (libavformat 59.10, FFmpeg 5.0) replaces `io_close`, which
+/// FFmpeg 7 removed; the close callback returns an error code either way and the shim drops
+/// it where `io_close` cannot return one.
+typedef int (*ReelIOOpen)(AVFormatContext *_Nonnull s, AVIOContext *_Nullable *_Nonnull pb,
+                          const char *_Nonnull url, int flags, AVDictionary *_Nullable *_Nullable options);
+typedef int (*ReelIOClose)(AVFormatContext *_Nonnull s, AVIOContext *_Nullable pb);
+#if LIBAVFORMAT_VERSION_INT < AV_VERSION_INT(59, 10, 100)
+static ReelIOClose reel_io_close_target;
+static inline void reel_io_close_void(AVFormatContext *s, AVIOContext *pb) { (void)reel_io_close_target(s, pb); }
+#endif
+static inline void reel_set_io_callbacks(AVFormatContext *_Nonnull s, ReelIOOpen _Nonnull open, ReelIOClose _Nonnull close) {
+    s->io_open = (int (*)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **))open;
+#if LIBAVFORMAT_VERSION_INT >= AV_VERSION_INT(59, 10, 100)
+    s->io_close2 = (int (*)(struct AVFormatContext *, AVIOContext *))close;
+#else
+    reel_io_close_target = close;
+    s->io_close = reel_io_close_void;
+#endif
+}
+
 // libavfilter, loaded on first use. Linking it would load its 30-odd dependencies
 // (speech synthesis voices, LAPACK, Vulkan…) into every process, about 11 MB resident,
 // although only time-stretching at a rate other than 1 and the clip encoder need it.

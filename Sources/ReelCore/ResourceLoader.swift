@@ -63,3 +63,18 @@ extension ResourceLoader {
         return try await stream.collect()
     }
 }
+
+/// A loader that keeps copies of what it reads (a cache) and can also read past them, for
+/// resources that change while they are played: a live HLS playlist is refetched through
+/// ``unstored`` at every reload, while VOD playlists and segments stay cached.
+public protocol StoringResourceLoader: ResourceLoader {
+    /// The same resources, read from their origin without the stored copies and without storing.
+    var unstored: any ResourceLoader { get }
+}
+
+extension ResourceLoader {
+    /// This loader, or what it reads through when it keeps copies (see ``StoringResourceLoader``).
+    public var unstoredLoader: any ResourceLoader {
+        (self as? any StoringResourceLoader)?.unstored ?? self
+    }
+}

@@ -23,7 +23,7 @@ import Synchronization
 ///
 /// When the cache is read-only or stopped storing (disk full), reads go on from the
 /// network without storing.
-public final class CachingLoader: ResourceLoader, Sendable {
+public final class CachingLoader: StoringResourceLoader, Sendable {
     /// Tuning.
     public struct Configuration: Sendable {
         /// The largest chunk read from disk at once.
@@ -97,6 +97,9 @@ public final class CachingLoader: ResourceLoader, Sendable {
         self.configuration = configuration
         self.logger = logger
     }
+
+    /// The upstream loader: a live playlist is refetched through it at every reload.
+    public var unstored: any ResourceLoader { upstream }
 
     /// Counts since creation (or ``resetStatistics()``).
     public var statistics: Statistics { counters.withTrackedLock { $0 } }

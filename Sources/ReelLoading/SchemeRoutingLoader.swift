@@ -4,13 +4,18 @@ import ReelCore
 /// Reads `file:` URLs through one loader and everything else through another: a
 /// feed whose manifest is local but whose media is on a server (or the reverse)
 /// goes through one loader.
-public struct SchemeRoutingLoader: ResourceLoader {
+public struct SchemeRoutingLoader: StoringResourceLoader {
     public let files: any ResourceLoader
     public let remote: any ResourceLoader
 
     public init(files: any ResourceLoader = FileLoader(), remote: any ResourceLoader) {
         self.files = files
         self.remote = remote
+    }
+
+    /// Both routes without their stored copies.
+    public var unstored: any ResourceLoader {
+        SchemeRoutingLoader(files: files.unstoredLoader, remote: remote.unstoredLoader)
     }
 
     private func route(_ url: URL) -> any ResourceLoader { url.isFileURL ? files : remote }

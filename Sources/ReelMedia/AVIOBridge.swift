@@ -48,16 +48,35 @@ final class AVIOBridge: @unchecked Sendable {
     let hooks: Hooks
     private let state = Mutex(State())
 
+    /// The item's nested opens (HLS/DASH), shared by the item's bridge and every bridge it
+    /// opened for a playlist, segment or key; `nil` for a bridge that never opens anything.
+    let nested: NestedIO?
+    /// How deep in the item's documents this resource is (the item is 0).
+    let depth: Int
+    /// A bridge for a nested resource: it retries a network failure from where it stopped.
+    let isNested: Bool
+    /// Where a nested read of a byte range ends (the demuxer's `end_offset`), if it said.
+    private let rangeEnd: Int64?
+    /// Thread-only (the demux thread): what this resource names, when it is a playlist.
+    private var scanner = DocumentScanner()
+    private var countedDocument = false
+
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
     /// Reads forward instead of opening a new range when a seek skips at most this many bytes.
     static let readThroughLimit: Int64 = 64 * 1024
     static let bufferSize: Int32 = 64 * 1024
 
-    init(url: URL, loader: any ResourceLoader, hooks: Hooks = Hooks()) throws {
+    init(url: URL, loader: any ResourceLoader, hooks: Hooks = Hooks(), nested: NestedIO? = nil,
+         depth: Int = 0, isNested: Bool = false, startOffset: Int64 = 0, rangeEnd: Int64? = nil) throws {
         self.url = url
         self.loader = loader
         self.hooks = hooks
+        self.nested = nested
+        self.depth = depth
+        self.isNested = isNested
+        self.rangeEnd = rangeEnd
+        if startOffset > 0 { state.withTrackedLock { $0.position = startOffset } }
         guard let buffer = av_malloc(Int(Self.bufferSize)) else {
             throw MediaError.ffmpeg(operation: "av_malloc", code: -12, message: "out of memory", url: url)
         }
@@ -83,6 +102,7 @@ final class AVIOBridge: @unchecked Sendable {
             return state.stream
         }
         open?.cancel()
+        if !isNested { nested?.closeAll() }
         if let context {
             av_freep(&context.pointee.buffer)
             var pointer: UnsafeMutablePointer<AVIOContext>? = context
@@ -98,6 +118,7 @@ final class AVIOBridge: @unchecked Sendable {
             return state.stream
         }
         open?.cancel()
+        if !isNested { nested?.interruptAll() }
     }
 
     /// Lets callbacks run again after ``interrupt()``. The read the interrupt
@@ -107,6 +128,7 @@ final class AVIOBridge: @unchecked Sendable {
             state.interrupted = false
             if state.stream?.isCancelled == true { state.stream = nil }
         }
+        if !isNested { nested?.resumeAll() }
     }
 
     var isInterrupted: Bool { state.withTrackedLock { $0.interrupted } }
@@ -116,30 +138,91 @@ final class AVIOBridge: @unchecked Sendable {
     /// The loader's error behind the last failed read, if any.
     var lastLoaderError: ResourceLoaderError? { state.withTrackedLock { $0.lastLoaderError } }
 
-    var statistics: (bytesRead: Int64, requests: Int) { state.withTrackedLock { ($0.bytesRead, $0.requests) } }
+    /// Bytes read and requests made; the item's bridge counts its nested opens too (HLS).
+    var statistics: (bytesRead: Int64, requests: Int) {
+        let own = ownStatistics
+        guard !isNested, let nested else { return own }
+        let inner = nested.statistics
+        return (own.bytesRead + inner.bytesRead, own.requests + inner.requests)
+    }
+
+    /// This resource's own bytes and requests.
+    var ownStatistics: (bytesRead: Int64, requests: Int) { state.withTrackedLock { ($0.bytesRead, $0.requests) } }
 
     // MARK: Callbacks
 
     fileprivate func read(into buffer: UnsafeMutablePointer<UInt8>, size: Int32) -> Int32 {
         guard size > 0 else { return 0 }
-        do {
-            let stream = try openStreamIfNeeded()
-            hooks.io?.begin(stream)
-            defer { hooks.io?.end() }
-            let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
-            if n == 0 {
-                return AVERROR_EOF_CODE
+        var retries = 0
+        while true {
+            do {
+                return try readOnce(into: buffer, size: size)
+            } catch let error as ResourceLoaderError {
+                // A nested resource (a segment) resumes where the network dropped it.
+                if isNested, case .network = error, retries < Self.nestedRetries, !isInterrupted {
+                    retries += 1
+                    let dropped = state.withTrackedLock { state -> ByteStream? in
+                        defer { state.stream = nil }
+                        return state.stream
+                    }
+                    dropped?.cancel()
+                    continue
+                }
+                return failure(error)
+            } catch {
+                return failure(error)
             }
-            let firstByte = state.withTrackedLock { state -> Bool in
-                state.position += Int64(n)
-                state.bytesRead += Int64(n)
-                defer { state.sawFirstByte = true }
-                return !state.sawFirstByte
+        }
+    }
+
+    /// How many times a nested read reopens after a network failure before it gives up.
+    static let nestedRetries = 3
+
+    private func readOnce(into buffer: UnsafeMutablePointer<UInt8>, size: Int32) throws -> Int32 {
+        let stream = try openStreamIfNeeded()
+        hooks.io?.begin(stream)
+        defer { hooks.io?.end() }
+        let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
+        if n == 0 {
+            if let nested {
+                if let refusal = nested.scanned(scanner.finish(), by: self) { throw refusal }
+                if scanner.isLive { nested.noteLive(url) }
             }
-            if firstByte { hooks.onFirstByte?() }
-            return Int32(n)
-        } catch {
-            return failure(error)
+            return AVERROR_EOF_CODE
+        }
+        let (firstByte, offset) = state.withTrackedLock { state -> (Bool, Int64) in
+            let offset = state.position
+            state.position += Int64(n)
+            state.bytesRead += Int64(n)
+            defer { state.sawFirstByte = true }
+            return (!state.sawFirstByte, offset)
+        }
+        if firstByte { hooks.onFirstByte?() }
+        if let nested {
+            let references = scanner.feed(UnsafeRawBufferPointer(start: buffer, count: n), at: offset)
+            if let refusal = scanDocument(references, nested: nested) { throw refusal }
+        }
+        return Int32(n)
+    }
+
+    /// Checks a playlist's growth and what it names against the item's rules.
+    private func scanDocument(_ references: [String], nested: NestedIO) -> MediaError? {
+        switch scanner.kind {
+        case .hls, .dash:
+            let limits = nested.policy.limits
+            if !countedDocument {
+                countedDocument = true
+                if let refusal = nested.countDocument(url) { return refusal }
+            }
+            if scanner.scanned > limits.maxDocumentBytes {
+                return nested.fail(.streamLimit(what: "playlist size in bytes", limit: Int(limits.maxDocumentBytes), url: url))
+            }
+            if scanner.entries > limits.maxPlaylistEntries {
+                return nested.fail(.streamLimit(what: "number of playlist entries", limit: limits.maxPlaylistEntries, url: url))
+            }
+            return references.isEmpty ? nil : nested.scanned(references, by: self)
+        case .unknown, .media:
+            return nil
         }
     }
 
@@ -210,7 +293,13 @@ final class AVIOBridge: @unchecked Sendable {
             continuation.finish()
             return empty
         }
-        let fresh = loader.read(url, range: ByteRange(offset: offset))
+        let range: ByteRange
+        if let rangeEnd, rangeEnd > offset {
+            range = ByteRange(offset: offset, length: rangeEnd - offset)
+        } else {
+            range = ByteRange(offset: offset)
+        }
+        let fresh = loader.read(url, range: range)
         let interruptedNow = state.withTrackedLock { state -> Bool in
             state.stream = fresh
             state.requests += 1
@@ -251,8 +340,32 @@ final class AVIOBridge: @unchecked Sendable {
             if let loaderError = error as? ResourceLoaderError { state.lastLoaderError = loaderError }
             state.stream = nil
         }
+        if let media = error as? MediaError {
+            _ = nested?.fail(media)
+            return reel_averror(EACCES)
+        }
+        if isNested, let loaderError = error as? ResourceLoaderError {
+            // A nested resource that cannot be read fails the item (the demuxer would skip it).
+            _ = nested?.fail(.loading(loaderError))
+        }
         return reel_averror(EIO)
     }
+
+    /// Opens the first range now, so a nested open fails at once when the resource is missing.
+    func openNow() -> Int32 {
+        do {
+            _ = try openStreamIfNeeded()
+            return 0
+        } catch {
+            return failure(error)
+        }
+    }
+
+    /// Whether the resource read so far is an HLS playlist or a DASH manifest (demux thread).
+    var documentKind: DocumentScanner.Kind { scanner.kind }
+
+    /// The URL the bytes really came from (after redirects).
+    var finalURL: URL { contentInformation?.finalURL ?? url }
 }
 
 private func avioRead(_ opaque: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ size: Int32) -> Int32 {

@@ -6,6 +6,8 @@ internal import CFFmpeg
 final class Demuxer: @unchecked Sendable {
     let url: URL
     let bridge: AVIOBridge
+    /// The item's nested opens (HLS/DASH playlists, segments, keys).
+    let nested: NestedIO
     private(set) var format: UnsafeMutablePointer<AVFormatContext>?
     private(set) var videoStreamIndex: Int32?
     private(set) var audioStreamIndex: Int32?
@@ -20,12 +22,16 @@ final class Demuxer: @unchecked Sendable {
     /// MOV, Matroska and WebM usually do); otherwise it runs with a small budget.
     /// Without it (for `reel probe`), streams are probed fully so every field is known.
     init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, io: IOActivity? = nil,
+         limits: NestedAccessPolicy.Limits = .default,
          onContentInformation: (@Sendable () -> Void)? = nil, onFirstByte: (@Sendable () -> Void)? = nil,
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
         self.url = url
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
-        let bridge = try AVIOBridge(url: url, loader: loader, hooks: hooks)
+        // Streaming documents open what they name through `nested`, behind the closed door.
+        let nested = NestedIO(policy: NestedAccessPolicy(item: url, limits: limits), loader: loader, io: io)
+        self.nested = nested
+        let bridge = try AVIOBridge(url: url, loader: loader, hooks: hooks, nested: nested)
         // The owner can interrupt the open from now on (a close while the network stalls).
         onBridge?(bridge)
         self.bridge = bridge
@@ -38,6 +44,7 @@ final class Demuxer: @unchecked Sendable {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         context.pointee.interrupt_callback.callback = avioInterrupt
         context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        nested.install(on: context)
 
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -46,14 +53,28 @@ final class Demuxer: @unchecked Sendable {
             av_dict_set(&options, "analyzeduration", "1000000", 0)
             av_dict_set(&options, "fpsprobesize", "0", 0)
         }
-        // The name only hints the format (by extension); FFmpeg opens nothing.
+        // No protocol of FFmpeg's own may open anything (nested opens come through `nested`);
+        // the HLS demuxer must not reuse an HTTP connection it does not have.
+        av_dict_set(&options, "protocol_whitelist", "none", 0)
+        av_dict_set(&options, "http_persistent", "0", 0)
+        av_dict_set(&options, "http_multiple", "0", 0)
+        // The item's URL is the base the HLS and DASH demuxers resolve relative names against
+        // (and the extension hints the format); FFmpeg opens nothing by it.
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
-        let hint = url.lastPathComponent.isEmpty ? "input" : url.lastPathComponent
-        let code = avformat_open_input(&opened, hint, nil, &options)
+        let name = url.absoluteString.isEmpty ? "input" : url.absoluteString
+        let code = avformat_open_input(&opened, name, nil, &options)
         if code < 0 {
             // avformat_open_input frees the context on failure.
             let loaderError = bridge.lastLoaderError
+            let kind = bridge.documentKind
             bridge.close()
+            if let failure = nested.failure { throw failure }
+            if kind == .dash {
+                // libavformat's DASH demuxer opens segments with avio_open2, not io_open: they
+                // cannot come through the loader, and the empty protocol whitelist stops them.
+                throw MediaError.unsupportedStream(
+                    url: url, reason: "DASH is not supported: this FFmpeg's DASH demuxer opens segments itself, outside Reel's loader")
+            }
             if let loaderError { throw MediaError.loading(loaderError) }
             if bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
             if code == reel_averror_invaliddata() {
@@ -68,6 +89,7 @@ final class Demuxer: @unchecked Sendable {
         if needsProbe {
             usedStreamInfoProbe = true
             let probeCode = avformat_find_stream_info(opened, nil)
+            if let failure = nested.failure { throw failure }
             if probeCode < 0 {
                 if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
                 if bridge.isInterrupted { throw MediaError.cancelled }
@@ -75,6 +97,7 @@ final class Demuxer: @unchecked Sendable {
             }
             selectStreams()
         }
+        if let failure = nested.failure { throw failure }
         guard videoStreamIndex != nil || audioStreamIndex != nil else {
             throw MediaError.noPlayableStreams(url: url)
         }
@@ -256,6 +279,8 @@ final class Demuxer: @unchecked Sendable {
                 throw MediaError.ffmpeg(operation: "av_packet_alloc", code: -12, message: "out of memory", url: url)
             }
             let code = av_read_frame(format, packet.pointer)
+            // A refused or failed nested resource fails the item (the demuxer would skip it).
+            if let failure = nested.failure { throw failure }
             if code == AVERROR_EOF_CODE { return nil }
             if code < 0 {
                 if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
@@ -285,6 +310,7 @@ final class Demuxer: @unchecked Sendable {
             code = avformat_seek_file(format, streamIndex, Int64.min, timestamp, timestamp, 0)
         }
         if code < 0 {
+            if let failure = nested.failure { throw failure }
             if let loaderError = bridge.lastLoaderError { throw MediaError.loading(loaderError) }
             if bridge.isInterrupted { throw MediaError.cancelled }
             throw MediaError.ffmpeg(operation: "av_seek_frame", code: code, message: ffmpegErrorString(code), url: url)

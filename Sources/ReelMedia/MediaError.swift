@@ -21,6 +21,15 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     case undecodable(stream: String, codec: String, url: URL)
     /// The input ended, or failed, and nothing could be decoded from it.
     case nothingDecoded(url: URL)
+    /// A streaming document (HLS playlist, DASH manifest) of the item at `item` named `url`,
+    /// which the item may not open: another protocol, a local file for a remote item, a file
+    /// outside a local item's directory (see ``NestedAccessPolicy``).
+    case refusedURL(url: String, item: URL, reason: String)
+    /// A streaming document went past one of the limits against hostile documents
+    /// (nesting depth, renditions, playlist entries or bytes).
+    case streamLimit(what: String, limit: Int, url: URL)
+    /// A streaming format Reel cannot play through its loader (and so does not play at all).
+    case unsupportedStream(url: URL, reason: String)
     /// The operation was cancelled (the item was replaced or the player released).
     case cancelled
 
@@ -43,6 +52,12 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(Self.display(url)): the \(stream) stream (\(codec)) cannot be decoded"
         case .nothingDecoded(let url):
             return "\(Self.display(url)): nothing in it could be decoded"
+        case .refusedURL(let url, let item, let reason):
+            return "\(Self.display(item)): refused to open \(url): \(reason)"
+        case .streamLimit(let what, let limit, let url):
+            return "\(Self.display(url)): \(what) exceeds the limit of \(limit)"
+        case .unsupportedStream(let url, let reason):
+            return "\(Self.display(url)): \(reason)"
         case .cancelled:
             return "cancelled"
         }

@@ -329,6 +329,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "mkv": return "video/x-matroska"
         case "ts": return "video/mp2t"
         case "m3u8": return "application/vnd.apple.mpegurl"
+        case "mpd": return "application/dash+xml"
+        case "m4s": return "video/iso.segment"
         case "mp3": return "audio/mpeg"
         case "aac": return "audio/aac"
         case "ogg", "opus": return "audio/ogg"

@@ -97,6 +97,8 @@ struct BenchTarget {
     var url: URL
     var localFile: URL?
     var moovAtEnd: Bool
+    /// An HLS playlist: measured cold only, against FFmpeg opening the playlist itself.
+    var isStream = false
     var baseline: [FFmpegBaseline.FirstFrameTiming] = []
     var floorBaseline: [FFmpegBaseline.FirstFrameTiming] = []
     var warmCache: (directory: TemporaryDirectory, cache: RangeCache)?
@@ -174,6 +176,12 @@ final class FirstFrameBench: @unchecked Sendable {
                                     keyframeInterval: 60, container: container, preset: "veryfast", bitRateKbps: 2500)
                 try await onThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) } }.get()
             }
+            // The moov-first clip as HLS with fMP4 segments, in its own directory.
+            let clip = scratch.url.appendingPathComponent("moov-first.mp4")
+            let hls = scratch.url.appendingPathComponent("hls", isDirectory: true)
+            try await onThread(named: "reel.encode") {
+                Result { try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4, into: hls, segmentSeconds: 2) }
+            }.get()
             directories.append(scratch.url)
         }
         guard directories.count <= 1 else { throw CommandFailure.usage("give at most one directory") }
@@ -193,18 +201,32 @@ final class FirstFrameBench: @unchecked Sendable {
                 targets.append(BenchTarget(label: name, url: server.url(for: "/" + name), localFile: file,
                                            moovAtEnd: MP4Boxes.moovIsAtEnd(file) ?? false))
             }
+            // HLS: every sub-directory with an index.m3u8.
+            let subdirectories = ((try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [])
+                .filter { FileManager.default.fileExists(atPath: $0.appendingPathComponent("index.m3u8").path) }
+                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            for directory in subdirectories {
+                let name = directory.lastPathComponent
+                targets.append(BenchTarget(label: name, url: server.url(for: "/\(name)/index.m3u8"), localFile: nil,
+                                           moovAtEnd: false, isStream: true))
+            }
         } else {
             originDescription = "the given URLs as they are"
         }
         for url in urls {
             targets.append(BenchTarget(label: url.lastPathComponent, url: url, localFile: nil, moovAtEnd: false))
         }
-        // moov-first items first: cold, warm, preloaded, floor, then moov-at-end.
-        targets = targets.filter { !$0.moovAtEnd } + targets.filter(\.moovAtEnd)
+        // moov-first items first: cold, warm, preloaded, floor, then moov-at-end, then HLS.
+        targets = targets.filter { !$0.moovAtEnd && !$0.isStream } + targets.filter(\.moovAtEnd) + targets.filter(\.isStream)
         // Scenarios, named plainly when there is one target of a kind.
-        let firstCount = targets.filter { !$0.moovAtEnd }.count
-        let endCount = targets.count - firstCount
+        let firstCount = targets.filter { !$0.moovAtEnd && !$0.isStream }.count
+        let endCount = targets.filter(\.moovAtEnd).count
+        let streamCount = targets.filter(\.isStream).count
         for (index, target) in targets.enumerated() {
+            if target.isStream {
+                scenarios.append(ScenarioRecord(name: streamCount > 1 ? "hls \(target.label)" : "hls", kind: .cold, targetIndex: index))
+                continue
+            }
             if target.moovAtEnd {
                 scenarios.append(ScenarioRecord(name: endCount > 1 ? "moov-at-end \(target.label)" : "moov-at-end", kind: .moovAtEnd, targetIndex: index))
                 continue

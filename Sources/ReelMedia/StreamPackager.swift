@@ -1,0 +1,88 @@
+import Foundation
+import ReelCore
+internal import CFFmpeg
+
+/// Packages a clip as an HLS or DASH stream in a directory, with FFmpeg's `hls` and `dash`
+/// muxers and no re-encoding (packets are copied), so a stream plays exactly the frames of
+/// the clip it came from. For test fixtures, the demo feed and `reel serve`.
+///
+/// The clip is read through `loader`, like everything Reel reads; the muxers write the
+/// playlist, init segment and segments as files in `directory`.
+public enum StreamPackager {
+    public enum Format: String, Sendable, CaseIterable {
+        /// HLS with fragmented-MP4 segments (`init.mp4`, `seg-N.m4s`).
+        case hlsFMP4 = "hls-fmp4"
+        /// HLS with MPEG-TS segments (`seg-N.ts`).
+        case hlsTS = "hls-ts"
+        /// DASH with fragmented-MP4 segments.
+        case dash
+
+        /// The name of the playlist or manifest the packager writes.
+        public var manifestName: String { self == .dash ? "manifest.mpd" : "index.m3u8" }
+    }
+
+    /// Writes `clip` as a `format` stream into `directory` and returns the playlist's or
+    /// manifest's file URL. `segmentSeconds` is a target: segments cut at keyframes.
+    @discardableResult
+    public static func package(_ clip: URL, loader: any ResourceLoader, format: Format, into directory: URL,
+                               segmentSeconds: Double = 1) throws -> URL {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let demuxer = try Demuxer(url: clip, loader: loader, fastStart: false)
+        defer { demuxer.close() }
+        guard let input = demuxer.format else { throw MediaError.cancelled }
+        let manifest = directory.appendingPathComponent(format.manifestName)
+        var output: UnsafeMutablePointer<AVFormatContext>?
+        let muxer = format == .dash ? "dash" : "hls"
+        try ffcall("avformat_alloc_output_context2", url: manifest) {
+            avformat_alloc_output_context2(&output, nil, muxer, manifest.path)
+        }
+        guard let output else { throw MediaError.encoding("no \(muxer) muxer") }
+        defer { avformat_free_context(output) }
+
+        var mapping: [Int32: Int32] = [:]
+        for index in [demuxer.videoStreamIndex, demuxer.audioStreamIndex].compactMap({ $0 }) {
+            guard let source = demuxer.stream(index), let stream = avformat_new_stream(output, nil) else {
+                throw MediaError.encoding("avformat_new_stream failed")
+            }
+            try ffcall("avcodec_parameters_copy", url: manifest) { avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar) }
+            stream.pointee.codecpar.pointee.codec_tag = 0
+            stream.pointee.time_base = source.pointee.time_base
+            mapping[index] = stream.pointee.index
+        }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        let seconds = String(format: "%.3f", segmentSeconds)
+        switch format {
+        case .hlsFMP4, .hlsTS:
+            av_dict_set(&options, "hls_time", seconds, 0)
+            av_dict_set(&options, "hls_playlist_type", "vod", 0)
+            av_dict_set(&options, "hls_list_size", "0", 0)
+            let ext = format == .hlsTS ? "ts" : "m4s"
+            av_dict_set(&options, "hls_segment_filename", directory.appendingPathComponent("seg-%d.\(ext)").path, 0)
+            if format == .hlsFMP4 {
+                av_dict_set(&options, "hls_segment_type", "fmp4", 0)
+                av_dict_set(&options, "hls_fmp4_init_filename", "init.mp4", 0)
+            }
+        case .dash:
+            av_dict_set(&options, "seg_duration", seconds, 0)
+            av_dict_set(&options, "use_template", "1", 0)
+            av_dict_set(&options, "use_timeline", "1", 0)
+            av_dict_set(&options, "init_seg_name", "init-$RepresentationID$.m4s", 0)
+            av_dict_set(&options, "media_seg_name", "chunk-$RepresentationID$-$Number%05d$.m4s", 0)
+        }
+        try ffcall("avformat_write_header", url: manifest) { avformat_write_header(output, &options) }
+        var trailerWritten = false
+        defer { if !trailerWritten { av_write_trailer(output) } }
+        while let packet = try demuxer.readPacket() {
+            guard let target = mapping[packet.streamIndex], let source = demuxer.stream(packet.streamIndex),
+                  let stream = output.pointee.streams[Int(target)] else { continue }
+            packet.pointer.pointee.stream_index = target
+            av_packet_rescale_ts(packet.pointer, source.pointee.time_base, stream.pointee.time_base)
+            packet.pointer.pointee.pos = -1
+            try ffcall("av_interleaved_write_frame", url: manifest) { av_interleaved_write_frame(output, packet.pointer) }
+        }
+        trailerWritten = true
+        try ffcall("av_write_trailer", url: manifest) { av_write_trailer(output) }
+        return manifest
+    }
+}

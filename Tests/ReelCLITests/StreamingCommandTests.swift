@@ -1,0 +1,90 @@
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+import ReelOrigin
+import ReelTestSupport
+import Testing
+
+/// `reel play` of HLS from the real origin and from files, and the closed door as users meet it.
+@Suite("reel play: HLS and the closed door")
+struct StreamingCommandTests {
+    static let clip = ClipSpec(width: 160, height: 120, frameRate: 30, duration: 3, keyframeInterval: 15)
+
+    func package(_ format: StreamPackager.Format, into scratch: Scratch) throws -> URL {
+        try StreamPackager.package(try Fixtures.clip(Self.clip), loader: FileLoader(), format: format,
+                                   into: scratch.url, segmentSeconds: 1)
+    }
+
+    @Test(arguments: [StreamPackager.Format.hlsFMP4, .hlsTS])
+    func playsHLSFromTheOriginBitExact(_ format: StreamPackager.Format) async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hls")
+        defer { scratch.remove() }
+        let manifest = try package(format, into: scratch)
+        let server = OriginServer(configuration: .init(root: scratch.url))
+        _ = try await server.start()
+        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hls-trace-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let url = server.url(for: manifest.lastPathComponent)
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hls-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).map { "/" + $0 })
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--trace", trace,
+                                                    "--cache-dir", cache], timeout: .seconds(120))
+        let statistics = server.statistics
+        #expect(result.status == 0, "\(result.stderr)")
+        let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
+        #expect(shown == (try referenceMD5s(try Fixtures.clip(Self.clip))))
+        // The origin saw the playlist, the segments (and the init segment), every one a file of the stream.
+        let paths = Set(statistics.requests.map(\.path))
+        #expect(paths.count >= 3, "\(paths)")
+        #expect(paths.isSubset(of: files), "\(paths) ⊄ \(files)")
+        #expect(statistics.requests.allSatisfy { $0.status == 200 || $0.status == 206 })
+
+        // A warm replay comes from the range cache: no body bytes from the origin.
+        server.resetStatistics()
+        let again = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--cache-dir", cache],
+                                            timeout: .seconds(120))
+        let warm = server.statistics
+        await server.stop()
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(warm.bytesServed == 0, "\(warm.requests.map { "\($0.method) \($0.path) \($0.status)" })")
+        // Each playlist and segment is a cache resource.
+        let stats = try await runSeparately(reel, ["cache", "stats", "--cache-dir", cache])
+        #expect(stats.stdout.contains("resources  \(paths.count) (\(paths.count) complete)"), "\(stats.stdout)")
+    }
+
+    @Test func playsALocalPlaylistFromAnotherWorkingDirectory() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hls-local")
+        defer { scratch.remove() }
+        let manifest = try package(.hlsTS, into: scratch)
+        let trace = scratch.file("trace.jsonl")
+        let result = try await runSeparately(reel, ["play", manifest.path, "--headless", "--clock", "fast", "--trace", trace],
+                                             timeout: .seconds(120))
+        #expect(result.status == 0, "\(result.stderr)")
+        let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
+        #expect(shown == (try referenceMD5s(try Fixtures.clip(Self.clip))))
+    }
+
+    @Test func aServedPlaylistNamingALocalFileExitsThreeNamingIt() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hls-hostile")
+        defer { scratch.remove() }
+        _ = try package(.hlsTS, into: scratch)
+        let local = try Fixtures.clip(Self.clip)
+        let hostile = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:1.0,\nseg-0.ts\n#EXTINF:1.0,\n\(local.absoluteString)\n#EXT-X-ENDLIST\n"
+        try Data(hostile.utf8).write(to: scratch.url.appendingPathComponent("hostile.m3u8"))
+        let server = OriginServer(configuration: .init(root: scratch.url))
+        _ = try await server.start()
+        let url = server.url(for: "hostile.m3u8")
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"],
+                                             timeout: .seconds(60))
+        await server.stop()
+        #expect(result.status == 3, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains(local.absoluteString) && result.stderr.contains("refused"), "\(result.stderr)")
+    }
+}
