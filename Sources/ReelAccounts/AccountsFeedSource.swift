@@ -7,10 +7,18 @@ import ReelFeed
 public struct AccountsFeedSource: FeedSource {
     public let base: any FeedSource
     public let service: AccountsService
+    /// Whether uploads come before the base's items (else after: the demo keeps its
+    /// curated clips first).
+    public let uploadsFirst: Bool
 
-    public init(base: any FeedSource, service: AccountsService) {
+    public init(base: any FeedSource, service: AccountsService, uploadsFirst: Bool = true) {
         self.base = base
         self.service = service
+        self.uploadsFirst = uploadsFirst
+    }
+
+    private func merged(_ uploads: [FeedItem], _ others: [FeedItem]) -> [FeedItem] {
+        uploadsFirst ? uploads + others : others + uploads
     }
 
     public func categories() async throws -> [FeedCategory] {
@@ -26,7 +34,7 @@ public struct AccountsFeedSource: FeedSource {
 
     public func page(category: String?, page: Int, size: Int) async throws -> FeedPage {
         let uploads = try await service.feedItems(category: category)
-        return Self.slice(uploads + (try await allOfBase(category: category)), page: page, size: size)
+        return Self.slice(merged(uploads, try await allOfBase(category: category)), page: page, size: size)
     }
 
     public func search(text: String, page: Int, size: Int) async throws -> FeedPage {
@@ -37,7 +45,7 @@ public struct AccountsFeedSource: FeedSource {
                 || ($0.category?.localizedCaseInsensitiveContains(needle) ?? false)
         }
         let found = try await base.search(text: text, page: 1, size: 1 << 30).items
-        return Self.slice(uploads + found, page: page, size: size)
+        return Self.slice(merged(uploads, found), page: page, size: size)
     }
 
     private func allOfBase(category: String?) async throws -> [FeedItem] {

@@ -180,3 +180,24 @@ extension AccountsTestServer {
         ((try? FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("incoming").path)) ?? []).isEmpty
     }
 }
+
+@Suite("Seeding accounts and uploads (reel demo)")
+struct SeedTests {
+    @Test("seeding twice makes each account and upload once; the uploads are on the profile")
+    func idempotentSeed() async throws {
+        try await AccountsTestServer.with { server in
+            let clip = try Fixtures.clip(ClipSpec(duration: 1))
+            for _ in 0..<2 {
+                let id = try await server.service.seedAccount(name: "mira", email: "mira@reel.invalid", password: "mira-password",
+                                                              nickname: "Mira", bio: "Harbours")
+                try await server.service.seedUpload(file: clip, title: "Mira: harbour", category: "travel", userID: id)
+            }
+            let profile = try await server.client.user(id: 1)
+            #expect(profile.name == "mira" && profile.bio == "Harbours" && profile.uploads == 1)
+            let items = try await server.request("GET", "/api/users/1/items?current=1&size=10")
+            #expect(String(decoding: items.body, as: UTF8.self).contains("Mira: harbour"))
+            _ = try await server.client.login(name: "mira", password: "mira-password")
+            #expect(server.storedFiles().filter { $0.hasPrefix("media/travel/") }.count == 1)
+        }
+    }
+}
