@@ -98,6 +98,12 @@ public final class AccountsService: Sendable {
         decoyHash = try PasswordHasher.hashNow(Self.randomIdentifier(), parameters: configuration.passwordParameters)
     }
 
+    /// ``init(configuration:)`` on NIO's thread pool: opening the database, emptying
+    /// `incoming/` and making the decoy hash block, so async callers use this.
+    public static func open(configuration: Configuration) async throws -> AccountsService {
+        try await NIOThreadPool.singleton.runIfActive { try AccountsService(configuration: configuration) }
+    }
+
     static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

@@ -79,7 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let accounts: AccountsService
         do {
-            accounts = try AccountsService(configuration: .init(
+            accounts = try await AccountsService.open(configuration: .init(
                 dataDirectory: dataDirectory,
                 tokenLifetime: .seconds(tokenLifetime),
                 uploadLimit: Int64(uploadLimitMB) << 20

@@ -40,7 +40,7 @@ struct AccountsTestServer {
         try FileManager.default.copyItem(at: try Fixtures.clip(ClipSpec(duration: 1)), to: travel.appendingPathComponent("harbour.mp4"))
         let data = temporary.appendingPathComponent("data", isDirectory: true)
         let clock = TestClock()
-        let service = try AccountsService(configuration: .init(
+        let service = try await AccountsService.open(configuration: .init(
             dataDirectory: data, tokenLifetime: tokenLifetime, uploadLimit: uploadLimit, avatarLimit: 256 * 1024,
             maximumFailedLogins: maximumFailedLogins, failedLoginWindow: .seconds(60),
             passwordParameters: .light, now: { clock.now }
