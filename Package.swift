@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "ReelTerminal", targets: ["ReelTerminal"]),
         .library(name: "ReelDemo", targets: ["ReelDemo"]),
         .library(name: "ReelSDL", targets: ["ReelSDL"]),
+        .library(name: "ReelAccounts", targets: ["ReelAccounts"]),
+        .library(name: "ReelAccountClient", targets: ["ReelAccountClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, each behind one bridge module.
@@ -40,6 +43,13 @@ let package = Package(
             path: "Sources/CSDL2",
             pkgConfig: "SDL2_ttf",
             providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]
+        ),
+
+        .systemLibrary(
+            name: "CArgon2",
+            path: "Sources/CArgon2",
+            pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]
         ),
 
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
@@ -112,6 +122,31 @@ let package = Package(
             resources: [.embedInCode("shaders")]
         ),
 
+        // Accounts and uploads for `reel serve`: SQLite (GRDB), Argon2id, tokens, the API routes.
+        .target(
+            name: "ReelAccounts",
+            dependencies: [
+                "ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelOrigin", "ReelAccountClient", "CArgon2",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["README.md"]
+        ),
+
+        // The accounts API's wire format and a client for it (login, upload, me), and the token store.
+        .target(
+            name: "ReelAccountClient",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            exclude: ["README.md"]
+        ),
+
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
@@ -131,6 +166,8 @@ let package = Package(
                 "ReelTerminal",
                 "ReelSDL",
                 "ReelDemo",
+                "ReelAccounts",
+                "ReelAccountClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -162,7 +199,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelCLITests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport", "ReelAccountClient"]
+        ),
+        .testTarget(
+            name: "ReelAccountsTests",
+            dependencies: ["ReelAccounts", "ReelAccountClient", "ReelOrigin", "ReelFeed", "ReelMedia", "ReelTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "ReelBenchTests",

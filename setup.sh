@@ -19,6 +19,8 @@ packages=(
     xvfb xauth libgl1-mesa-dri fontconfig fonts-wqy-microhei
     # The terminal renderer's end-to-end test drives Reel inside tmux.
     tmux
+    # Accounts (reel serve): SQLite under GRDB, Argon2id password hashing.
+    libsqlite3-dev libargon2-dev
 )
 
 missing=()

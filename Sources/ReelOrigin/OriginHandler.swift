@@ -6,14 +6,24 @@ import NIOPosix
 /// Answers the requests of one connection: routes first, then files, with the
 /// server's latency, bandwidth cap and fault. Runs on the connection's event loop;
 /// `HTTPServerPipelineHandler` ahead of it holds pipelined requests until a response ends.
-final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class OriginHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let state: OriginState
     private var head: HTTPRequestHead?
     private var body = Data()
     private var active = true
+    /// The body source of the streaming route answering the current request, until its end.
+    private var streaming: OriginRequestBody.Producer.Source?
+    /// Reads are held back while a streaming route's consumer is behind.
+    private var readPaused = false
+    private var readPending = false
+    /// After a streaming route answered before its body ended: the rest of the body is
+    /// read and dropped (at most this many more bytes), then the connection closes. Reading
+    /// it, rather than closing at once, lets the client see the answer instead of a reset.
+    private var discardBudget: Int?
 
     init(state: OriginState) {
         self.state = state
@@ -21,19 +31,65 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         active = false
+        streaming?.finish(OriginRequestBody.Truncated())
+        streaming = nil
         context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        streaming?.finish(OriginRequestBody.Truncated())
+        streaming = nil
+        context.fireErrorCaught(error)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func resumeReading(context: ChannelHandlerContext) {
+        guard readPaused else { return }
+        readPaused = false
+        if readPending {
+            readPending = false
+            context.read()
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if startStreaming(context: context, head: head) { return }
             self.head = head
             body = Data()
-        case .body(var buffer):
-            if body.count < 1 << 20, let bytes = buffer.readBytes(length: buffer.readableBytes) {
-                body.append(contentsOf: bytes)
+        case .body(let buffer):
+            if var budget = discardBudget {
+                budget -= buffer.readableBytes
+                discardBudget = budget
+                if budget < 0 { context.close(promise: nil) }
+                return
+            }
+            if let streaming {
+                if streaming.yield(buffer) == .stopProducing { readPaused = true }
+                return
+            }
+            if body.count < 1 << 20 {
+                body.append(contentsOf: buffer.readableBytesView)
             }
         case .end:
+            if discardBudget != nil {
+                discardBudget = nil
+                context.close(promise: nil)
+                return
+            }
+            if let streaming {
+                streaming.finish()
+                self.streaming = nil
+                return
+            }
             guard let head else { return }
             self.head = nil
             received(context: context, head: head, body: body)
@@ -49,6 +105,58 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         /// Which request for this path this is (1 for the first).
         var number: Int
         var isHead: Bool { head.method == .HEAD }
+    }
+
+    private static func originRequest(head: HTTPRequestHead, body: Data) -> OriginRequest {
+        let uri = head.uri
+        let pathPart: Substring
+        var query: String?
+        if let mark = uri.firstIndex(of: "?") {
+            pathPart = uri[..<mark]
+            query = String(uri[uri.index(after: mark)...])
+        } else {
+            pathPart = Substring(uri)
+        }
+        let path = String(pathPart).removingPercentEncoding ?? String(pathPart)
+        return OriginRequest(
+            method: head.method.rawValue, path: path, query: query,
+            headers: head.headers.map { (name: $0.name, value: $0.value) }, body: body
+        )
+    }
+
+    /// Starts a streaming route for `head` if one matches; the body parts then go to it.
+    private func startStreaming(context: ChannelHandlerContext, head: HTTPRequestHead) -> Bool {
+        let origin = Self.originRequest(head: head, body: Data())
+        guard let route = state.configuration.routes.first(where: { $0.matches(origin) }),
+              let handler = route.streamingHandler else { return false }
+        let (index, number) = state.recordRequest(method: head.method.rawValue, path: origin.path, range: nil, ifRange: nil)
+        let request = Request(head: head, origin: origin, index: index, number: number)
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        let delegate = OriginBodyDelegate {
+            loop.execute { bound.value.handler.resumeReading(context: bound.value.context) }
+        }
+        let made = OriginRequestBody.Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: 4, highWatermark: 16),
+            finishOnDeinit: false,
+            delegate: delegate
+        )
+        streaming = made.source
+        let body = OriginRequestBody(producer: made.sequence)
+        let promise = loop.makePromise(of: OriginResponse.self)
+        promise.completeWithTask { try await handler(origin, body) }
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            // A response ready before the body ended closes the connection after it.
+            let early = self.streaming != nil
+            if early {
+                self.streaming?.finish()
+                self.streaming = nil
+                self.discardBudget = 16 << 20
+                self.resumeReading(context: context)
+            }
+            self.sendRouteResponse(result, context: context, request: request, forceClose: early, closeNow: false)
+        }
+        return true
     }
 
     private func received(context: ChannelHandlerContext, head: HTTPRequestHead, body: Data) {
@@ -117,11 +225,20 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         let origin = request.origin
         promise.completeWithTask { try await route.handler(origin) }
         promise.futureResult.assumeIsolated().whenComplete { result in
+            self.sendRouteResponse(result, context: context, request: request, forceClose: false)
+        }
+    }
+
+    private func sendRouteResponse(
+        _ result: Result<OriginResponse, any Error>, context: ChannelHandlerContext, request: Request, forceClose: Bool,
+        closeNow: Bool = true
+    ) {
+        do {
             guard self.active else { return }
             let response = (try? result.get()) ?? OriginResponse.text("route failed\n", status: 500)
             var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
-            self.addConnectionHeader(&headers, request: request, forceClose: false)
+            self.addConnectionHeader(&headers, request: request, forceClose: forceClose)
             let status = HTTPResponseStatus(statusCode: response.status)
             self.state.recordStatus(response.status, at: request.index)
             context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: request.head.version, status: status, headers: headers))), promise: nil)
@@ -130,7 +247,11 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.state.recordBytes(count)
                 context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
             }
-            self.finishResponse(context: context, request: request, close: false)
+            if closeNow {
+                self.finishResponse(context: context, request: request, close: forceClose)
+            } else {
+                context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+            }
         }
     }
 

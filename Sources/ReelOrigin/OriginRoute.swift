@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// A request handed to an ``OriginRoute``.
 public struct OriginRequest: Sendable {
@@ -79,6 +80,9 @@ public struct OriginRoute: Sendable {
     public var methods: Set<String>
     /// Makes the response. A thrown error becomes a `500`.
     public var handler: @Sendable (OriginRequest) async throws -> OriginResponse
+    /// For a streaming route: makes the response while the body arrives (the request's
+    /// `body` is then empty). `nil` for a route that gets the body whole (at most 1 MiB).
+    public var streamingHandler: (@Sendable (OriginRequest, OriginRequestBody) async throws -> OriginResponse)?
 
     public init(
         pathPrefix: String,
@@ -88,6 +92,23 @@ public struct OriginRoute: Sendable {
         self.pathPrefix = pathPrefix
         self.methods = Set(methods.map { $0.uppercased() })
         self.handler = handler
+        self.streamingHandler = nil
+    }
+
+    /// A route that reads the request body as it arrives (an upload), with backpressure:
+    /// the connection stops reading while `body` is not consumed. It starts as soon as the
+    /// request head arrives (the server's latency does not apply). If the response is ready
+    /// before the body has ended, the server sends it and closes the connection. When the
+    /// client goes away before the end, `body` throws ``OriginRequestBody/Truncated``.
+    public init(
+        pathPrefix: String,
+        methods: Set<String> = [],
+        streamingHandler: @escaping @Sendable (OriginRequest, OriginRequestBody) async throws -> OriginResponse
+    ) {
+        self.pathPrefix = pathPrefix
+        self.methods = Set(methods.map { $0.uppercased() })
+        self.streamingHandler = streamingHandler
+        self.handler = { request in try await streamingHandler(request, .empty) }
     }
 
     /// A route answering `path` (and everything under it) with a redirect to `location`.
@@ -103,4 +124,41 @@ public struct OriginRoute: Sendable {
         let prefix = pathPrefix.hasSuffix("/") ? pathPrefix : pathPrefix + "/"
         return request.path.hasPrefix(prefix)
     }
+}
+
+/// The body of a request to a streaming ``OriginRoute``, in pieces as they arrive.
+public struct OriginRequestBody: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// The client closed the connection (or sent a malformed body) before the body ended.
+    public struct Truncated: Error, CustomStringConvertible, Sendable {
+        public var description: String { "the request body ended early" }
+    }
+
+    typealias Producer = NIOThrowingAsyncSequenceProducer<
+        ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, OriginBodyDelegate
+    >
+
+    let producer: Producer?
+
+    static let empty = OriginRequestBody(producer: nil)
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Producer.AsyncIterator?
+
+        public mutating func next() async throws -> Data? {
+            guard let buffer = try await base?.next() else { return nil }
+            return Data(buffer.readableBytesView)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: producer?.makeAsyncIterator()) }
+}
+
+/// Tells the connection's handler to read again (called from the consumer's thread).
+struct OriginBodyDelegate: NIOAsyncSequenceProducerDelegate {
+    let resume: @Sendable () -> Void
+
+    func produceMore() { resume() }
+    func didTerminate() { resume() }
 }

@@ -37,6 +37,9 @@ public final class OriginServer: Sendable {
         public var fault: OriginFault?
         /// Handlers consulted before the files, in order.
         public var routes: [OriginRoute]
+        /// More directories served under a path (`["/uploads": dataDirectory]` serves
+        /// `/uploads/a.mp4` from `dataDirectory/a.mp4`), as the root is, faults included.
+        public var mounts: [String: URL] = [:]
 
         public init(
             root: URL,
@@ -171,6 +174,7 @@ final class OriginState: Sendable {
     // Immutable.
     let configuration: OriginServer.Configuration
     let rootPath: String
+    let mounts: [(String, String)]
 
     private struct Fields {
         var stats = OriginStatistics()
@@ -189,6 +193,7 @@ final class OriginState: Sendable {
     init(configuration: OriginServer.Configuration) {
         self.configuration = configuration
         self.rootPath = configuration.root.standardizedFileURL.resolvingSymlinksInPath().path
+        self.mounts = configuration.mounts.map { ($0.key, $0.value.standardizedFileURL.resolvingSymlinksInPath().path) }
     }
 
     var statistics: OriginStatistics { fields.withTrackedLock { $0.stats } }
@@ -305,6 +310,12 @@ final class OriginState: Sendable {
         let components = requestPath.split(separator: "/")
         guard !components.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
         guard !components.isEmpty else { return nil }
+        for (prefix, directory) in mounts {
+            let prefixComponents = prefix.split(separator: "/")
+            if components.count > prefixComponents.count, Array(components.prefix(prefixComponents.count)) == prefixComponents {
+                return directory + "/" + components.dropFirst(prefixComponents.count).joined(separator: "/")
+            }
+        }
         return rootPath + "/" + components.joined(separator: "/")
     }
 }

@@ -110,7 +110,9 @@ public final class Child: Sendable {
 
     private let state = Mutex(State())
 
-    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// `input`, when given, is what the child reads on standard input (then end of file);
+    /// otherwise it reads from /dev/null.
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws {
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -118,7 +120,14 @@ public final class Child: Sendable {
         let errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let inPipe = Pipe()
+            inPipe.fileHandleForWriting.write(input)
+            try inPipe.fileHandleForWriting.close()
+            process.standardInput = inPipe
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             self?.received(handle.availableData, from: handle, standardError: false)
         }
@@ -216,8 +225,11 @@ public func run(_ executable: URL, _ arguments: [String], timeout: Duration = .s
 }
 
 /// Runs a command to its end; its exit status, stdout and stderr apart.
-public func runSeparately(_ executable: URL, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let child = try Child(executable, arguments)
+public func runSeparately(
+    _ executable: URL, _ arguments: [String], timeout: Duration = .seconds(60),
+    environment: [String: String]? = nil, input: Data? = nil
+) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let child = try Child(executable, arguments, environment: environment, input: input)
     guard let status = await child.exitStatus(timeout: timeout) else {
         child.kill(SIGKILL)
         _ = await child.exitStatus()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelAccounts
 import ReelCore
 import ReelDemo
 import ReelFeed
@@ -155,12 +156,50 @@ struct DemoOrigin {
         } catch {
             throw CommandFailure.media("demo feed: \(error)")
         }
-        let server = OriginServer(configuration: .init(
+        let accounts: AccountsService
+        do {
+            accounts = try await DemoAccounts.open(beside: directory, library: source)
+        } catch {
+            throw CommandFailure.media("demo accounts: \(error)")
+        }
+        let feed = AccountsFeedSource(base: source, service: accounts, uploadsFirst: false)
+        var configuration = OriginServer.Configuration(
             root: directory, latency: .milliseconds(rttMilliseconds), bandwidthKbps: kbps,
-            routes: FeedAPIRoutes.routes(source: source, root: directory)
-        ))
+            routes: accounts.routes() + FeedAPIRoutes.routes(source: feed, root: directory)
+        )
+        configuration.mounts[AccountsService.mediaPathPrefix] = accounts.mediaDirectory
+        let server = OriginServer(configuration: configuration)
         do { _ = try await server.start() } catch { throw CommandFailure.media("origin: \(error)") }
+        printError("demo account: \(DemoAccounts.name) / \(DemoAccounts.password) (reel login \(server.baseURL!.absoluteString) --name \(DemoAccounts.name))")
         return DemoOrigin(server: server)
+    }
+}
+
+/// The demo's accounts, kept beside the library (`<library>.accounts/`, never inside the
+/// served directory): a demo account to sign in with, and two uploaders with a few of the
+/// library's clips each, so profiles and "my videos" show something on first run.
+/// Seeding is idempotent.
+enum DemoAccounts {
+    static let name = "demo"
+    static let password = "reel-demo"
+
+    static func open(beside library: URL, library source: any FeedSource) async throws -> AccountsService {
+        let data = library.standardizedFileURL.deletingLastPathComponent()
+            .appendingPathComponent(library.standardizedFileURL.lastPathComponent + ".accounts", isDirectory: true)
+        let accounts = try await AccountsService.open(configuration: .init(dataDirectory: data))
+        _ = try await accounts.seedAccount(name: name, email: "demo@reel.invalid", password: password, nickname: "Demo",
+                                           bio: "Sign in with reel login to see your profile.")
+        let clips = try await source.page(category: nil, page: 1, size: 4).items.filter { $0.videoURL?.isFileURL == true }
+        let uploaders = [("mira", "Mira", "Harbours, trains and long walks."), ("theo", "Theo", "Anything that moves fast.")]
+        for (index, (uploader, nickname, bio)) in uploaders.enumerated() {
+            let id = try await accounts.seedAccount(name: uploader, email: "\(uploader)@reel.invalid",
+                                                    password: "\(uploader)-\(password)", nickname: nickname, bio: bio)
+            for clip in clips.enumerated().filter({ $0.offset % uploaders.count == index }).map(\.element) {
+                guard let file = clip.videoURL else { continue }
+                try await accounts.seedUpload(file: file, title: "\(nickname): \(clip.title)", category: clip.category ?? "uploads", userID: id)
+            }
+        }
+        return accounts
     }
 }
 

@@ -17,6 +17,8 @@ enum FeedAPIRoutes {
         /// A file URL under the root as an absolute path on the server (`/travel/a.mp4`).
         @Sendable func served(_ url: URL?) -> URL? {
             guard let url else { return nil }
+            // Already a path on this server (uploads).
+            if url.scheme == nil { return url }
             let path = url.standardizedFileURL.path
             guard path.hasPrefix(rootPath) else { return nil }
             var relative = String(path.dropFirst(rootPath.count))

@@ -13,7 +13,8 @@ struct Reel: AsyncParsableCommand {
             Exit codes: 0 success, 2 usage error, 3 media or network error.
             """,
         version: versionText,
-        subcommands: [PlayCommand.self, FeedCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, BenchCommand.self, DemoCommand.self, VersionCommand.self]
+        subcommands: [PlayCommand.self, FeedCommand.self, ProbeCommand.self, ServeCommand.self, CacheCommand.self, BenchCommand.self, DemoCommand.self, VersionCommand.self,
+                      RegisterCommand.self, LoginCommand.self, LogoutCommand.self, UploadCommand.self, MeCommand.self]
     )
 
     static var versionText: String {
@@ -41,6 +42,10 @@ enum ExitStatus {
     static let success: Int32 = 0
     static let usage: Int32 = 2
     static let mediaOrNetwork: Int32 = 3
+    /// Accounts: not signed in, a wrong name or password, an expired or revoked token.
+    static let authentication: Int32 = 4
+    /// Accounts: the server refused the request (bad field, taken name, too large, not playable, rate-limited).
+    static let refused: Int32 = 5
 }
 
 /// An error the CLI reports in one line with its exit status.

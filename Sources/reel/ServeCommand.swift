@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import ReelOrigin
+import ReelAccounts
+import ReelFeed
 
 /// `reel serve DIR`: the loopback origin, for demos, benchmarks and manual testing.
 struct ServeCommand: AsyncParsableCommand {
@@ -12,6 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
             Prints the server's URL, then serves until interrupted (SIGINT or SIGTERM).
             The directory is also a feed: /api/categories, /api/feed?category=&current=&size=
             and /api/search?text=&current=&size= answer in JSON.
+            Accounts and uploads (/api/register, /api/login, /api/logout, /api/me,
+            /api/me/avatar, /api/users/ID, /api/users/ID/items, /api/upload) are kept
+            in --data DIR (a SQLite file and the uploaded media); uploads join the feed.
             Faults: \(OriginFault.names.joined(separator: ", ")).
             """
     )
@@ -34,6 +39,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A fault to inject into file responses.")
     var fault: String?
 
+    @Option(help: "Where accounts and uploads are kept (default: DIRECTORY.reel-data beside the served directory).")
+    var data: String?
+
+    @Option(name: .customLong("token-lifetime"), help: "How long a sign-in token stays valid, in seconds (default 7 days).")
+    var tokenLifetime: Int = 7 * 24 * 3600
+
+    @Option(name: .customLong("upload-limit-mb"), help: "The largest upload accepted, in MiB.")
+    var uploadLimitMB: Int = 512
+
     @Flag(help: "Log what happens.")
     var verbose = false
 
@@ -41,6 +55,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         if let kbps, kbps <= 0 { throw ValidationError("--kbps must be positive") }
+        guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
+        guard uploadLimitMB > 0 else { throw ValidationError("--upload-limit-mb must be positive") }
         if let fault, OriginFault(name: fault) == nil {
             throw ValidationError("unknown fault '\(fault)'; faults: \(OriginFault.names.joined(separator: ", "))")
         }
@@ -53,19 +69,40 @@ struct ServeCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CommandFailure.usage("\(directory): not a directory")
         }
+        let dataDirectory = data.map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? root.standardizedFileURL.deletingLastPathComponent()
+                .appendingPathComponent(root.standardizedFileURL.lastPathComponent + ".reel-data", isDirectory: true)
+        let rootPath = root.standardizedFileURL.resolvingSymlinksInPath().path + "/"
+        let dataPath = dataDirectory.standardizedFileURL.resolvingSymlinksInPath().path + "/"
+        if dataPath.hasPrefix(rootPath) || rootPath.hasPrefix(dataPath) {
+            throw CommandFailure.usage("--data \(dataDirectory.path) must be outside the served directory (it holds the accounts database)")
+        }
+        let accounts: AccountsService
+        do {
+            accounts = try await AccountsService.open(configuration: .init(
+                dataDirectory: dataDirectory,
+                tokenLifetime: .seconds(tokenLifetime),
+                uploadLimit: Int64(uploadLimitMB) << 20
+            ))
+        } catch {
+            throw CommandFailure.usage("\(dataDirectory.path): cannot open the accounts data: \(error)")
+        }
         let routes: [OriginRoute]
         do {
-            routes = try FeedAPIRoutes.routes(serving: root)
+            let feed = AccountsFeedSource(base: try DirectoryFeedSource(directory: root), service: accounts)
+            routes = accounts.routes() + FeedAPIRoutes.routes(source: feed, root: root)
         } catch {
             throw CommandFailure.usage("\(directory): \(error)")
         }
-        let server = OriginServer(configuration: .init(
+        var configuration = OriginServer.Configuration(
             root: root, host: host, port: port,
             latency: .milliseconds(rttMilliseconds),
             bandwidthKbps: kbps,
             fault: fault.flatMap(OriginFault.init(name:)),
             routes: routes
-        ))
+        )
+        configuration.mounts[AccountsService.mediaPathPrefix] = accounts.mediaDirectory
+        let server = OriginServer(configuration: configuration)
         do {
             try await server.start()
         } catch {

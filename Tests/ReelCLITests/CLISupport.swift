@@ -14,7 +14,11 @@ struct Scratch: Sendable {
     }
     var path: String { url.path }
     func file(_ name: String) -> String { url.appendingPathComponent(name).path }
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    /// Removes the directory, and the accounts data `reel serve` keeps beside a served directory.
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(atPath: url.standardizedFileURL.path + ".reel-data")
+    }
 }
 
 /// The JSON objects of a trace file.

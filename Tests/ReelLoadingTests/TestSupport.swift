@@ -24,7 +24,11 @@ struct TemporaryDirectory: Sendable {
         try data.write(to: file)
     }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    /// Removes the directory, and the accounts data `reel serve` keeps beside a served directory.
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(atPath: url.standardizedFileURL.path + ".reel-data")
+    }
 }
 
 /// The read timeout for a test against `fault`: short when the origin stalls on purpose.
