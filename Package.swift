@@ -22,7 +22,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries, each behind one bridge module.
@@ -49,13 +48,12 @@ let package = Package(
         .target(
             name: "ReelLoading",
             dependencies: [
-                "ReelCore",
+                "ReelCore", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["README.md"]
         ),
@@ -100,7 +98,9 @@ let package = Package(
         .target(
             name: "ReelDemo",
             dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelLoading"],
-            exclude: ["README.md"]
+            exclude: ["README.md"],
+            // The recipe lives in the top-level demo/ (symlinked here), embedded in the binary.
+            resources: [.embedInCode("feed.json")]
         ),
 
         // The desktop window: SDL2 + OpenGL with the GLSL in shaders/ (embedded through the
