@@ -24,7 +24,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -59,13 +58,12 @@ let package = Package(
         .target(
             name: "ReelLoading",
             dependencies: [
-                "ReelCore",
+                "ReelCore", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["README.md"]
         ),
@@ -110,7 +108,9 @@ let package = Package(
         .target(
             name: "ReelDemo",
             dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelLoading"],
-            exclude: ["README.md"]
+            exclude: ["README.md"],
+            // The recipe lives in the top-level demo/ (symlinked here), embedded in the binary.
+            resources: [.embedInCode("feed.json")]
         ),
 
         // The desktop window: SDL2 + OpenGL with the GLSL in shaders/ (embedded through the
@@ -126,10 +126,9 @@ let package = Package(
         .target(
             name: "ReelAccounts",
             dependencies: [
-                "ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelOrigin", "ReelAccountClient", "CArgon2",
+                "ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelOrigin", "ReelAccountClient", "CArgon2", "CFFmpeg",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"]

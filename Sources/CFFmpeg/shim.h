@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -17,6 +18,7 @@
 #include <libavutil/samplefmt.h>
 #include <libavutil/log.h>
 #include <libavutil/md5.h>
+#include <libavutil/sha.h>
 #include <libavutil/audio_fifo.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
@@ -65,6 +67,51 @@ static inline void reel_set_io_callbacks(AVFormatContext *_Nonnull s, ReelIOOpen
 #else
     reel_io_close_target = close;
     s->io_close = reel_io_close_void;
+#endif
+}
+
+/// Whether a decoded frame is a key frame (`AV_FRAME_FLAG_KEY` in `flags` since libavutil
+/// 58.7, FFmpeg 6.1; `key_frame` before, removed in FFmpeg 8).
+static inline int reel_frame_is_key(const AVFrame *_Nonnull frame) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
+    return (frame->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+    return frame->key_frame != 0;
+#endif
+}
+
+/// A stream's side data of `type` (in the stream's `codecpar->coded_side_data` since
+/// libavcodec 60.29, FFmpeg 6.1; `av_stream_get_side_data` before, removed in FFmpeg 8),
+/// or NULL with `*size` 0.
+static inline const uint8_t *_Nullable reel_stream_side_data(
+    const AVStream *_Nonnull stream, enum AVPacketSideDataType type, size_t *_Nonnull size) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+    const AVPacketSideData *data = av_packet_side_data_get(
+        stream->codecpar->coded_side_data, stream->codecpar->nb_coded_side_data, type);
+    *size = data ? data->size : 0;
+    return data ? data->data : NULL;
+#else
+    size_t found = 0;
+    const uint8_t *data = av_stream_get_side_data(stream, type, &found);
+    *size = data ? found : 0;
+    return data;
+#endif
+}
+
+/// Adds `size` zeroed bytes of side data of `type` to a stream being muxed (set after
+/// `avcodec_parameters_from_context`, before the header is written); NULL when out of
+/// memory. `av_packet_side_data_new` on `codecpar` since libavcodec 60.29 (FFmpeg 6.1),
+/// `av_stream_new_side_data` before (removed in FFmpeg 8).
+static inline uint8_t *_Nullable reel_stream_new_side_data(
+    AVStream *_Nonnull stream, enum AVPacketSideDataType type, size_t size) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+    AVPacketSideData *data = av_packet_side_data_new(
+        &stream->codecpar->coded_side_data, &stream->codecpar->nb_coded_side_data, type, size, 0);
+    if (!data) return NULL;
+    memset(data->data, 0, size);
+    return data->data;
+#else
+    return av_stream_new_side_data(stream, type, size);
 #endif
 }
 

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import ReelAccountClient
@@ -118,7 +117,7 @@ public final class AccountsService: Sendable {
     }
 
     static func tokenHash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        TokenDigest.sha256Hex(Data(token.utf8))
     }
 
     // MARK: - Validation

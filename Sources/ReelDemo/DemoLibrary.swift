@@ -14,8 +14,9 @@ import ReelMedia
 /// manifest and the next run starts over; a finished library is reused while its
 /// version stamp matches.
 public enum DemoLibrary {
-    /// Bumped whenever the catalogue or its encoding changes: older libraries are remade.
-    public static let version = 2
+    /// Bumped (in `demo/feed.json`) whenever the catalogue or its encoding changes: older
+    /// libraries are remade.
+    public static var version: Int { recipe.version }
 
     /// What to make: the whole catalogue at 360x640 by default; tests make fewer, smaller clips.
     public struct Configuration: Sendable, Hashable {
@@ -175,33 +176,41 @@ public enum DemoLibrary {
         return english.isEmpty ? chinese : english + "\n" + chinese
     }
 
-    // MARK: The catalogue
+    // MARK: The catalogue, from the recipe in the top-level demo/feed.json
 
-    enum Source: Sendable {
-        case testsrc2, testsrc, mandelbrot, life, bars, gradients([String]), cellauto, sierpinski, spectrum, rgb, colorchart
+    /// A picture a libavfilter source draws: `pattern` names it, `colours` feed `gradients`.
+    struct Picture: Sendable, Hashable, Decodable {
+        var pattern: String
+        var colours: [String]?
+
+        static let patterns: Set<String> = [
+            "testsrc2", "testsrc", "mandelbrot", "life", "bars", "gradients", "cellauto", "sierpinski",
+            "spectrum", "rgb", "colorchart",
+        ]
 
         func graph(width w: Int, height h: Int, rate r: Int) -> String {
-            switch self {
-            case .testsrc2: return "testsrc2=size=\(w)x\(h):rate=\(r)"
-            case .testsrc: return "testsrc=size=\(w)x\(h):rate=\(r)"
-            case .mandelbrot: return "mandelbrot=size=\(w)x\(h):rate=\(r):maxiter=256:end_scale=0.05:end_pts=400"
-            case .life: return "life=size=\(w / 4)x\(h / 4):rate=\(r):mold=10:ratio=0.12:life_color=#7CFC00:death_color=#6A1B9A,scale=\(w):\(h):flags=neighbor"
-            case .bars: return "smptehdbars=size=\(w)x\(h):rate=\(r)"
-            case .gradients(let colours):
+            switch pattern {
+            case "testsrc": return "testsrc=size=\(w)x\(h):rate=\(r)"
+            case "mandelbrot": return "mandelbrot=size=\(w)x\(h):rate=\(r):maxiter=256:end_scale=0.05:end_pts=400"
+            case "life": return "life=size=\(w / 4)x\(h / 4):rate=\(r):mold=10:ratio=0.12:life_color=#7CFC00:death_color=#6A1B9A,scale=\(w):\(h):flags=neighbor"
+            case "bars": return "smptehdbars=size=\(w)x\(h):rate=\(r)"
+            case "gradients":
+                let colours = self.colours ?? []
                 let list = colours.enumerated().map { "c\($0)=\($1)" }.joined(separator: ":")
                 return "gradients=size=\(w)x\(h):rate=\(r):\(list):nb_colors=\(colours.count):speed=0.03"
-            case .cellauto: return "cellauto=size=\(w)x\(h):rate=\(r):rule=110:random_fill_ratio=0.5,negate"
-            case .sierpinski: return "sierpinski=size=\(w)x\(h):rate=\(r):type=carpet"
-            case .spectrum: return "colorspectrum=size=\(w)x\(h):rate=\(r):type=all,hue=H=2*PI*t/6"
-            case .rgb: return "rgbtestsrc=size=\(w)x\(h):rate=\(r)"
-            case .colorchart: return "colorchart=rate=\(r):patch_size=\(max(8, w / 8))x\(max(8, w / 8)),scale=\(w):\(h)"
+            case "cellauto": return "cellauto=size=\(w)x\(h):rate=\(r):rule=110:random_fill_ratio=0.5,negate"
+            case "sierpinski": return "sierpinski=size=\(w)x\(h):rate=\(r):type=carpet"
+            case "spectrum": return "colorspectrum=size=\(w)x\(h):rate=\(r):type=all,hue=H=2*PI*t/6"
+            case "rgb": return "rgbtestsrc=size=\(w)x\(h):rate=\(r)"
+            case "colorchart": return "colorchart=rate=\(r):patch_size=\(max(8, w / 8))x\(max(8, w / 8)),scale=\(w):\(h)"
+            default: return "testsrc2=size=\(w)x\(h):rate=\(r)"
             }
         }
     }
 
     enum Kind: Sendable {
-        case video(ClipSpec.VideoCodec, ClipSpec.Container, Source)
-        case images([Source])
+        case video(ClipSpec.VideoCodec, ClipSpec.Container, Picture)
+        case images([Picture])
     }
 
     struct Entry: Sendable {
@@ -215,46 +224,96 @@ public enum DemoLibrary {
         var kind: Kind
     }
 
-    static let categories: [FeedCategory] = [
-        FeedCategory(id: "recommended", title: "推荐 Recommended"),
-        FeedCategory(id: "nature", title: "自然 Nature"),
-        FeedCategory(id: "music", title: "音乐 Music"),
-        FeedCategory(id: "science", title: "科学 Science"),
-    ]
+    /// The demo feed's recipe: what `demo/feed.json` says (embedded at build time).
+    struct Recipe: Sendable {
+        var version: Int
+        var categories: [FeedCategory]
+        var entries: [Entry]
+
+        enum Problem: Error, CustomStringConvertible {
+            case invalid(String)
+            var description: String { switch self { case .invalid(let text): text } }
+        }
+
+        private struct Document: Decodable {
+            var version: Int
+            var categories: [FeedCategory]
+            var items: [Item]
+        }
+
+        private struct Item: Decodable {
+            var id: String
+            var title: String
+            var uploader: String
+            var category: String
+            var portrait: Bool
+            var duration: Double?
+            var tone: Double?
+            var video: Video?
+            var images: [Picture]?
+        }
+
+        private struct Video: Decodable {
+            var codec: String
+            var container: String
+            var pattern: String
+            var colours: [String]?
+        }
+
+        /// Reads and checks a recipe: every item has a known category, a unique id, and either a
+        /// video (known codec, container and pattern, a positive duration) or at least one image.
+        init(json: Data) throws {
+            let document: Document
+            do { document = try JSONDecoder().decode(Document.self, from: json) } catch {
+                throw Problem.invalid("not a demo recipe: \(error)")
+            }
+            let categoryIDs = Set(document.categories.map(\.id))
+            var seen = Set<String>()
+            var entries: [Entry] = []
+            for item in document.items {
+                guard seen.insert(item.id).inserted else { throw Problem.invalid("item \(item.id): id used twice") }
+                guard categoryIDs.contains(item.category) else { throw Problem.invalid("item \(item.id): no category \(item.category)") }
+                func checked(_ picture: Picture) throws -> Picture {
+                    guard Picture.patterns.contains(picture.pattern) else { throw Problem.invalid("item \(item.id): no pattern \(picture.pattern)") }
+                    if picture.pattern == "gradients", (picture.colours ?? []).count < 2 {
+                        throw Problem.invalid("item \(item.id): gradients need two colours or more")
+                    }
+                    return picture
+                }
+                let kind: Kind
+                switch (item.video, item.images) {
+                case (let video?, nil):
+                    guard let codec = ClipSpec.VideoCodec(rawValue: video.codec) else { throw Problem.invalid("item \(item.id): no codec \(video.codec)") }
+                    guard let container = ClipSpec.Container(rawValue: video.container) else { throw Problem.invalid("item \(item.id): no container \(video.container)") }
+                    guard (item.duration ?? 0) > 0 else { throw Problem.invalid("item \(item.id): a video needs a duration") }
+                    kind = .video(codec, container, try checked(Picture(pattern: video.pattern, colours: video.colours)))
+                case (nil, let images?) where !images.isEmpty:
+                    kind = .images(try images.map(checked))
+                default:
+                    throw Problem.invalid("item \(item.id): needs a video or images, not both")
+                }
+                entries.append(Entry(id: item.id, title: item.title, uploader: item.uploader, category: item.category,
+                                     portrait: item.portrait, duration: item.duration ?? 0, tone: item.tone ?? 440, kind: kind))
+            }
+            guard !entries.isEmpty else { throw Problem.invalid("no items") }
+            self.version = document.version
+            self.categories = document.categories
+            self.entries = entries
+        }
+    }
+
+    /// The recipe Reel was built with. It is checked by the tests, so a broken one never ships.
+    static let recipe: Recipe = {
+        do { return try Recipe(json: Data(PackageResources.feed_json)) } catch {
+            fatalError("demo/feed.json: \(error)")
+        }
+    }()
+
+    static var categories: [FeedCategory] { recipe.categories }
 
     /// The first entries cover every kind, so a small library still has HEVC, moov at the
     /// end, landscape and an image post.
     public static var catalogueCount: Int { catalogue.count }
 
-    static let catalogue: [Entry] = [
-        Entry(id: "welcome", title: "Welcome to Reel 欢迎", uploader: "@reel", category: "recommended",
-              portrait: true, duration: 8, tone: 440, kind: .video(.h264, .mp4, .testsrc2)),
-        Entry(id: "hevc-pattern", title: "HEVC test card 高效视频编码", uploader: "@codec", category: "recommended",
-              portrait: true, duration: 6, tone: 523.25, kind: .video(.hevc, .mp4, .testsrc)),
-        Entry(id: "moov-at-end", title: "Index at the end 尾部索引", uploader: "@muxer", category: "recommended",
-              portrait: false, duration: 8, tone: 329.63, kind: .video(.h264, .mp4MoovAtEnd, .bars)),
-        Entry(id: "album", title: "Photo album 相册", uploader: "@mei", category: "nature",
-              portrait: true, duration: 0, tone: 0,
-              kind: .images([.gradients(["#ff7e5f", "#feb47b", "#6a3093"]), .mandelbrot, .colorchart, .gradients(["#134e5e", "#71b280"])])),
-        Entry(id: "life", title: "Game of Life 生命游戏", uploader: "@conway", category: "science",
-              portrait: true, duration: 30, tone: 220, kind: .video(.h264, .mp4, .life)),
-        Entry(id: "sunset", title: "Sunset 日落", uploader: "@lin", category: "nature",
-              portrait: true, duration: 12, tone: 392, kind: .video(.h264, .mp4, .gradients(["#ff512f", "#f09819", "#dd2476"]))),
-        Entry(id: "mandelbrot", title: "Mandelbrot zoom 曼德博集合", uploader: "@benoit", category: "science",
-              portrait: true, duration: 6, tone: 261.63, kind: .video(.h264, .mp4, .mandelbrot)),
-        Entry(id: "rule110", title: "Rule 110 元胞自动机", uploader: "@wolfram", category: "science",
-              portrait: false, duration: 8, tone: 293.66, kind: .video(.h264, .mp4, .cellauto)),
-        Entry(id: "ocean", title: "Ocean blue 海洋", uploader: "@hai", category: "nature",
-              portrait: false, duration: 15, tone: 196, kind: .video(.h264, .mp4, .gradients(["#2193b0", "#6dd5ed", "#0f2027"]))),
-        Entry(id: "spectrum", title: "Spectrum 光谱", uploader: "@prism", category: "music",
-              portrait: true, duration: 6, tone: 659.25, kind: .video(.h264, .mp4, .spectrum)),
-        Entry(id: "carpet", title: "Sierpinski carpet 谢尔宾斯基地毯", uploader: "@waclaw", category: "science",
-              portrait: false, duration: 10, tone: 349.23, kind: .video(.h264, .mp4, .sierpinski)),
-        Entry(id: "a440", title: "Concert A 标准音", uploader: "@tuner", category: "music",
-              portrait: true, duration: 5, tone: 440, kind: .video(.h264, .mp4, .rgb)),
-        Entry(id: "forest", title: "Forest 森林", uploader: "@lin", category: "nature",
-              portrait: true, duration: 20, tone: 174.61, kind: .video(.h264, .mp4, .gradients(["#11998e", "#38ef7d", "#0b3d20"]))),
-        Entry(id: "test-pattern", title: "Test pattern 测试图", uploader: "@reel", category: "music",
-              portrait: false, duration: 7, tone: 880, kind: .video(.h264, .mp4, .testsrc2)),
-    ]
+    static var catalogue: [Entry] { recipe.entries }
 }

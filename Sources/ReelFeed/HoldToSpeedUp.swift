@@ -5,6 +5,9 @@ import ReelCore
 /// press is a tap (toggle pause); a press that moves beyond ``slop`` before the delay is a
 /// drag (the swipe controller's) and never speeds up. A key can be held the same way.
 ///
+/// While the video is paused (the owner keeps ``isPaused`` current) a hold does nothing: no
+/// 2x, no badge, and its release is not a tap — as in the seed app's player.
+///
 /// Times are passed in; the owner calls ``tick(now:)`` at (or after) ``nextDeadline``.
 /// Only one press is tracked at a time: a key press during a pointer press (or the
 /// reverse) is ignored, as are key auto-repeats.
@@ -40,6 +43,8 @@ public struct HoldToSpeedUp: Sendable, Hashable {
         case holding(Source)
         /// The pointer moved too far: a drag, ignored until release.
         case dragging
+        /// Held long enough while the video was paused: ignored until release.
+        case heldWhilePaused(Source)
     }
 
     /// How long a press must last to speed up (350 ms).
@@ -48,6 +53,9 @@ public struct HoldToSpeedUp: Sendable, Hashable {
     public var slop: Double
     /// The rate while held.
     public var fastRate: Double
+
+    /// Whether the video is paused now (set by the owner): a hold then does nothing.
+    public var isPaused = false
 
     private var state: State = .idle
 
@@ -82,6 +90,10 @@ public struct HoldToSpeedUp: Sendable, Hashable {
     /// Time passed: a press held for ``holdDelay`` speeds up.
     public mutating func tick(now: MediaTime) -> [Action] {
         guard case .pressed(let source, _, _, let since) = state, now >= since + holdDelay else { return [] }
+        if isPaused {
+            state = .heldWhilePaused(source)
+            return []
+        }
         state = .holding(source)
         return [.setRate(fastRate), .showBadge(Self.badgeText(fastRate))]
     }
@@ -115,7 +127,7 @@ public struct HoldToSpeedUp: Sendable, Hashable {
         case .holding(.pointer):
             state = .idle
             return [.setRate(1), .hideBadge]
-        case .dragging:
+        case .dragging, .heldWhilePaused(.pointer):
             state = .idle
             return []
         default:
@@ -130,7 +142,7 @@ public struct HoldToSpeedUp: Sendable, Hashable {
         case .holding(.pointer):
             state = .idle
             return [.setRate(1), .hideBadge]
-        case .pressed(.pointer, _, _, _), .dragging:
+        case .pressed(.pointer, _, _, _), .dragging, .heldWhilePaused(.pointer):
             state = .idle
             return []
         default:
@@ -156,6 +168,9 @@ public struct HoldToSpeedUp: Sendable, Hashable {
         case .holding(.key):
             state = .idle
             return [.setRate(1), .hideBadge]
+        case .heldWhilePaused(.key):
+            state = .idle
+            return []
         default:
             return []
         }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import ReelCore
 
@@ -28,7 +27,7 @@ enum CacheLayout {
 
     /// The directory name for a cache key: the hex MD5 of the key.
     static func directoryName(forKey key: String) -> String {
-        hex(Insecure.MD5.hash(data: Data(key.utf8)))
+        MD5.hex(of: Data(key.utf8))
     }
 
     static func isDirectoryName(_ name: String) -> Bool {

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// What is in a cache directory, read straight from the disk without opening (or
@@ -150,14 +149,14 @@ extension RangeCache {
     private static func digest(ofFile path: String) -> String? {
         guard let fd = try? POSIXFile.openForReading(path) else { return nil }
         defer { POSIXFile.close(fd) }
-        var hasher = Insecure.MD5()
+        var hasher = MD5()
         var offset: Int64 = 0
         while true {
             guard let data = try? POSIXFile.read(fd, at: offset, count: 1 << 20, path: path) else { return nil }
             if data.isEmpty { break }
-            hasher.update(data: data)
+            hasher.update(data)
             offset += Int64(data.count)
         }
-        return CacheLayout.hex(hasher.finalize())
+        return hasher.finalize()
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -40,7 +39,7 @@ final class SpanWriter: @unchecked Sendable {
 
     // Owned by the writing task.
     private var descriptor: Int32 = -1
-    private var hasher = Insecure.MD5()
+    private var hasher = MD5()
     private var segmentLength: Int64 = 0
     private var bytesStored: Int64 = 0
 
@@ -89,7 +88,7 @@ final class SpanWriter: @unchecked Sendable {
             finish()
             return 0
         }
-        hasher.update(data: bytes)
+        hasher.update(bytes)
         segmentLength += Int64(count)
         bytesStored += Int64(count)
         let toWake = cache.withLock { () -> [CheckedContinuation<Void, Never>] in
@@ -134,9 +133,9 @@ final class SpanWriter: @unchecked Sendable {
             do { try POSIXFile.sync(fd, path: "span") } catch { syncError = error }
         }
         close(fd)
-        let digest = CacheLayout.hex(hasher.finalize())
+        let digest = hasher.finalize()
         let span = CachedSpan(offset: segmentStart, length: segmentLength, digest: digest)
-        hasher = Insecure.MD5()
+        hasher.reset()
         segmentLength = 0
         cache.commit(span, from: self, failure: syncError)
     }
@@ -146,7 +145,7 @@ final class SpanWriter: @unchecked Sendable {
             close(descriptor)
             descriptor = -1
         }
-        hasher = Insecure.MD5()
+        hasher.reset()
         segmentLength = 0
         cache.discardPartial(of: self, reason: reason)
     }

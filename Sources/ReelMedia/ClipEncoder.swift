@@ -313,7 +313,7 @@ private final class EncodeJob {
         stream.pointee.time_base = context.pointee.time_base
         stream.pointee.avg_frame_rate = context.pointee.framerate
         if spec.rotation % 360 != 0 {
-            if let side = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 36) {
+            if let side = reel_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 36) {
                 side.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
                     // The MP4 muxer stores the matrix so that, read back, FFmpeg turns the
                     // picture by this angle clockwise (see Demuxer.rotation(of:)).

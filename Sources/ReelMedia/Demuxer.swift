@@ -200,7 +200,7 @@ final class Demuxer: @unchecked Sendable {
     func displayMatrixAngle(of index: Int32) -> Double? {
         guard let stream = stream(index) else { return nil }
         var size: Int = 0
-        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return nil }
+        guard let data = reel_stream_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return nil }
         let matrix = UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self)
         let angle = av_display_rotation_get(matrix)
         return angle.isFinite ? angle : nil

@@ -27,7 +27,8 @@ public enum SequentialDecoder {
                 case .frame(let box):
                     let f = box.pointer.pointee
                     let pts = f.best_effort_timestamp != AV_NOPTS ? timeBase.time(f.best_effort_timestamp) : .zero
-                    let duration = f.pkt_duration > 0 ? timeBase.time(f.pkt_duration) : nil
+                    let frameDuration = reel_frame_duration(box.pointer)
+                    let duration = frameDuration > 0 ? timeBase.time(frameDuration) : nil
                     count += 1
                     keepGoing = body(VideoFrame(box: box, pts: pts, duration: duration, rotation: rotation, serial: 0))
                 case .damaged:

@@ -84,7 +84,7 @@ public final class VideoFrame: @unchecked Sendable {
         self.height = Int(f.height)
         self.pixelFormat = PixelFormat(AVPixelFormat(rawValue: f.format))
         self.rotation = rotation
-        self.isKeyframe = f.key_frame != 0
+        self.isKeyframe = reel_frame_is_key(box.pointer) != 0
         self.serial = serial
         self.colorRange = f.color_range == AVCOL_RANGE_JPEG || PixelFormat(AVPixelFormat(rawValue: f.format)).name.hasPrefix("yuvj")
             ? .full : .limited

@@ -84,6 +84,11 @@ public struct FeedViewModel: Sendable {
     public private(set) var resultsScroll: Double = 0
     /// While search results play: what was searched (the tab bar shows it with a back arrow).
     public var resultsTitle: String?
+    /// A notice over the feed, under the tabs (the feed API answered 401/403: it needs sign-in).
+    public var notice: String?
+
+    /// What the window (and the terminal) says when the feed API answers 401 or 403.
+    public static let signInNotice = "需要登录 The feed needs sign-in (use --token)"
 
     private enum Press: Sendable, Hashable {
         case page, tab, result(Int), searchPanel, playbackControl
@@ -424,6 +429,13 @@ public struct FeedViewModel: Sendable {
                               color: UIColor.white.withAlpha(0.7), anchor: .center, maxWidth: nil))
         }
         list += tabBar()
+        if let notice, !notice.isEmpty {
+            let s = scale
+            let banner = UIRect(x: 16 * s, y: tabBarHeight + 12 * s, width: max(0, width - 32 * s), height: 40 * s)
+            list.append(.fill(banner, UIColor.black.withAlpha(0.75), radius: 8 * s))
+            list.append(.text(notice, point: (banner.midX, banner.midY), size: 15 * s, color: .white, anchor: .center,
+                              maxWidth: max(0, banner.width - 16 * s)))
+        }
         if isSearching { list += searchPanel() }
         return list
     }

@@ -128,6 +128,7 @@ public final class FeedWindow {
         model.setItemCount(items.count, now: now)
         let index = model.currentIndex
         model.setCurrentItem(index < items.count ? items[index] : nil, failed: session.failure(at: index) != nil, now: now)
+        model.notice = events.needsSignIn ? FeedViewModel.signInNotice : nil
         if let player = session.player(at: index) {
             let frame = session.frame(at: index)
             model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
@@ -313,8 +314,13 @@ public final class FeedWindow {
 /// First-frame events for the HUD.
 private final class EventBox: Sendable {
     private let last = Mutex<String?>(nil)
+    private let signIn = Mutex(false)
+    /// The feed API answered 401 or 403.
+    var needsSignIn: Bool { signIn.withTrackedLock { $0 } }
     func record(_ event: FeedEvent) {
         switch event {
+        case .authorizationRequired:
+            signIn.withTrackedLock { $0 = true }
         case .firstFrame(let index, let ms, let stage):
             last.withTrackedLock { $0 = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
         case .failed(let index, _):

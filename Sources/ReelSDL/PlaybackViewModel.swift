@@ -98,6 +98,7 @@ public struct PlaybackViewModel: Sendable {
         slider.duration = duration
         slider.loadedTimeRanges = loaded
         slider.isPlaying = isPlaying
+        hold.isPaused = !isPlaying
     }
 
     public var isFullscreen: Bool { slider.isFullscreen }

@@ -20,7 +20,7 @@ public struct TerminalChrome: Sendable {
         public var elapsed: Double
         /// Item length in seconds, when known.
         public var duration: Double?
-        /// Paused (shows ❚❚ instead of ▶).
+        /// Paused (shows ❚❚ instead of ►).
         public var isPaused: Bool
         /// Muted (shows "muted").
         public var isMuted: Bool
@@ -47,6 +47,18 @@ public struct TerminalChrome: Sendable {
             self.position = position
             self.statusLine = statusLine
         }
+    }
+
+    /// The chrome's own glyphs. None is East Asian ambiguous width (``TerminalText/isAmbiguousWidth(_:)``),
+    /// so every terminal draws each one column wide and the time labels stay where the bar's
+    /// layout puts them, in CJK-configured terminals too (`▶`, `━`, `─` and `·` are ambiguous).
+    public enum Glyph {
+        public static let playing = "►"
+        public static let paused = "❚❚"
+        public static let barDone = "▰"
+        public static let barRest = "▱"
+        public static let separator = "∙"
+        public static let all = [playing, paused, barDone, barRest, separator]
     }
 
     /// Rows the chrome takes above the video.
@@ -156,11 +168,11 @@ public struct TerminalChrome: Sendable {
     private static func titleText(_ state: State) -> String {
         let title = TerminalText.sanitize(state.title)
         guard let uploader = state.uploader.map(TerminalText.sanitize), !uploader.isEmpty else { return title }
-        return "\(uploader.hasPrefix("@") ? uploader : "@" + uploader) · \(title)"
+        return "\(uploader.hasPrefix("@") ? uploader : "@" + uploader) \(Glyph.separator) \(title)"
     }
 
     private static func leftLabel(_ state: State) -> String {
-        (state.isPaused ? "❚❚ " : "▶ ") + timeLabel(state.elapsed)
+        (state.isPaused ? Glyph.paused : Glyph.playing) + " " + timeLabel(state.elapsed)
     }
 
     private static func rightLabel(_ state: State) -> String {
@@ -178,12 +190,14 @@ public struct TerminalChrome: Sendable {
     private static func progressText(_ state: State, columns: Int) -> String {
         let span = progressBarSpan(columns: columns, state: state)
         let done = filled(state, width: span.width)
-        let bar = String(repeating: "━", count: done) + String(repeating: "─", count: span.width - done)
+        let bar = String(repeating: Glyph.barDone, count: done) + String(repeating: Glyph.barRest, count: span.width - done)
         return fit(leftLabel(state) + " " + bar + " " + rightLabel(state), columns)
     }
 
+    /// Cut to `columns`, measuring East Asian ambiguous characters (from a feed, or in a
+    /// status line) as two columns, so a line never wraps on a CJK-configured terminal.
     private static func fit(_ text: String, _ columns: Int) -> String {
-        TerminalText.truncate(text, toWidth: columns)
+        TerminalText.truncate(text, toWidth: columns, ambiguousAsWide: true)
     }
 
     // MARK: Bytes
@@ -214,8 +228,8 @@ public struct TerminalChrome: Sendable {
         guard span.width > 0 else { return bytes(fit(left + " " + right, columns)) }
         let done = filled(state, width: span.width)
         var out = bytes(left + " ")
-        out += styled(String(repeating: "━", count: done), sgr: "38;2;254;44;85")
-        out += styled(String(repeating: "─", count: span.width - done), sgr: "2")
+        out += styled(String(repeating: Glyph.barDone, count: done), sgr: "38;2;254;44;85")
+        out += styled(String(repeating: Glyph.barRest, count: span.width - done), sgr: "2")
         out += bytes(" " + timeLabel(state.duration ?? 0))
         if state.isMuted { out += bytes(" muted") }
         if let badge = state.badge { out += bytes(" ") + styled(TerminalText.sanitize(badge), sgr: "7;1") }

@@ -101,7 +101,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             case .noMoreData, .itemsChanged:
                 self.renderer?.setNeedsChrome()
             case .authorizationRequired:
-                self.app.show(notice: "the feed needs authorization (use --token)")
+                self.app.show(notice: "the feed needs sign-in (use --token)")
             default: break
             }
         }

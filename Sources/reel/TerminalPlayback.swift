@@ -141,6 +141,9 @@ final class TerminalApp: Sendable {
         var hold = HoldToSpeedUp()
         var keyHold = KeyHoldDetector()
         var legacyToggled = false
+        /// The legacy hold began while the video was paused: it does nothing.
+        var legacyHoldIgnored = false
+        var legacyPressWhilePaused = false
         var badge: String?
         var muted = false
         /// Typing a search.
@@ -368,9 +371,12 @@ final class TerminalApp: Sendable {
     /// auto-repeat run (KeyHoldDetector) turns into a hold, undoing that toggle.
     private func holdKey(_ event: TerminalKeyEvent) {
         let t = now()
+        // A hold while paused does nothing (as in the seed app's player).
+        let paused = (player?.rate ?? 0) == 0
         let (actions, togglePause) = state.withTrackedLock { ui -> ([HoldToSpeedUp.Action], Bool) in
             var actions: [HoldToSpeedUp.Action] = []
             var togglePause = false
+            ui.hold.isPaused = paused
             if ui.keyHold.expectsReleaseEvents || event.kind != .press {
                 switch event.kind {
                 case .press: actions = ui.hold.keyDown(now: t)
@@ -382,11 +388,16 @@ final class TerminalApp: Sendable {
                 switch ui.keyHold.press(at: t) {
                 case .began:
                     if ui.legacyToggled { togglePause = true; ui.legacyToggled = false }
-                    actions = [.setRate(ui.hold.fastRate), .showBadge(HoldToSpeedUp.badgeText(ui.hold.fastRate))]
+                    if ui.legacyPressWhilePaused {
+                        ui.legacyHoldIgnored = true
+                    } else {
+                        actions = [.setRate(ui.hold.fastRate), .showBadge(HoldToSpeedUp.badgeText(ui.hold.fastRate))]
+                    }
                 default:
                     if !ui.keyHold.isHeld {
                         togglePause = true
                         ui.legacyToggled = true
+                        ui.legacyPressWhilePaused = paused
                     }
                 }
             }
@@ -399,11 +410,17 @@ final class TerminalApp: Sendable {
     /// On `timerQueue`, every 50 ms.
     private func tick() {
         let t = now()
+        let paused = (player?.rate ?? 0) == 0
         let actions = state.withTrackedLock { ui -> [HoldToSpeedUp.Action] in
+            ui.hold.isPaused = paused
             var actions = ui.hold.tick(now: t)
             if ui.keyHold.advance(to: t) == .ended {
                 ui.legacyToggled = false
-                actions += [.setRate(1), .hideBadge]
+                if ui.legacyHoldIgnored {
+                    ui.legacyHoldIgnored = false
+                } else {
+                    actions += [.setRate(1), .hideBadge]
+                }
             }
             return actions
         }

@@ -97,7 +97,7 @@ struct TerminalPlaybackTests {
             // The HUD follows the picture on its next redraw.
             let text = try await pane.waitFor { $0.contains("53×20 cells") }
             #expect(text.contains(file.lastPathComponent))
-            #expect(text.contains("▶ 0:0"))
+            #expect(text.contains("► 0:0"))
             // 160×120 (4:3) in 80×20 cells of 1:2 → 53×20.
             #expect(text.contains("53×20 cells"), "\(text)")
             #expect(text.contains("audio disk"), "\(text)")

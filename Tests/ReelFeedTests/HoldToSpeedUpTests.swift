@@ -25,6 +25,33 @@ import Testing
         #expect(h.nextDeadline == nil)
     }
 
+    /// As the seed app's player: holding a paused video does nothing — no 2x, no badge, and
+    /// the release is not a tap (it does not start playback).
+    @Test func aHoldWhilePausedDoesNothing() {
+        var h = HoldToSpeedUp()
+        h.isPaused = true
+        _ = h.pointerDown(x: 100, y: 300, now: ms(0))
+        #expect(h.tick(now: ms(400)).isEmpty)
+        #expect(!h.isHolding && h.badge == nil)
+        #expect(h.nextDeadline == nil)
+        #expect(h.pointerUp(now: ms(1500)).isEmpty)
+        // A quick tap while paused still toggles pause (plays).
+        _ = h.pointerDown(x: 100, y: 300, now: ms(2000))
+        #expect(h.pointerUp(now: ms(2100)) == [.togglePause])
+        // The hold key too, and a lost pointer.
+        _ = h.keyDown(now: ms(3000))
+        #expect(h.tick(now: ms(3400)).isEmpty)
+        #expect(h.keyUp(now: ms(4000)).isEmpty)
+        _ = h.pointerDown(x: 1, y: 1, now: ms(5000))
+        _ = h.tick(now: ms(5400))
+        #expect(h.pointerCancel(now: ms(5500)).isEmpty)
+        // Playing again: a hold speeds up as before.
+        h.isPaused = false
+        _ = h.pointerDown(x: 1, y: 1, now: ms(6000))
+        #expect(h.tick(now: ms(6350)) == [.setRate(2), .showBadge("2x")])
+        #expect(h.pointerUp(now: ms(7000)) == [.setRate(1), .hideBadge])
+    }
+
     @Test func aDragCancelsTheHold() {
         var h = HoldToSpeedUp()
         _ = h.pointerDown(x: 100, y: 300, now: ms(0))

@@ -1,8 +1,7 @@
-import Crypto
 import Foundation
 import NIOCore
 import ReelCore
-import ReelLoading
+@testable import ReelLoading
 import ReelOrigin
 import ReelTestSupport
 
@@ -90,7 +89,7 @@ struct Fingerprint: Hashable, CustomStringConvertible {
 
     init(_ data: Data) {
         count = data.count
-        md5 = Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        md5 = MD5.hex(of: data)
     }
 
     var description: String { "\(count) bytes, md5 \(md5)" }

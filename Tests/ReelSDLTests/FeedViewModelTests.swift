@@ -15,6 +15,21 @@ import Foundation
         return m
     }
 
+    /// The feed API answered 401/403: the window says the feed needs sign-in, over the feed.
+    @Test func aSignInNoticeIsDrawnUnderTheTabs() {
+        var m = model()
+        func texts() -> [String] {
+            m.drawList(now: ms(0)) { _ in FeedViewModel.PageContent(source: nil, item: nil) }.compactMap {
+                if case .text(let text, _, _, _, _, _) = $0 { return text }
+                return nil
+            }
+        }
+        #expect(!texts().contains(FeedViewModel.signInNotice))
+        m.notice = FeedViewModel.signInNotice
+        #expect(texts().contains(FeedViewModel.signInNotice))
+        #expect(FeedViewModel.signInNotice.contains("sign-in"))
+    }
+
     @Test func anUpwardDragPastTheThresholdMovesToTheNextPage() {
         var m = model()
         _ = m.handle(.pointerDown(x: 270, y: 700), now: ms(0))

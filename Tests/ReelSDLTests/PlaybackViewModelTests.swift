@@ -33,6 +33,20 @@ import ReelMedia
         #expect(m.badge == nil)
     }
 
+    @Test func holdWhilePausedDoesNothing() {
+        var m = model()
+        m.sync(currentTime: ms(12_000), duration: ms(45_000), loaded: [], isPlaying: false)
+        #expect(m.handle(.pointerDown(x: 270, y: 480), now: ms(0)).isEmpty)
+        #expect(m.tick(now: ms(400)).isEmpty)
+        #expect(m.badge == nil)
+        #expect(m.handle(.pointerUp(x: 270, y: 480), now: ms(900)).isEmpty)
+        _ = m.handle(.keyDown(.space, isRepeat: false), now: ms(1000))
+        _ = m.handle(.keyDown(.space, isRepeat: true), now: ms(1200))
+        #expect(m.tick(now: ms(1400)).isEmpty)
+        #expect(m.handle(.keyUp(.space), now: ms(1800)).isEmpty)
+        #expect(m.badge == nil)
+    }
+
     @Test func quickTapTogglesPauseAndDoubleTapTogglesFullscreen() {
         var m = model()
         _ = m.handle(.pointerDown(x: 270, y: 480), now: ms(0))

@@ -19,7 +19,7 @@ import ReelTerminal
         #expect(!out.contains("\n"))
         #expect(!out.contains("\u{9B}"))
         let lines = TerminalChrome.lines(state, columns: 60, rows: 12)
-        #expect(lines[9] == "@eve · Cat video!  next")
+        #expect(lines[9] == "@eve ∙ Cat video!  next")
         #expect(lines[0] == "[ForYou]")
         // Every ESC in the output starts one of the chrome's own sequences: cursor moves,
         // SGR and erase-line.
@@ -38,13 +38,46 @@ import ReelTerminal
         let state = TerminalChrome.State(title: "t", elapsed: 12.7, duration: 45, badge: "2x")
         let lines = TerminalChrome.lines(state, columns: 40, rows: 10)
         let progress = lines[8]!
-        #expect(progress.hasPrefix("▶ 0:12 ━"))
-        #expect(progress.hasSuffix("─ 0:45 2x"))
+        #expect(progress.hasPrefix("► 0:12 ▰"))
+        #expect(progress.hasSuffix("▱ 0:45 2x"))
         #expect(TerminalText.displayWidth(progress) == 40)
         var paused = state
         paused.isPaused = true
         paused.badge = nil
         #expect(TerminalChrome.lines(paused, columns: 40, rows: 10)[8]!.hasPrefix("❚❚ 0:12"))
+    }
+
+    /// A terminal configured for CJK draws East Asian ambiguous characters two columns wide:
+    /// the chrome's own glyphs are none of them, so the bar and the time labels sit where
+    /// they do elsewhere, and feed text with ambiguous characters is cut short enough to fit.
+    @Test func layoutsHoldInCJKConfiguredTerminals() throws {
+        for glyph in TerminalChrome.Glyph.all {
+            #expect(!glyph.unicodeScalars.contains(where: TerminalText.isAmbiguousWidth), "\(glyph) is ambiguous")
+        }
+        #expect("▶━─·…“”—→".unicodeScalars.allSatisfy(TerminalText.isAmbiguousWidth))
+        #expect(!"abc 标题 ►❚▰▱∙".unicodeScalars.contains(where: TerminalText.isAmbiguousWidth))
+        #expect(TerminalText.displayWidth("a·b…", ambiguousAsWide: true) == 6)
+        #expect(TerminalText.displayWidth("a·b…") == 4)
+
+        let title = String(repeating: "“标题”·Ω…—", count: 8)
+        for paused in [false, true] {
+            for columns in [24, 40, 80] {
+                let state = TerminalChrome.State(categories: ["推荐·For you", "音乐"], title: title, uploader: "李·雷",
+                                                 elapsed: 12.7, duration: 45, isPaused: paused, badge: "2x",
+                                                 position: "3/12", statusLine: "↑↓ swipe  ←→ 5s  53×20 cells")
+                let lines = TerminalChrome.lines(state, columns: columns, rows: 12)
+                for (row, line) in lines {
+                    #expect(TerminalText.displayWidth(line, ambiguousAsWide: true) <= columns, "row \(row) overflows: \(line)")
+                }
+                // The progress line measures the same on both kinds of terminal.
+                let progress = try #require(lines[10])
+                #expect(TerminalText.displayWidth(progress, ambiguousAsWide: true) == TerminalText.displayWidth(progress))
+                #expect(TerminalText.displayWidth(progress) == columns)
+                let span = TerminalChrome.progressBarSpan(columns: columns, state: state)
+                let prefix = String(progress.prefix(span.start))
+                #expect(TerminalText.displayWidth(prefix, ambiguousAsWide: true) == span.start)
+            }
+        }
     }
 
     @Test func timeLabels() {
@@ -58,7 +91,7 @@ import ReelTerminal
     @Test func aClickOnTheBarGivesTheFraction() {
         let state = TerminalChrome.State(title: "t", elapsed: 0, duration: 10)
         let span = TerminalChrome.progressBarSpan(columns: 40, state: state)
-        #expect(span.start == 7)  // "▶ 0:00 "
+        #expect(span.start == 7)  // "► 0:00 "
         #expect(TerminalChrome.seekFraction(column: span.start, row: 8, columns: 40, rows: 10, state: state) == 0)
         #expect(TerminalChrome.seekFraction(column: span.start + span.width - 1, row: 8, columns: 40, rows: 10, state: state) == 1)
         #expect(TerminalChrome.seekFraction(column: span.start, row: 7, columns: 40, rows: 10, state: state) == nil)

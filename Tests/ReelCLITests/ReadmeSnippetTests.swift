@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+/// A fenced ```swift block of the top-level README.
+struct ReadmeSnippet: Sendable, CustomTestStringConvertible {
+    var line: Int
+    var code: String
+    var testDescription: String { "README.md:\(line)" }
+    var isManifest: Bool { code.contains("import PackageDescription") }
+
+    static let readme = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("README.md")
+
+    static func parse(_ text: String) -> [ReadmeSnippet] {
+        var out: [ReadmeSnippet] = []
+        var current: (line: Int, lines: [String])?
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if var block = current {
+                if trimmed == "```" {
+                    out.append(ReadmeSnippet(line: block.line, code: block.lines.joined(separator: "\n") + "\n"))
+                    current = nil
+                } else {
+                    block.lines.append(String(line))
+                    current = block
+                }
+            } else if trimmed == "```swift" {
+                current = (index + 1, [])
+            }
+        }
+        return out
+    }
+
+    static let all: [ReadmeSnippet] = parse((try? String(contentsOf: readme, encoding: .utf8)) ?? "")
+}
+
+/// Every ```swift block in README.md compiles as printed (the compiler's front end checks
+/// it against the modules this test target was built with; a `Package.swift` block against
+/// SwiftPM's PackageDescription), so the README cannot drift from the API.
+@Suite("README snippets")
+struct ReadmeSnippetTests {
+    @Test func theReadmeHasSwiftBlocks() {
+        #expect(ReadmeSnippet.all.count >= 5)
+        #expect(ReadmeSnippet.all.contains { $0.isManifest && $0.code.contains("ReelTestSupport") },
+                "the SwiftPM dependency snippet for ReelTestSupport")
+    }
+
+    @Test(arguments: ReadmeSnippet.all)
+    func compilesAsPrinted(_ snippet: ReadmeSnippet) async throws {
+        let compiler = try #require(Self.swiftc, "no swiftc in PATH")
+        let build = try #require(Self.buildDirectory, "cannot find the build's Modules directory")
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = work.appendingPathComponent("main.swift")
+        try snippet.code.write(to: source, atomically: true, encoding: .utf8)
+
+        var arguments = ["-typecheck", "-swift-version", "6", "-module-cache-path", work.appendingPathComponent("cache").path]
+        if snippet.isManifest {
+            let manifestAPI = compiler.deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("lib/swift/pm/ManifestAPI").path
+            arguments += ["-I", manifestAPI, "-package-description-version", "6.1.0"]
+        } else {
+            arguments += ["-I", build.appendingPathComponent("Modules").path]
+            for map in Self.moduleMaps(build: build) {
+                arguments += ["-Xcc", "-fmodule-map-file=\(map.path)", "-Xcc", "-I", "-Xcc", map.deletingLastPathComponent().path]
+            }
+        }
+        arguments.append(source.path)
+        let (status, output) = try await Self.run(compiler, arguments, in: work)
+        #expect(status == 0, "README.md:\(snippet.line) does not compile:\n\(output)\n\(snippet.code)")
+    }
+
+    // MARK: The toolchain and the build
+
+    static var swiftc: URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("swiftc")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    /// The directory this test binary was built into (`.build/<triple>/debug`), which holds
+    /// `Modules/`.
+    static var buildDirectory: URL? {
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        for _ in 0..<4 {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Modules").path) { return directory }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The module maps of every C module the Swift modules may load: SwiftPM's generated
+    /// ones beside the build products, the dependencies' own, and Reel's bridges.
+    static func moduleMaps(build: URL) -> [URL] {
+        let files = FileManager.default
+        var maps: [URL] = []
+        for name in (try? files.contentsOfDirectory(atPath: build.path)) ?? [] where name.hasSuffix(".build") {
+            let map = build.appendingPathComponent(name).appendingPathComponent("module.modulemap")
+            if files.fileExists(atPath: map.path) { maps.append(map) }
+        }
+        let checkouts = build.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("checkouts")
+        if let walk = files.enumerator(at: checkouts, includingPropertiesForKeys: nil) {
+            for case let url as URL in walk where url.lastPathComponent == "module.modulemap" && url.path.contains("/Sources/") {
+                maps.append(url)
+            }
+        }
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        for bridge in ["CFFmpeg", "CSDL2"] {
+            maps.append(sources.appendingPathComponent(bridge).appendingPathComponent("module.modulemap"))
+        }
+        return maps
+    }
+
+    /// Runs a program to its end without blocking a concurrency thread; its exit status and output.
+    static func run(_ program: URL, _ arguments: [String], in directory: URL) async throws -> (Int32, String) {
+        let log = directory.appendingPathComponent("output.txt")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        defer { try? handle.close() }
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardOutput = handle
+        process.standardError = handle
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import ReelCore
+@testable import ReelLoading
+import ReelTestSupport
+import Testing
+
+/// The cache names directories and spans by MD5. These digests were the names before the
+/// cache hashed through libavutil (swift-crypto's `Insecure.MD5`), and are checked against
+/// other implementations here, so a cache written by an older Reel stays valid.
+@Suite("MD5")
+struct MD5Tests {
+    /// RFC 1321, appendix A.5.
+    static let rfc1321: [(String, String)] = [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+        ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"),
+        (String(repeating: "1234567890", count: 8), "57edf4a22be3c955ac49da2e2107b67a"),
+    ]
+
+    @Test func theRFC1321TestSuite() {
+        for (input, digest) in Self.rfc1321 {
+            #expect(MD5.hex(of: Data(input.utf8)) == digest, "MD5(\"\(input)\")")
+        }
+    }
+
+    @Test func bytesFedInPiecesHashLikeAtOnce() {
+        let bytes = Self.legacyBytes
+        var md5 = MD5()
+        var offset = 0
+        var piece = 1
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + piece)
+            md5.update(bytes.subdata(in: offset..<end))
+            offset = end
+            piece = piece * 3 + 1
+        }
+        #expect(md5.finalize() == Self.legacyDigest)
+        // finalize() starts over; reset() forgets.
+        md5.update(Data("abc".utf8))
+        #expect(md5.finalize() == "900150983cd24fb0d6963f7d28e17f72")
+        md5.update(Data("junk".utf8))
+        md5.reset()
+        md5.update(Data("a".utf8))
+        #expect(md5.finalize() == "0cc175b9c0f1b6a831c399e269772661")
+        #expect(MD5.hex(of: bytes) == Self.legacyDigest)
+        // A Data slice that does not start at index 0.
+        let sliced = (Data([0xFF]) + Data("abc".utf8)).dropFirst()
+        #expect(MD5.hex(of: sliced) == "900150983cd24fb0d6963f7d28e17f72")
+    }
+
+    @Test func cacheKeysAreNamedAsBefore() {
+        #expect(CacheLayout.directoryName(forKey: "https://fake.example/v/legacy.mp4") == Self.legacyDirectory)
+        #expect(CacheLayout.directoryName(forKey: "https://例え.jp/動画/1.mp4?t=ü") == "346b9ba7815b493eaac5c95e5be6abf0")
+    }
+
+    /// Spans the cache writes today carry the MD5 `md5sum` computes of their bytes.
+    @Test func spanNamesAgreeWithMd5sum() async throws {
+        let md5sum = URL(fileURLWithPath: "/usr/bin/md5sum")
+        guard FileManager.default.isExecutableFile(atPath: md5sum.path) else { return }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let bytes = LoaderContract.pattern(count: 300_000, seed: 5)
+        let (_, cache, loader) = try makeFakeStack(directory, files: ["a": bytes])
+        _ = try await loader.data(fakeURL("a"))
+        cache.close()
+        let resource = directory.path + "/media/" + CacheLayout.directoryName(forKey: fakeURL("a").absoluteString)
+        let spans = try POSIXFile.list(resource).filter { $0.hasSuffix(".span") }
+        #expect(!spans.isEmpty)
+        for span in spans {
+            let process = Process()
+            process.executableURL = md5sum
+            process.arguments = [resource + "/" + span]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let digest = try #require(CacheLayout.parseSpanName(span)?.digest)
+            #expect(text.hasPrefix(digest + " "), "\(span): md5sum says \(text)")
+        }
+    }
+
+    /// A cache as an older Reel left it on disk (names made by swift-crypto's MD5): it opens,
+    /// verifies clean, and serves its bytes without asking the origin.
+    @Test func aCacheWrittenBeforeStaysValid() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = URL(string: "https://fake.example/v/legacy.mp4")!
+        let resource = directory.path + "/media/" + Self.legacyDirectory
+        try FileManager.default.createDirectory(atPath: resource, withIntermediateDirectories: true)
+        let metadata = CacheMetadata(
+            key: url.absoluteString, url: url,
+            information: ContentInformation(length: Int64(Self.legacyBytes.count), contentType: "video/mp4"),
+            now: Date(timeIntervalSince1970: 1_800_000_000))
+        try metadata.encoded().write(to: URL(fileURLWithPath: resource + "/meta.json"))
+        try Self.legacyBytes.write(to: URL(fileURLWithPath: resource + "/0-200000-\(Self.legacyDigest).span"))
+
+        #expect(RangeCache.inspect(directory: directory.url, verifyContents: true).isClean)
+        let fake = FakeResourceLoader(clock: HostClock.shared, script: .instant)
+        let cache = try makeTestCache(directory)
+        defer { cache.close() }
+        let loader = CachingLoader(upstream: fake, cache: cache)
+        #expect(cache.summary(for: url)?.area == .media)
+        let read = try await loader.data(url)
+        #expect(read.fingerprint == Self.legacyBytes.fingerprint)
+        #expect(fake.requestCount == 0)
+    }
+
+    static let legacyDirectory = "d0ac263800fdabd763ba67ac7910649e"
+    static let legacyBytes = Data((0..<200_000).map { UInt8(($0 * 7 + 3) % 251) })
+    static let legacyDigest = "40f3587844b8c6bce33ce9248a561ebb"
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the newest FFmpeg release from its source, small (what Reel and its tests use), into a
+# prefix; builds Reel against it through pkg-config; runs the player's corpus tests against it.
+# Not part of CI: it takes minutes. Needs Debian's build packages (installed with apt-get when
+# run as root) and the FFmpeg release tarball (downloaded from ffmpeg.org unless
+# FFMPEG_TARBALL or FFMPEG_SOURCE points at one already here).
+#
+#   scripts/ffmpeg-from-source.sh                  # FFmpeg 8.0.1 into /tmp/reel-ffmpeg-8.0.1
+#   FFMPEG_VERSION=7.1.2 scripts/ffmpeg-from-source.sh
+#   FFMPEG_SOURCE=~/src/ffmpeg scripts/ffmpeg-from-source.sh
+#
+# Environment: FFMPEG_VERSION, FFMPEG_SOURCE (an unpacked source tree), FFMPEG_TARBALL,
+# PREFIX (where FFmpeg goes), SCRATCH (Reel's build directory for this FFmpeg), JOBS,
+# TEST_FILTER (the suites to run; default: the player's corpus and the bridges).
+# Exit status: 0 when the tests pass, else the failing step's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+version=${FFMPEG_VERSION:-8.0.1}
+prefix=${PREFIX:-/tmp/reel-ffmpeg-$version}
+scratch=${SCRATCH:-/tmp/reel-build-ffmpeg-$version}
+jobs=${JOBS:-$(nproc)}
+filter=${TEST_FILTER:-'ReelMediaTests|SystemLibraryTests|MutatedMedia'}
+
+step() { printf '\n== %s\n' "$*"; }
+
+# Debian packages: the toolchain bits and the external codecs the fixtures are made with
+# (libx264, libx265, libvpx, libaom, libopus, libmp3lame), dav1d for AV1, libxml2 for DASH,
+# freetype for drawtext (titles drawn on demo clips).
+packages=(build-essential pkg-config nasm curl xz-utils
+          libdav1d-dev libx264-dev libx265-dev libvpx-dev libaom-dev libopus-dev libmp3lame-dev
+          libxml2-dev libfreetype-dev zlib1g-dev)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    step "installing ${missing[*]}"
+    if [ "$(id -u)" -eq 0 ]; then apt-get install -y --no-install-recommends "${missing[@]}"
+    else sudo apt-get install -y --no-install-recommends "${missing[@]}"; fi
+fi
+
+if [ -z "${FFMPEG_SOURCE:-}" ]; then
+    tarball=${FFMPEG_TARBALL:-/tmp/ffmpeg-$version.tar.xz}
+    if [ ! -f "$tarball" ]; then
+        step "downloading FFmpeg $version"
+        curl -fL --retry 3 -o "$tarball.part" "https://ffmpeg.org/releases/ffmpeg-$version.tar.xz"
+        mv "$tarball.part" "$tarball"
+    fi
+    FFMPEG_SOURCE=/tmp/ffmpeg-$version
+    if [ ! -f "$FFMPEG_SOURCE/configure" ]; then
+        rm -rf "$FFMPEG_SOURCE"
+        mkdir -p "$FFMPEG_SOURCE"
+        tar -xJf "$tarball" -C "$FFMPEG_SOURCE" --strip-components=1
+    fi
+fi
+
+if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ]; then
+    step "configuring FFmpeg $version (small) for $prefix"
+    build=$(mktemp -d /tmp/ffmpeg-build.XXXXXX)
+    (
+        cd "$build"
+        "$FFMPEG_SOURCE/configure" --prefix="$prefix" \
+            --enable-shared --disable-static --disable-programs --disable-doc \
+            --disable-autodetect --enable-pthreads --enable-zlib \
+            --disable-everything --disable-avdevice --disable-postproc \
+            --enable-avformat --enable-avcodec --enable-swscale --enable-swresample --enable-avfilter \
+            --enable-gpl --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom \
+            --enable-libdav1d --enable-libopus --enable-libmp3lame --enable-libxml2 --enable-libfreetype \
+            --enable-protocol=file,pipe,data \
+            --enable-demuxer=mov,matroska,hls,dash,avi,wav,mp3,aac,ogg,flac,mpegts,image2,image_png_pipe,image_jpeg_pipe,image_webp_pipe,concat \
+            --enable-muxer=mp4,mov,matroska,webm,avi,wav,null,framemd5,image2,mjpeg,mpegts,hls \
+            --enable-decoder=h264,hevc,vp8,vp9,mpeg4,libdav1d,aac,opus,mp3,mp3float,flac,vorbis,pcm_s16le,pcm_f32le,png,mjpeg,webp,rawvideo \
+            --enable-encoder=libx264,libx265,mpeg4,libvpx_vp9,libaom_av1,aac,libopus,libmp3lame,png,mjpeg,pcm_s16le,rawvideo,wrapped_avframe \
+            --enable-parser=h264,hevc,vp8,vp9,av1,aac,opus,mpegaudio,mpeg4video,png,mjpeg,flac,vorbis,webp \
+            --enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe,vp9_superframe_split,av1_frame_split,av1_frame_merge,null \
+            --enable-filter=buffer,buffersink,abuffer,abuffersink,atempo,aformat,aresample,asetnsamples,anull,null,volume,sine,trim,atrim,format,scale,color,hstack,vstack,drawtext,testsrc,testsrc2,smptehdbars,rgbtestsrc,colorchart,colorspectrum,mandelbrot,life,gradients,cellauto,sierpinski,hue,negate,fps,setpts,asetpts,settb,asettb,pad,crop
+        step "building FFmpeg with $jobs jobs"
+        make -j"$jobs"
+        make install
+    )
+    rm -rf "$build"
+fi
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+step "FFmpeg for Reel: $(pkg-config --modversion libavformat) (libavformat) from $prefix"
+
+step "building Reel against it in $scratch"
+swift build --build-tests --scratch-path "$scratch"
+step "version"
+"$scratch/debug/reel" version
+
+step "the player's corpus tests: $filter"
+swift test --skip-build --scratch-path "$scratch" --filter "$filter"
+step "FFmpeg $version: passed"
