@@ -225,11 +225,15 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         player.play()
         _ = await ready.wait(timeout: 30)
         let step = duration.isNumeric ? min(1, duration.seconds / 4) : 1
-        for rate in [2.0, 1.0] {
+        for (index, rate) in [2.0, 1.0].enumerated() {
             try await Task.sleep(for: .seconds(step))
             player.rate = rate
+            // Until the device has played the change (a watchdog of 10 s, not a bound): on a
+            // starved machine the next change must not overtake this one.
+            for _ in 0..<1000 where player.statistics.rateChangeLatenciesMs.count <= index {
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
-        try await Task.sleep(for: .seconds(step))
         let latencies = player.statistics.rateChangeLatenciesMs
         await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
         return latencies
