@@ -58,7 +58,8 @@ struct AccountsTestServer {
         try? FileManager.default.removeItem(at: temporary)
     }
 
-    var client: AccountClient { AccountClient(server: url) }
+    /// Requests get a watchdog, not the product's 15 s: on one loaded core an Argon2 hash can queue.
+    var client: AccountClient { AccountClient(server: url, timeout: .seconds(120)) }
 
     struct Answer {
         var status: Int

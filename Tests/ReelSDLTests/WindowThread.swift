@@ -54,8 +54,9 @@ final class WindowThread: TaskExecutor, Sendable {
     }
 
     /// Runs async work (`FeedBrowser.start`, …) on the pool while the window thread
-    /// blocks (at most `timeout` seconds): for window code that is synchronous.
-    static func blocking(timeout: Double = 20, _ body: @escaping @Sendable () async throws -> Void) throws {
+    /// blocks (at most `timeout` seconds, a watchdog: on one loaded core a feed has taken
+    /// over 20 s to start): for window code that is synchronous.
+    static func blocking(timeout: Double = 120, _ body: @escaping @Sendable () async throws -> Void) throws {
         struct Timeout: Error, CustomStringConvertible {
             var description: String { "the async work did not finish in time" }
         }
