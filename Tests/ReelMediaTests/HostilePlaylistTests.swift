@@ -35,9 +35,9 @@ import Testing
         return (loader, item, stream)
     }
 
-    func open(_ item: URL, _ loader: any ResourceLoader) -> MediaError? {
+    func open(_ item: URL, _ loader: any ResourceLoader) async -> MediaError? {
         do {
-            _ = try decodedMD5s(item, loader: loader)
+            _ = try await decodedMD5s(item, loader: loader)
             return nil
         } catch {
             return error as? MediaError
@@ -56,10 +56,10 @@ import Testing
     ]
 
     @Test(arguments: refusedEntries)
-    func aRemotePlaylistMayOpenOnlyHTTP(_ entry: String) throws {
+    func aRemotePlaylistMayOpenOnlyHTTP(_ entry: String) async throws {
         let (loader, item, stream) = try remote(entry)
         defer { stream.remove() }
-        let error = open(item, loader)
+        let error = await open(item, loader)
         guard case .refusedURL(let url, let refusedItem, _) = error else {
             Issue.record("\(entry): expected a refusal, got \(String(describing: error))")
             return
@@ -71,30 +71,30 @@ import Testing
         #expect(loader.requests.allSatisfy { $0.url.absoluteString.hasPrefix(Self.base.absoluteString) })
     }
 
-    @Test func anAbsolutePathInARemotePlaylistStaysOnTheOrigin() throws {
+    @Test func anAbsolutePathInARemotePlaylistStaysOnTheOrigin() async throws {
         let (loader, item, stream) = try remote("/var/media/seg-9.ts")
         defer { stream.remove() }
-        let error = open(item, loader)
+        let error = await open(item, loader)
         let expected = URL(string: "https://origin.example/var/media/seg-9.ts")!
         #expect(error == .loading(.notFound(url: expected)))
         #expect(loader.requests.allSatisfy { $0.url.host == "origin.example" })
         // A name without a media extension is refused by FFmpeg's own check before any open.
         let (other, otherItem, otherStream) = try remote("/etc/passwd")
         defer { otherStream.remove() }
-        #expect(open(otherItem, other) != nil)
+        #expect(await open(otherItem, other) != nil)
         #expect(other.requests.allSatisfy { $0.url.host == "origin.example" && $0.url.path != "/etc/passwd" })
     }
 
-    @Test func aPlaylistThatNamesItselfStopsAtTheDepthLimit() throws {
+    @Test func aPlaylistThatNamesItselfStopsAtTheDepthLimit() async throws {
         let loader = FakeResourceLoader()
         let item = Self.base.appendingPathComponent("self.m3u8")
         loader.add(Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nself.m3u8\n".utf8), at: item)
-        let error = open(item, loader)
+        let error = await open(item, loader)
         #expect(error == .streamLimit(what: "nesting depth", limit: NestedAccessPolicy.Limits.default.maxDepth, url: item))
         #expect(loader.requestCount <= NestedAccessPolicy.Limits.default.maxDepth + 1)
     }
 
-    @Test func aMasterWithTooManyRenditionsIsRefused() throws {
+    @Test func aMasterWithTooManyRenditionsIsRefused() async throws {
         let loader = FakeResourceLoader()
         let item = Self.base.appendingPathComponent("many.m3u8")
         var master = "#EXTM3U\n"
@@ -105,12 +105,12 @@ import Testing
         }
         loader.add(Data(master.utf8), at: item)
         let limits = NestedAccessPolicy.Limits.default
-        let error = open(item, loader)
+        let error = await open(item, loader)
         #expect(error == .streamLimit(what: "number of playlists", limit: limits.maxRenditions, url: item))
         #expect(Set(loader.requests.map(\.url)).count <= limits.maxRenditions + 2)
     }
 
-    @Test func aPlaylistOfAHundredThousandSegmentsIsRefused() throws {
+    @Test func aPlaylistOfAHundredThousandSegmentsIsRefused() async throws {
         let loader = FakeResourceLoader()
         let item = Self.base.appendingPathComponent("huge.m3u8")
         var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-PLAYLIST-TYPE:VOD\n"
@@ -118,7 +118,7 @@ import Testing
         for i in 0..<100_000 { text += "#EXTINF:1.0,\ns\(i).ts\n" }
         text += "#EXT-X-ENDLIST\n"
         loader.add(Data(text.utf8), at: item)
-        let error = open(item, loader)
+        let error = await open(item, loader)
         #expect(error == .streamLimit(what: "number of playlist entries",
                                       limit: NestedAccessPolicy.Limits.default.maxPlaylistEntries, url: item))
         #expect(loader.requests.allSatisfy { $0.url == item }, "no segment was read")
@@ -135,7 +135,7 @@ import Testing
 
     @Test(arguments: ["../outside.ts", "../../../../../../etc/passwd", "/etc/passwd", "file:///etc/passwd",
                       "https://origin.example/seg-1.ts", "sub/../../outside.ts"])
-    func aLocalPlaylistMayOpenOnlyFilesInItsDirectory(_ entry: String) throws {
+    func aLocalPlaylistMayOpenOnlyFilesInItsDirectory(_ entry: String) async throws {
         let (item, stream) = try local(entry)
         defer { stream.remove() }
         // A real file just outside the directory: it must not be read.
@@ -143,7 +143,7 @@ import Testing
         try? stream.files["seg-1.ts"]!.write(to: outside)
         defer { try? FileManager.default.removeItem(at: outside) }
         let loader = RecordingLoader(FileLoaderForTests())
-        let error = open(item, loader)
+        let error = await open(item, loader)
         guard case .refusedURL = error else {
             Issue.record("\(entry): expected a refusal, got \(String(describing: error))")
             return
@@ -152,7 +152,7 @@ import Testing
         #expect(loader.urls.allSatisfy { $0.isFileURL && $0.resolvingSymlinksInPath().path.hasPrefix(root) }, "\(loader.urls)")
     }
 
-    @Test func aSymlinkOutOfTheDirectoryIsRefused() throws {
+    @Test func aSymlinkOutOfTheDirectoryIsRefused() async throws {
         let (item, stream) = try local("link.ts")
         defer { stream.remove() }
         let outside = stream.directory.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString).ts")
@@ -160,7 +160,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: outside) }
         try FileManager.default.createSymbolicLink(at: stream.directory.appendingPathComponent("link.ts"), withDestinationURL: outside)
         let loader = RecordingLoader(FileLoaderForTests())
-        let error = open(item, loader)
+        let error = await open(item, loader)
         guard case .refusedURL = error else {
             Issue.record("expected a refusal, got \(String(describing: error))")
             return
@@ -168,7 +168,7 @@ import Testing
         #expect(!loader.urls.contains { $0.resolvingSymlinksInPath().path == outside.resolvingSymlinksInPath().path })
     }
 
-    @Test func thePolicyAdmitsAndRefuses() {
+    @Test func thePolicyAdmitsAndRefuses() async {
         let remote = NestedAccessPolicy(item: URL(string: "https://a.example/x/index.m3u8")!)
         #expect((try? remote.admit("https://b.example/seg.ts").get()) == URL(string: "https://b.example/seg.ts"))
         #expect((try? remote.admit("http://a.example/seg.ts").get()) != nil)

@@ -13,6 +13,8 @@ import Testing
     /// from its keyframe.
     static let spec = ClipSpec(width: 160, height: 120, frameRate: 30, duration: 4, keyframeInterval: 60, bFrames: 3)
 
+    struct Frame: Sendable { var pts: MediaTime; var md5: String }
+
     @Test(arguments: [0.5, 1.5, 2.7, 3.3])
     func anExactSeekInsideASegmentLandsOnTheFrameWhoseIntervalContainsTheTarget(_ target: Double) async throws {
         let stream = try PackagedStream.make(.hlsTS, spec: Self.spec)
@@ -21,10 +23,13 @@ import Testing
         // The stream's own timeline (segments carry no edit list): its frames, decoded in order.
         let plain = FakeResourceLoader()
         stream.serve(on: plain, at: base)
-        var reference: [(pts: MediaTime, md5: String)] = []
-        try SequentialDecoder.decodeVideo(base.appendingPathComponent("index.m3u8"), loader: plain, threads: 1) { frame in
-            reference.append((frame.pts, frame.md5()))
-            return true
+        let reference = try await offThePool { () -> [Frame] in
+            var frames: [Frame] = []
+            try SequentialDecoder.decodeVideo(base.appendingPathComponent("index.m3u8"), loader: plain, threads: 1) { frame in
+                frames.append(Frame(pts: frame.pts, md5: frame.md5()))
+                return true
+            }
+            return frames
         }
         #expect(reference.map(\.md5) == (try referenceFrames(stream.clip).map(\.md5)))
         let expected = reference.last { $0.pts <= seconds(target) }!

@@ -45,7 +45,12 @@ final class RecordingLoader: ResourceLoader, Sendable {
     }
 }
 
-func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
+func decodedMD5s(_ url: URL, loader: any ResourceLoader) async throws -> [String] {
+    try await offThePool { try decodedMD5sOnThisThread(url, loader: loader) }
+}
+
+/// The same, blocking the calling thread (one of the test's own, never the pool's).
+func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [String] {
     var md5s: [String] = []
     try SequentialDecoder.decodeVideo(url, loader: loader, threads: 1) { frame in
         md5s.append(frame.md5())
@@ -60,15 +65,15 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
     static let spec = ClipSpec(duration: 3, keyframeInterval: 15)
     static let base = URL(string: "https://origin.example/streams/a/")!
 
-    @Test func dashIsRefusedBecauseFFmpegWouldOpenItsSegmentsItself() throws {
+    @Test func dashIsRefusedBecauseFFmpegWouldOpenItsSegmentsItself() async throws {
         let stream = try PackagedStream.make(.dash)
         defer { stream.remove() }
         let loader = FakeResourceLoader()
         stream.serve(on: loader, at: Self.base)
         let item = Self.base.appendingPathComponent("manifest.mpd")
-        #expect(throws: MediaError.self) { try decodedMD5s(item, loader: loader) }
+        await #expect(throws: MediaError.self) { try await decodedMD5s(item, loader: loader) }
         do {
-            _ = try decodedMD5s(item, loader: loader)
+            _ = try await decodedMD5s(item, loader: loader)
         } catch let error as MediaError {
             guard case .unsupportedStream(let url, _) = error else {
                 Issue.record("expected unsupportedStream, got \(error)")
@@ -81,14 +86,14 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
     }
 
     @Test(arguments: [StreamPackager.Format.hlsFMP4, .hlsTS])
-    func playsBitExactThroughTheLoaderAndReadsOnlyItsOwnFiles(_ format: StreamPackager.Format) throws {
+    func playsBitExactThroughTheLoaderAndReadsOnlyItsOwnFiles(_ format: StreamPackager.Format) async throws {
         let stream = try PackagedStream.make(format)
         defer { stream.remove() }
         let reference = try referenceFrames(stream.clip).map(\.md5)
         let loader = FakeResourceLoader()
         stream.serve(on: loader, at: Self.base)
         let item = Self.base.appendingPathComponent(format.manifestName)
-        let played = try decodedMD5s(item, loader: loader)
+        let played = try await decodedMD5s(item, loader: loader)
         #expect(played == reference, "\(format): \(played.count) frames vs \(reference.count)")
         let requested = Set(loader.requests.map(\.url))
         #expect(requested.count > 2, "the segments came through the loader: \(requested)")
@@ -98,13 +103,13 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         }
     }
 
-    @Test func aLocalPlaylistPlaysFromItsOwnDirectoryWhateverTheWorkingDirectory() throws {
+    @Test func aLocalPlaylistPlaysFromItsOwnDirectoryWhateverTheWorkingDirectory() async throws {
         let stream = try PackagedStream.make(.hlsTS)
         defer { stream.remove() }
         let reference = try referenceFrames(stream.clip).map(\.md5)
         let loader = RecordingLoader(FileLoaderForTests())
         #expect(FileManager.default.currentDirectoryPath != stream.directory.path)
-        let played = try decodedMD5s(stream.manifest, loader: loader)
+        let played = try await decodedMD5s(stream.manifest, loader: loader)
         #expect(played == reference)
         let root = stream.directory.resolvingSymlinksInPath().path
         for url in loader.urls {
@@ -112,7 +117,7 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         }
     }
 
-    @Test func aRedirectedPlaylistResolvesItsSegmentsWhereItCameFrom() throws {
+    @Test func aRedirectedPlaylistResolvesItsSegmentsWhereItCameFrom() async throws {
         let stream = try PackagedStream.make(.hlsFMP4)
         defer { stream.remove() }
         let reference = try referenceFrames(stream.clip).map(\.md5)
@@ -121,24 +126,24 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         stream.serve(on: fake, at: cdn)
         let asked = URL(string: "https://origin.example/short/index.m3u8")!
         let loader = RedirectingLoader(fake, from: asked, to: cdn.appendingPathComponent("index.m3u8"))
-        let played = try decodedMD5s(asked, loader: loader)
+        let played = try await decodedMD5s(asked, loader: loader)
         #expect(played == reference)
         #expect(fake.requests.allSatisfy { $0.url.absoluteString.hasPrefix(cdn.absoluteString) })
     }
 
-    @Test func aMissingSegmentFailsCleanlyNamingIt() throws {
+    @Test func aMissingSegmentFailsCleanlyNamingIt() async throws {
         let stream = try PackagedStream.make(.hlsTS)
         defer { stream.remove() }
         let loader = FakeResourceLoader()
         stream.serve(on: loader, at: Self.base)
         let missing = Self.base.appendingPathComponent("seg-1.ts")
         loader.remove(missing)
-        #expect(throws: MediaError.loading(.notFound(url: missing))) {
-            try decodedMD5s(Self.base.appendingPathComponent("index.m3u8"), loader: loader)
+        await #expect(throws: MediaError.loading(.notFound(url: missing))) {
+            try await decodedMD5s(Self.base.appendingPathComponent("index.m3u8"), loader: loader)
         }
     }
 
-    @Test func aFaultInTheMiddleOfASegmentResumesWhereItStopped() throws {
+    @Test func aFaultInTheMiddleOfASegmentResumesWhereItStopped() async throws {
         let stream = try PackagedStream.make(.hlsTS)
         defer { stream.remove() }
         let reference = try referenceFrames(stream.clip).map(\.md5)
@@ -147,7 +152,7 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         let segment = Self.base.appendingPathComponent("seg-1.ts")
         let size = Int64(stream.files["seg-1.ts"]!.count)
         loader.enqueueScripts([.init(chunkSize: 4096, fault: .failAtOffset(size / 2))], for: segment)
-        let played = try decodedMD5s(Self.base.appendingPathComponent("index.m3u8"), loader: loader)
+        let played = try await decodedMD5s(Self.base.appendingPathComponent("index.m3u8"), loader: loader)
         #expect(played == reference)
         let segmentReads = loader.requests.filter { $0.url == segment }
         #expect(segmentReads.count == 2)
@@ -177,7 +182,7 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         let result = ResultBox<Result<[String], MediaError>>()
         Thread.detachNewThread {
             do {
-                result.set(.success(try decodedMD5s(item, loader: loader)))
+                result.set(.success(try decodedMD5sOnThisThread(item, loader: loader)))
             } catch {
                 result.set(.failure(error as? MediaError ?? .cancelled))
             }
@@ -227,10 +232,10 @@ func decodedMD5s(_ url: URL, loader: any ResourceLoader) throws -> [String] {
         defer { cache.close() }
         let loader = CachingLoader(upstream: origin, cache: cache)
         let item = Self.base.appendingPathComponent("index.m3u8")
-        #expect(try decodedMD5s(item, loader: loader) == reference)
+        #expect(try await decodedMD5s(item, loader: loader) == reference)
         #expect(origin.bytesServed > 0)
         origin.resetCounts()
-        #expect(try decodedMD5s(item, loader: loader) == reference)
+        #expect(try await decodedMD5s(item, loader: loader) == reference)
         #expect(origin.bytesServed == 0, "warm replay: \(origin.requests.map(\.url.lastPathComponent))")
 
         // The engine plays the same stream, every frame in order.
