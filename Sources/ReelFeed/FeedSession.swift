@@ -416,19 +416,25 @@ public final class FeedSession: Sendable {
     /// that has failed emits ``FeedEvent/failed(index:message:)`` again.
     public func move(to index: Int) {
         let now = measurementClock.now
-        let moved: (leaving: Player?, entering: Player?, old: Int, active: Bool)? = state.withTrackedLock { s in
+        let moved: (leaving: Player?, entering: Player?, old: Int, active: Bool, stage: PreloadStage)? = state.withTrackedLock { s in
             guard s.started, !s.closed, index >= 0, index < s.items.count, index != s.current else { return nil }
             let old = s.current
             s.current = index
-            s.pendingSwipe = PendingSwipe(index: index, startedAt: now, stage: stage(index, in: s))
+            s.pendingSwipe = nil
             let leaving = s.holding.firstIndex { $0?.index == old }.map { slots[$0].player }
             let entering = s.holding.firstIndex { $0?.index == index }.map { slots[$0].player }
-            return (leaving, entering, old, s.active)
+            return (leaving, entering, old, s.active, stage(index, in: s))
         }
         guard let moved else { return }
         moved.leaving?.pause()
         if moved.active { moved.entering?.play() }
         emit([.pageLeave(index: moved.old), .pageEnter(index: index)])
+        // The swipe's outcome (its first frame, or its failure) is looked for only after the
+        // page's enter was delivered: a frame or a failure found on another thread in between
+        // would otherwise be reported before the page it belongs to was entered.
+        state.withTrackedLock { s in
+            if s.current == index { s.pendingSwipe = PendingSwipe(index: index, startedAt: now, stage: moved.stage) }
+        }
         checkFirstFrame()
         loadMoreIfNeeded()
         reconcile()
