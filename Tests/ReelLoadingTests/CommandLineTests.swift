@@ -55,7 +55,8 @@ struct CommandLineTests {
                 #expect(reached, "round \(round), seed \(seed): the fetch made no progress")
                 child.kill(SIGKILL)
                 let status = await child.exitStatus()
-                #expect(status == SIGKILL || status == 0, "round \(round), seed \(seed): \(child.output)")
+                #expect(status == SIGKILL || status == 0,
+                        "round \(round), seed \(seed): status \(status.map(String.init) ?? "none"), \(child.process.terminationReason == .uncaughtSignal ? "signalled" : "exited"): \(child.output)")
                 let verify = try await run(reel, ["cache", "verify", "--cache-dir", cache.path])
                 #expect(verify.status == 0, "round \(round), seed \(seed): \(verify.output)")
             }
