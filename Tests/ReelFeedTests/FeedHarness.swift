@@ -121,7 +121,7 @@ final class FeedHarness: @unchecked Sendable {
     /// for the session's tasks (page loads, picture decodes, the preloader).
     @discardableResult
     func running(upTo limit: MediaTime, until condition: @escaping @Sendable () -> Bool = { false }) async -> Bool {
-        await onThread { self.run(upTo: limit, until: condition) }
+        await offThePool { self.run(upTo: limit, until: condition) }
     }
 
     func start(at index: Int = 0) async throws {
@@ -135,15 +135,6 @@ final class Counter: Sendable {
 }
 
 func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1_000_000) }
-
-/// Runs blocking work on a thread of its own, never on the concurrency pool.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.stackSize = 4 << 20
-        thread.start()
-    }
-}
 
 /// Records the queues the feed asks for.
 final class RecordingPreloader: FeedPreloading, Sendable {

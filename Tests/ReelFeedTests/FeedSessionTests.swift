@@ -70,7 +70,7 @@ import Testing
         try await harness.start()
         await harness.running(upTo: seconds(1)) { harness.session.frame(at: 1) != nil }
         struct Swipe: Sendable { var index: Int; var most: Int; var live: Int; var stage: PreloadStage? }
-        let swipes: [Swipe] = await onThread {
+        let swipes: [Swipe] = await offThePool {
             var result: [Swipe] = []
             for _ in 1...200 {
                 harness.clearEvents()

@@ -39,7 +39,7 @@ import Glibc
         guard let status = await child.exitStatus(timeout: .seconds(Self.watchdogSeconds + 120)) else {
             // The child's own watchdog did not get to report: take the stacks from here.
             let pid = child.pid
-            let stacks = await onThread { ProcessProbe.stacks(of: pid) }
+            let stacks = await offThePool { ProcessProbe.stacks(of: pid) }
             child.kill(SIGKILL)
             _ = await child.exitStatus()
             Issue.record("the stress process hung; its threads:\n\(stacks)\nits output:\n\(child.output.suffix(8000))")

@@ -75,7 +75,7 @@ import Testing
         #expect(browser.createdTabs == [0])
         let nature = try #require(browser.currentSession)
         #expect(nature.items.map(\.id) == ["c0", "c1", "c2"])
-        await onThread {
+        await offThePool {
             for _ in 0..<200 where nature.frame(at: 0) == nil {
                 nature.waitUntilIdle()
                 for player in nature.poolPlayers { player.waitUntilSettled() }
