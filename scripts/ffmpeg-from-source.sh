@@ -2,11 +2,12 @@
 # Builds the newest FFmpeg release from its source, small (what Reel and its tests use), into a
 # prefix; builds Reel against it through pkg-config; runs the player's corpus tests against it.
 # Not part of CI: it takes minutes. Needs Debian's build packages (installed with apt-get when
-# run as root) and the FFmpeg release tarball (downloaded from ffmpeg.org unless
-# FFMPEG_TARBALL or FFMPEG_SOURCE points at one already here).
+# run as root) and the FFmpeg release tarball: from ffmpeg.org, or else the same release's
+# original tarball from Debian's archive (unless FFMPEG_TARBALL or FFMPEG_SOURCE points at one
+# already here).
 #
-#   scripts/ffmpeg-from-source.sh                  # FFmpeg 8.0.1 into /tmp/reel-ffmpeg-8.0.1
-#   FFMPEG_VERSION=7.1.2 scripts/ffmpeg-from-source.sh
+#   scripts/ffmpeg-from-source.sh                  # FFmpeg 8.1.2 into /tmp/reel-ffmpeg-8.1.2
+#   FFMPEG_VERSION=7.1.5 scripts/ffmpeg-from-source.sh
 #   FFMPEG_SOURCE=~/src/ffmpeg scripts/ffmpeg-from-source.sh
 #
 # Environment: FFMPEG_VERSION, FFMPEG_SOURCE (an unpacked source tree), FFMPEG_TARBALL,
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-version=${FFMPEG_VERSION:-8.0.1}
+version=${FFMPEG_VERSION:-8.1.2}
 prefix=${PREFIX:-/tmp/reel-ffmpeg-$version}
 scratch=${SCRATCH:-/tmp/reel-build-ffmpeg-$version}
 jobs=${JOBS:-$(nproc)}
@@ -45,8 +46,14 @@ if [ -z "${FFMPEG_SOURCE:-}" ]; then
     tarball=${FFMPEG_TARBALL:-/tmp/ffmpeg-$version.tar.xz}
     if [ ! -f "$tarball" ]; then
         step "downloading FFmpeg $version"
-        curl -fL --retry 3 -o "$tarball.part" "https://ffmpeg.org/releases/ffmpeg-$version.tar.xz"
-        mv "$tarball.part" "$tarball"
+        # Debian's archive keeps the release tarball as uploaded (ffmpeg_<version>.orig.tar.xz).
+        if curl -fL --retry 2 -m 300 -o "$tarball.part" "https://ffmpeg.org/releases/ffmpeg-$version.tar.xz" \
+            || curl -fL --retry 2 -m 300 -o "$tarball.part" "http://deb.debian.org/debian/pool/main/f/ffmpeg/ffmpeg_$version.orig.tar.xz"; then
+            mv "$tarball.part" "$tarball"
+        else
+            echo "ffmpeg-from-source.sh: cannot download FFmpeg $version (set FFMPEG_TARBALL or FFMPEG_SOURCE)" >&2
+            exit 1
+        fi
     fi
     FFMPEG_SOURCE=/tmp/ffmpeg-$version
     if [ ! -f "$FFMPEG_SOURCE/configure" ]; then
@@ -59,12 +66,15 @@ fi
 if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ]; then
     step "configuring FFmpeg $version (small) for $prefix"
     build=$(mktemp -d /tmp/ffmpeg-build.XXXXXX)
+    # libpostproc left FFmpeg in 8.0; older releases build it under --enable-gpl unless told not to.
+    postproc=()
+    "$FFMPEG_SOURCE/configure" --help | grep -q -- --disable-postproc && postproc=(--disable-postproc)
     (
         cd "$build"
         "$FFMPEG_SOURCE/configure" --prefix="$prefix" \
             --enable-shared --disable-static --disable-programs --disable-doc \
             --disable-autodetect --enable-pthreads --enable-zlib \
-            --disable-everything --disable-avdevice --disable-postproc \
+            --disable-everything --disable-avdevice "${postproc[@]}" \
             --enable-avformat --enable-avcodec --enable-swscale --enable-swresample --enable-avfilter \
             --enable-gpl --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom \
             --enable-libdav1d --enable-libopus --enable-libmp3lame --enable-libxml2 --enable-libfreetype \

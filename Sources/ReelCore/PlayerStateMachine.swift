@@ -100,6 +100,21 @@ public struct PlayerStateMachine: Sendable, Hashable {
     public mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
         let before = (status, timeControlStatus, rate)
+        apply(event, into: &actions)
+        timeControlStatus = computeTimeControlStatus()
+        let shouldRun = timeControlStatus == .playing
+        if shouldRun != clockRunning || (shouldRun && before.2 != rate) {
+            actions.append(shouldRun ? .runClock(rate: rate) : .stopClock)
+            clockRunning = shouldRun
+        }
+        if before.0 != status { actions.append(.notifyStatus(status)) }
+        if before.1 != timeControlStatus { actions.append(.notifyTimeControlStatus(timeControlStatus)) }
+        if before.2 != rate { actions.append(.notifyRate(rate)) }
+        return actions
+    }
+
+    /// The event's own effect on the state; `handle` adds the clock and notifications.
+    private mutating func apply(_ event: Event, into actions: inout [Action]) {
         switch event {
         case .itemReplaced(let has):
             hasItem = has
@@ -152,16 +167,6 @@ public struct PlayerStateMachine: Sendable, Hashable {
                 actions.append(.notifyEnded)
             }
         }
-        timeControlStatus = computeTimeControlStatus()
-        let shouldRun = timeControlStatus == .playing
-        if shouldRun != clockRunning || (shouldRun && before.2 != rate) {
-            actions.append(shouldRun ? .runClock(rate: rate) : .stopClock)
-            clockRunning = shouldRun
-        }
-        if before.0 != status { actions.append(.notifyStatus(status)) }
-        if before.1 != timeControlStatus { actions.append(.notifyTimeControlStatus(timeControlStatus)) }
-        if before.2 != rate { actions.append(.notifyRate(rate)) }
-        return actions
     }
 
     private func computeTimeControlStatus() -> TimeControlStatus {

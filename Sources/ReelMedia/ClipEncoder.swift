@@ -262,16 +262,7 @@ private final class EncodeJob {
         guard let codec = avcodec_find_encoder_by_name(encoderName), let context = avcodec_alloc_context3(codec) else {
             throw MediaError.encoding("no \(encoderName) encoder in this FFmpeg")
         }
-        var filters = "\(spec.videoSource),trim=duration=\(spec.duration)"
-        if let text = spec.overlayText, let font = FontLocator.defaultFontPath() {
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\\\\\")
-                .replacingOccurrences(of: "'", with: "\u{2019}")
-                .replacingOccurrences(of: ":", with: "\\:")
-                .replacingOccurrences(of: "%", with: "\\\\%")
-            filters += ",drawtext=fontfile='\(font)':text='\(escaped)':fontsize=\(max(12, spec.height / 16)):fontcolor=white:borderw=2:x=(w-text_w)/2:y=h*0.12"
-        }
-        filters += ",format=\(spec.pixelFormat)"
-        let source = try SourceGraph(description: filters, audio: false)
+        let source = try SourceGraph(description: videoFilters(), audio: false)
         context.pointee.width = Int32(spec.width)
         context.pointee.height = Int32(spec.height)
         context.pointee.pix_fmt = av_get_pix_fmt(spec.pixelFormat)
@@ -284,8 +275,41 @@ private final class EncodeJob {
         if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
             context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         }
-        var options: OpaquePointer?
+        var options = encoderOptions(codecKind, context)
         defer { av_dict_free(&options) }
+        try ffcall("avcodec_open2 (\(encoderName))") { avcodec_open2(context, codec, &options) }
+        guard let stream = avformat_new_stream(format, nil) else { throw MediaError.encoding("avformat_new_stream failed") }
+        try ffcall("avcodec_parameters_from_context") { avcodec_parameters_from_context(stream.pointee.codecpar, context) }
+        stream.pointee.time_base = context.pointee.time_base
+        stream.pointee.avg_frame_rate = context.pointee.framerate
+        if spec.rotation % 360 != 0 {
+            if let side = reel_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 36) {
+                side.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
+                    // The MP4 muxer stores the matrix so that, read back, FFmpeg turns the
+                    // picture by this angle clockwise (see Demuxer.rotation(of:)).
+                    av_display_rotation_set(matrix, Double(spec.rotation))
+                }
+            }
+        }
+        video = (context, stream, source)
+    }
+
+    /// The filter graph that draws the clip's pictures: the source, trimmed, with the overlay text.
+    private func videoFilters() -> String {
+        var filters = "\(spec.videoSource),trim=duration=\(spec.duration)"
+        if let text = spec.overlayText, let font = FontLocator.defaultFontPath() {
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\\\\\")
+                .replacingOccurrences(of: "'", with: "\u{2019}")
+                .replacingOccurrences(of: ":", with: "\\:")
+                .replacingOccurrences(of: "%", with: "\\\\%")
+            filters += ",drawtext=fontfile='\(font)':text='\(escaped)':fontsize=\(max(12, spec.height / 16)):fontcolor=white:borderw=2:x=(w-text_w)/2:y=h*0.12"
+        }
+        return filters + ",format=\(spec.pixelFormat)"
+    }
+
+    /// The encoder's private options for the clip's codec (set on `context` where they are fields).
+    private func encoderOptions(_ codecKind: ClipSpec.VideoCodec, _ context: UnsafeMutablePointer<AVCodecContext>) -> OpaquePointer? {
+        var options: OpaquePointer?
         switch codecKind {
         case .h264:
             av_dict_set(&options, "preset", spec.preset, 0)
@@ -307,21 +331,7 @@ private final class EncodeJob {
             context.pointee.flags |= AV_CODEC_FLAG_QSCALE
             context.pointee.global_quality = Int32(FF_QP2LAMBDA * 4)
         }
-        try ffcall("avcodec_open2 (\(encoderName))") { avcodec_open2(context, codec, &options) }
-        guard let stream = avformat_new_stream(format, nil) else { throw MediaError.encoding("avformat_new_stream failed") }
-        try ffcall("avcodec_parameters_from_context") { avcodec_parameters_from_context(stream.pointee.codecpar, context) }
-        stream.pointee.time_base = context.pointee.time_base
-        stream.pointee.avg_frame_rate = context.pointee.framerate
-        if spec.rotation % 360 != 0 {
-            if let side = reel_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 36) {
-                side.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
-                    // The MP4 muxer stores the matrix so that, read back, FFmpeg turns the
-                    // picture by this angle clockwise (see Demuxer.rotation(of:)).
-                    av_display_rotation_set(matrix, Double(spec.rotation))
-                }
-            }
-        }
-        video = (context, stream, source)
+        return options
     }
 
     private func openAudio(_ format: UnsafeMutablePointer<AVFormatContext>) throws {

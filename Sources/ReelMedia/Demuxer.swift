@@ -46,18 +46,8 @@ final class Demuxer: @unchecked Sendable {
         context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
         nested.install(on: context)
 
-        var options: OpaquePointer?
+        var options = Self.openOptions(fastStart: fastStart)
         defer { av_dict_free(&options) }
-        if fastStart {
-            av_dict_set(&options, "probesize", "524288", 0)
-            av_dict_set(&options, "analyzeduration", "1000000", 0)
-            av_dict_set(&options, "fpsprobesize", "0", 0)
-        }
-        // No protocol of FFmpeg's own may open anything (nested opens come through `nested`);
-        // the HLS demuxer must not reuse an HTTP connection it does not have.
-        av_dict_set(&options, "protocol_whitelist", "none", 0)
-        av_dict_set(&options, "http_persistent", "0", 0)
-        av_dict_set(&options, "http_multiple", "0", 0)
         // The item's URL is the base the HLS and DASH demuxers resolve relative names against
         // (and the extension hints the format); FFmpeg opens nothing by it.
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
@@ -65,22 +55,7 @@ final class Demuxer: @unchecked Sendable {
         let code = avformat_open_input(&opened, name, nil, &options)
         if code < 0 {
             // avformat_open_input frees the context on failure.
-            let loaderError = bridge.lastLoaderError
-            let kind = bridge.documentKind
-            bridge.close()
-            if let failure = nested.failure { throw failure }
-            if kind == .dash {
-                // libavformat's DASH demuxer opens segments with avio_open2, not io_open: they
-                // cannot come through the loader, and the empty protocol whitelist stops them.
-                throw MediaError.unsupportedStream(
-                    url: url, reason: "DASH is not supported: this FFmpeg's DASH demuxer opens segments itself, outside Reel's loader")
-            }
-            if let loaderError { throw MediaError.loading(loaderError) }
-            if bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
-            if code == reel_averror_invaliddata() {
-                throw MediaError.unrecognizedFormat(url: url, message: ffmpegErrorString(code))
-            }
-            throw MediaError.ffmpeg(operation: "avformat_open_input", code: code, message: ffmpegErrorString(code), url: url)
+            throw Self.openFailure(code, bridge: bridge, nested: nested, url: url)
         }
         format = opened
 
@@ -110,6 +85,43 @@ final class Demuxer: @unchecked Sendable {
             }
         }
         info = describe()
+    }
+
+    /// The options `avformat_open_input` gets: a small probe with `fastStart`, and no protocol
+    /// of FFmpeg's own (nested opens come through `NestedIO`).
+    private static func openOptions(fastStart: Bool) -> OpaquePointer? {
+        var options: OpaquePointer?
+        if fastStart {
+            av_dict_set(&options, "probesize", "524288", 0)
+            av_dict_set(&options, "analyzeduration", "1000000", 0)
+            av_dict_set(&options, "fpsprobesize", "0", 0)
+        }
+        // The HLS demuxer must not reuse an HTTP connection it does not have.
+        av_dict_set(&options, "protocol_whitelist", "none", 0)
+        av_dict_set(&options, "http_persistent", "0", 0)
+        av_dict_set(&options, "http_multiple", "0", 0)
+        return options
+    }
+
+    /// What a failed `avformat_open_input` means for the user: the closed door's refusal, the
+    /// loader's error, a cancel, an unrecognised format, or FFmpeg's own message.
+    private static func openFailure(_ code: Int32, bridge: AVIOBridge, nested: NestedIO, url: URL) -> MediaError {
+        let loaderError = bridge.lastLoaderError
+        let kind = bridge.documentKind
+        bridge.close()
+        if let failure = nested.failure { return failure }
+        if kind == .dash {
+            // libavformat's DASH demuxer opens segments with avio_open2, not io_open: they
+            // cannot come through the loader, and the empty protocol whitelist stops them.
+            return MediaError.unsupportedStream(
+                url: url, reason: "DASH is not supported: this FFmpeg's DASH demuxer opens segments itself, outside Reel's loader")
+        }
+        if let loaderError { return MediaError.loading(loaderError) }
+        if bridge.isInterrupted || code == AVERROR_EXIT_CODE { return MediaError.cancelled }
+        if code == reel_averror_invaliddata() {
+            return MediaError.unrecognizedFormat(url: url, message: ffmpegErrorString(code))
+        }
+        return MediaError.ffmpeg(operation: "avformat_open_input", code: code, message: ffmpegErrorString(code), url: url)
     }
 
     deinit {

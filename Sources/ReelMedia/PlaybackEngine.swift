@@ -18,10 +18,14 @@ protocol PlaybackEngineDelegate: AnyObject, Sendable {
 
 /// Tunables of the pipeline.
 public struct PipelineConfiguration: Sendable, Hashable {
-    /// Decoded video frames kept ready ahead of the clock.
-    public var videoFrameCapacity = 4
+    /// Decoded video frames kept ready ahead of the clock (ffplay keeps 3). Each one is a whole
+    /// picture — 3 MB at 1080×1920 — so this is most of what the pipeline holds.
+    public var videoFrameCapacity = 3
     /// Demux ahead until each stream has this much media queued…
     public var packetQueueDuration = MediaTime(value: 5, timescale: 1)
+    /// …or, for a local file, this much: there is no network to ride out, so a read-ahead
+    /// above the low-water mark is enough (mpv reads one second ahead of a file).
+    public var localPacketQueueDuration = MediaTime(value: 2, timescale: 1)
     /// …or all queues together hold this many bytes.
     public var packetQueueBytes = 16 << 20
     /// Decoded audio kept ready.
@@ -95,6 +99,8 @@ final class PlaybackEngine: @unchecked Sendable {
         self.url = url
         self.loader = loader
         self.clock = clock
+        var configuration = configuration
+        if url.isFileURL { configuration.packetQueueDuration = min(configuration.packetQueueDuration, configuration.localPacketQueueDuration) }
         self.configuration = configuration
         self.videoSink = videoSink
         self.audioSink = audioSink

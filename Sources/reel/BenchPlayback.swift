@@ -213,10 +213,12 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
     /// Plays in real time switching 1x → 2x → 1x (a second apart, or a quarter of the clip for
     /// clips under 4 s); how long after each change the device took the first sample at the new
-    /// rate, plus its latency.
+    /// rate, plus its latency. The clip loops, so a change a starved machine makes late is still
+    /// heard instead of landing after the end.
     static func rateChanges(_ url: URL, duration: MediaTime, audio: RealtimeAudio) async throws -> [Double] {
         guard audio.output != nil else { return [] }
         let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: audio.makeSink())
+        player.actionAtItemEnd = .loop
         let ready = OneShot<Void>()
         player.addEventObserver { event in
             if case .timeControlStatusChanged(.playing) = event { ready.fulfil(()) }
