@@ -81,34 +81,63 @@ public final class LockedValue<Value: Sendable>: Sendable {
 /// A child process whose output is collected as it comes (stdout and stderr
 /// together in ``output``, and apart in ``standardOutput`` and ``standardError``).
 ///
-/// Nothing here blocks a thread: the output arrives through the pipes' readability
-/// handlers, which also resume ``exitStatus(timeout:)`` once both pipes ended; the exit
-/// itself is polled with `Task.sleep` (Foundation's termination handler made libdispatch
-/// crash under ThreadSanitizer).
+/// Each pipe is read by a thread of its own (``PipeReader``), never by a Swift concurrency
+/// thread: the reader resumes ``exitStatus(timeout:)`` once both pipes ended; the exit itself
+/// is polled with `Task.sleep` (Foundation's termination handler made libdispatch crash under
+/// ThreadSanitizer). Foundation's `FileHandle.readabilityHandler` is not used: installing and
+/// tearing down its dispatch sources from many threads at once corrupts libdispatch's epoll
+/// bookkeeping on Linux (swift-corelibs-libdispatch#949; here it showed as "corrupted
+/// double-linked list" in a suite running dozens of children).
 public final class Child: Sendable {
     /// Set up once before it runs; read-only afterwards.
     public let process = Process()
 
-    /// Guarded by `state`: the output so far, whether each pipe ended, and the tasks
-    /// waiting for both to end. A waiter is registered in the critical section that finds
-    /// a pipe open, and taken in the one that records the last end.
-    private struct State {
-        var collected = Data()
-        var outCollected = Data()
-        var errCollected = Data()
-        var outEnded = false
-        var errEnded = false
-        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
-        var isDone: Bool { outEnded && errEnded }
+    /// The output so far, whether each pipe ended, and the tasks waiting for both to end,
+    /// guarded by one mutex. A waiter is registered in the critical section that finds a pipe
+    /// open, and taken in the one that records the last end. The readers hold this, not the
+    /// child, so a child can go away while its readers finish.
+    private final class Shared: Sendable {
+        struct State {
+            var collected = Data()
+            var outCollected = Data()
+            var errCollected = Data()
+            var outEnded = false
+            var errEnded = false
+            var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+            var isDone: Bool { outEnded && errEnded }
 
-        mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
-            guard isDone else { return [] }
-            defer { waiters = [:] }
-            return Array(waiters.values)
+            mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
+                guard isDone else { return [] }
+                defer { waiters = [:] }
+                return Array(waiters.values)
+            }
+        }
+
+        let state = Mutex(State())
+
+        /// Output from one pipe; empty data is its end.
+        func received(_ data: Data, standardError: Bool) {
+            update { state in
+                if data.isEmpty {
+                    if standardError { state.errEnded = true } else { state.outEnded = true }
+                } else {
+                    state.collected.append(data)
+                    if standardError { state.errCollected.append(data) } else { state.outCollected.append(data) }
+                }
+            }
+        }
+
+        func update(_ change: (inout State) -> Void) {
+            let waiters = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
+                change(&state)
+                return state.takeWaitersIfDone()
+            }
+            waiters.forEach { $0.resume() }
         }
     }
 
-    private let state = Mutex(State())
+    private let shared = Shared()
+    private let readers: [PipeReader]
 
     /// `input`, when given, is what the child reads on standard input (then end of file);
     /// otherwise it reads from /dev/null.
@@ -128,48 +157,24 @@ public final class Child: Sendable {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
-        outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.received(handle.availableData, from: handle, standardError: false)
-        }
-        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.received(handle.availableData, from: handle, standardError: true)
-        }
+        // Process.run closes the parent's write ends: the pipes end when the child's copies do.
         try process.run()
+        let shared = self.shared
+        readers = [
+            PipeReader(outPipe.fileHandleForReading, name: "child.stdout") { shared.received($0, standardError: false) },
+            PipeReader(errPipe.fileHandleForReading, name: "child.stderr") { shared.received($0, standardError: true) },
+        ]
     }
 
     /// A child dropped before its output ended (a timeout, a descendant holding the pipes)
-    /// stops reading: a handler left installed would keep the pipe and its dispatch source.
+    /// stops reading: its readers close the pipes within a poll interval.
     deinit {
-        for pipe in [process.standardOutput, process.standardError] {
-            (pipe as? Pipe)?.fileHandleForReading.readabilityHandler = nil
-        }
+        readers.forEach { $0.stop() }
     }
 
-    private func received(_ data: Data, from handle: FileHandle, standardError: Bool) {
-        if data.isEmpty {
-            handle.readabilityHandler = nil
-            update { state in
-                if standardError { state.errEnded = true } else { state.outEnded = true }
-            }
-        } else {
-            update { state in
-                state.collected.append(data)
-                if standardError { state.errCollected.append(data) } else { state.outCollected.append(data) }
-            }
-        }
-    }
-
-    private func update(_ change: (inout State) -> Void) {
-        let waiters = state.withTrackedLock { state -> [CheckedContinuation<Void, Never>] in
-            change(&state)
-            return state.takeWaitersIfDone()
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    public var output: String { state.withTrackedLock { String(decoding: $0.collected, as: UTF8.self) } }
-    public var standardOutput: String { state.withTrackedLock { String(decoding: $0.outCollected, as: UTF8.self) } }
-    public var standardError: String { state.withTrackedLock { String(decoding: $0.errCollected, as: UTF8.self) } }
+    public var output: String { shared.state.withTrackedLock { String(decoding: $0.collected, as: UTF8.self) } }
+    public var standardOutput: String { shared.state.withTrackedLock { String(decoding: $0.outCollected, as: UTF8.self) } }
+    public var standardError: String { shared.state.withTrackedLock { String(decoding: $0.errCollected, as: UTF8.self) } }
     public var pid: Int32 { process.processIdentifier }
 
     /// Suspends until both pipes ended (the process and whatever inherited them closed
@@ -178,7 +183,7 @@ public final class Child: Sendable {
         let id = UUID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let done = state.withTrackedLock { state -> Bool in
+                let done = shared.state.withTrackedLock { state -> Bool in
                     if state.isDone || Task.isCancelled { return true }
                     state.waiters[id] = continuation
                     return false
@@ -186,7 +191,7 @@ public final class Child: Sendable {
                 if done { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withTrackedLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = shared.state.withTrackedLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume()
         }
     }
@@ -238,3 +243,48 @@ public func runSeparately(
     return (status, child.standardOutput, child.standardError)
 }
 
+
+/// Reads one pipe to its end on a thread of its own, handing each chunk to `deliver` and then
+/// an empty `Data` for the end. It polls, so ``stop()`` ends it within 100 ms even while a
+/// descendant of the child keeps the pipe open. The thread owns the handle and closes it.
+final class PipeReader: Sendable {
+    private let stopped = Atomic<Bool>(false)
+
+    init(_ handle: FileHandle, name: String, deliver: @escaping @Sendable (Data) -> Void) {
+        let box = UncheckedHandle(handle)
+        let thread = Thread { [self] in
+            self.read(box.handle, deliver: deliver)
+            try? box.handle.close()
+            deliver(Data())
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    private func read(_ handle: FileHandle, deliver: (Data) -> Void) {
+        let fd = handle.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !stopped.load(ordering: .relaxed) {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 100)
+            if ready < 0 { if errno == EINTR { continue } else { return } }
+            if ready == 0 { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                deliver(Data(buffer[0..<count]))
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+
+    /// The handle moves to the reader thread and is used only there.
+    private struct UncheckedHandle: @unchecked Sendable {
+        let handle: FileHandle
+        init(_ handle: FileHandle) { self.handle = handle }
+    }
+}
