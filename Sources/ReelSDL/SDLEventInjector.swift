@@ -5,7 +5,7 @@ internal import CSDL2
 /// Positions are in window coordinates (points).
 public enum SDLEventInjector {
     public enum Key: Sendable {
-        case space, f, m, h, escape, q, left, right, up, down, j, k, slash, enter, backspace
+        case space, f, m, h, escape, q, left, right, up, down, j, k, slash, enter, backspace, tab, f1, f2, f3
     }
 
     public static func mouseDown(x: Int, y: Int, clicks: Int = 1) { mouseButton(SDL_MOUSEBUTTONDOWN, x: x, y: y, clicks: clicks) }
@@ -62,6 +62,15 @@ public enum SDLEventInjector {
         SDL_WarpMouseGlobal(0, 0)
     }
 
+    /// A file dropped on the window (`SDL_DROPFILE`; SDL's receiver frees the copy).
+    public static func dropFile(_ path: String) {
+        var event = SDL_Event()
+        event.drop.type = SDL_DROPFILE.rawValue
+        event.drop.windowID = focusedWindowID
+        event.drop.file = SDL_strdup(path)
+        SDL_PushEvent(&event)
+    }
+
     public static func quit() {
         var event = SDL_Event()
         event.type = SDL_QUIT.rawValue
@@ -111,6 +120,10 @@ public enum SDLEventInjector {
         case .slash: Int32(SDLK_SLASH.rawValue)
         case .enter: Int32(SDLK_RETURN.rawValue)
         case .backspace: Int32(SDLK_BACKSPACE.rawValue)
+        case .tab: Int32(SDLK_TAB.rawValue)
+        case .f1: Int32(SDLK_F1.rawValue)
+        case .f2: Int32(SDLK_F2.rawValue)
+        case .f3: Int32(SDLK_F3.rawValue)
         }
     }
 }

@@ -17,6 +17,8 @@ final class FeedStack: @unchecked Sendable {
     let preloader: Preloader?
     let caching: CachingLoader?
     private let http: HTTPLoader
+    /// Reads the API's JSON (uncached).
+    var apiLoader: any ResourceLoader { http }
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
                  preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader) {

@@ -103,7 +103,8 @@ private final class Watch: Sendable {
 /// `reel feed SOURCE --window`: the category browser and search over the stack, shown in
 /// a ``FeedWindow`` whose loop runs on a thread of its own.
 enum FeedWindowSession {
-    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool) async -> SessionOutcome {
+    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool,
+                    accounts: FeedAccounts? = nil) async -> SessionOutcome {
         let audio = WindowAudio.makeSink
         let configuration = FeedSession.Configuration(wrapsAround: true)
         let browser = FeedBrowser(source: stack.source) { category in
@@ -124,9 +125,13 @@ enum FeedWindowSession {
         }
         let outcome: SessionOutcome = await onThread(named: "reel.window") {
             do {
+                // The account side (tab bar, sign-in, profile, upload) for a `reel serve` feed.
+                let session = accounts.map {
+                    AccountSession(server: $0.server, store: $0.store, token: $0.token, loader: stack.apiLoader)
+                }
                 let window = try FeedWindow(browser: browser, search: search, loader: stack.mediaLoader,
                                             makeResultsSession: makeResults,
-                                            options: .init(renderer: renderer, showsHUD: hud))
+                                            options: .init(renderer: renderer, showsHUD: hud), accounts: session)
                 window.run()
                 return .finished
             } catch {
