@@ -295,7 +295,8 @@ public final class AccountsService: Sendable {
         do {
             info = try await MediaProbe.probe(file, loader: FileLoader())
         } catch {
-            throw refuse("\(error)")
+            // FFmpeg's reason names the file: the server's own path is nobody's business.
+            throw refuse("\(error)".replacingOccurrences(of: file.path, with: "the upload"))
         }
         guard info.videoStream != nil else { throw refuse("it has no video stream") }
         let frames: Int

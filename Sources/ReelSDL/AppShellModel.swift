@@ -518,6 +518,41 @@ public struct AppShellModel: Sendable {
         return list
     }
 
+    /// `text` in lines no wider than `width` at `size` (at most `maxLines`, the last cut with
+    /// "…"): breaks after a space where there is one, else between characters (CJK).
+    static func wrap(_ text: String, size: Double, width: Double, maxLines: Int = 3,
+                     measure: (String, Double) -> Double) -> [String] {
+        var lines: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            if lines.count == maxLines - 1 || measure(String(rest), size) <= width {
+                lines.append(String(rest))
+                break
+            }
+            var end = rest.startIndex
+            var lastSpace: Substring.Index?
+            while end < rest.endIndex {
+                let next = rest.index(after: end)
+                if measure(String(rest[rest.startIndex..<next]), size) > width { break }
+                if rest[end] == " " { lastSpace = end }
+                end = next
+            }
+            if end == rest.startIndex { end = rest.index(after: end) }
+            let cut = end < rest.endIndex && lastSpace != nil ? lastSpace! : end
+            lines.append(String(rest[rest.startIndex..<cut]).trimmingCharacters(in: .whitespaces))
+            rest = rest[cut...].drop { $0 == " " }
+        }
+        return lines
+    }
+
+    /// Lines of wrapped text centred under each other from `y`.
+    private func paragraph(_ text: String, y: Double, size: Double, color: UIColor, measure: (String, Double) -> Double) -> [DrawCommand] {
+        let width = self.width - 2 * margin
+        return Self.wrap(text, size: size, width: width, measure: measure).enumerated().map { i, line in
+            .text(line, point: (self.width / 2, y + Double(i) * size * 1.4), size: size, color: color, anchor: .center, maxWidth: width)
+        }
+    }
+
     private func button(_ title: String, rect: UIRect, enabled: Bool, primary: Bool = true) -> [DrawCommand] {
         let fill = primary ? (enabled ? Self.accent : Self.accent.withAlpha(0.35)) : UIColor.white.withAlpha(enabled ? 0.14 : 0.06)
         return [.fill(rect, fill, radius: rect.height / 2),
@@ -541,8 +576,9 @@ public struct AppShellModel: Sendable {
             }
         }
         if let error = form.serverError {
-            list.append(.text(error, point: (width / 2, submitRect.y - 16 * scale), size: 13 * scale, color: Self.error, anchor: .center,
-                              maxWidth: width - 2 * margin))
+            let lines = Self.wrap(error, size: 13 * scale, width: width - 2 * margin, maxLines: 2, measure: measure).count
+            list += paragraph(error, y: submitRect.y - 16 * scale - Double(lines - 1) * 13 * scale * 1.4, size: 13 * scale,
+                              color: Self.error, measure: measure)
         }
         let title = form.isSubmitting ? (signIn ? "登录中… Signing in" : "注册中… Signing up") : (signIn ? "登录 Sign in" : "注册 Sign up")
         list += button(title, rect: submitRect, enabled: form.canSubmit)
@@ -581,8 +617,7 @@ public struct AppShellModel: Sendable {
             list.append(.fill(UIRect(x: bar.x, y: bar.y, width: max(bar.height, bar.width * upload.fraction), height: bar.height),
                               Self.accent, radius: bar.height / 2))
         }
-        list.append(.text(status, point: (width / 2, bar.maxY + 20 * scale), size: 13 * scale, color: colour, anchor: .center,
-                          maxWidth: width - 2 * margin))
+        list += paragraph(status, y: bar.maxY + 20 * scale, size: 13 * scale, color: colour, measure: measure)
         return list
     }
 

@@ -93,7 +93,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             try await browser.start(initial: initial)
         } catch FeedError.authorizationRequired {
             // Before anything is on screen: the one-line answer says how to sign in.
-            throw CommandFailure(message: signInNotice, status: ExitStatus.authentication)
+            throw CommandFailure.media(signInNotice)
         }
         showCurrent()
     }

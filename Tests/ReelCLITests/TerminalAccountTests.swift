@@ -51,7 +51,7 @@ struct TerminalAccountTests {
             try await pane.start(columns: 120, rows: 30, command: command)
             let screen = try await pane.waitFor { $0.contains("REEL-EXIT=") }
             #expect(screen.contains("reel login http://127.0.0.1:\(port)"), "\(screen)")
-            #expect(screen.contains("REEL-EXIT=4"), "\(screen)")
+            #expect(screen.contains("REEL-EXIT=3"), "\(screen)")
         } catch {
             await pane.kill()
             await server.stop()

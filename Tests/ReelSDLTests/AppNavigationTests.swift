@@ -227,3 +227,15 @@ import ReelAccountClient
         #expect(shell.navigation.place == .profile)
     }
 }
+
+@Suite struct TextWrapTests {
+    static func measure(_ text: String, _ size: Double) -> Double { Double(text.count) * 10 }
+
+    @Test func wrapsAtSpacesElseBetweenCharactersAndCutsTheLast() {
+        #expect(AppShellModel.wrap("short", size: 10, width: 100, measure: Self.measure) == ["short"])
+        #expect(AppShellModel.wrap("the file is not playable", size: 10, width: 100, measure: Self.measure)
+                == ["the file", "is not", "playable"])
+        #expect(AppShellModel.wrap("上传失败文件不是可以播放的视频", size: 10, width: 50, maxLines: 2, measure: Self.measure)
+                == ["上传失败文", "件不是可以播放的视频"])
+    }
+}
