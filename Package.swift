@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelSDLTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelAccountClient", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelAccountClient", "ReelOrigin", "ReelTestSupport"]
         ),
         // A player under stress in a process of its own (its threads and memory are counted),
         // run by ReelStressTests.

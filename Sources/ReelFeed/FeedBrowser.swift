@@ -94,8 +94,13 @@ public final class FeedBrowser: Sendable {
 
     /// Reads tab `index`'s feed again from its first page (new items — an upload — show):
     /// its old feed is closed; the new one starts now when the tab is selected, else when
-    /// it is next selected.
+    /// it is next selected. A browser whose ``start(initial:)`` failed starts.
     public func reload(_ index: Int) async throws {
+        // Never started (its categories were refused): start now.
+        if state.withTrackedLock({ $0.categories.isEmpty }) {
+            try await start(initial: index)
+            return
+        }
         let (old, selected): (FeedSession?, Bool) = state.withTrackedLock { s in
             guard s.categories.indices.contains(index) else { return (nil, false) }
             return (s.sessions.removeValue(forKey: index), s.selected == index)

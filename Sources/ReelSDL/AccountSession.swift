@@ -37,6 +37,7 @@ public final class AccountSession: Sendable {
         var events: [Event] = []
         var wake: (@Sendable () -> Void)?
         var tasks = 0
+        var onTokenChange: (@Sendable (String?) -> Void)?
     }
     private let state: Mutex<State>
 
@@ -59,6 +60,12 @@ public final class AccountSession: Sendable {
     public var token: String? { state.withTrackedLock { $0.client.token } }
     /// Requests still running.
     public var pending: Int { state.withTrackedLock { $0.tasks } }
+
+    /// Called (on any thread) with the new token when the user signs in or out, or a 401
+    /// drops it: the feed's loader sends it from then on.
+    public func setTokenObserver(_ observer: @escaping @Sendable (String?) -> Void) {
+        state.withTrackedLock { $0.onTokenChange = observer }
+    }
 
     /// Called (on any thread) when an event is queued.
     public func setWaker(_ wake: @escaping @Sendable () -> Void) { state.withTrackedLock { $0.wake = wake } }
@@ -108,10 +115,12 @@ public final class AccountSession: Sendable {
     }
 
     private func forgetToken() {
-        state.withTrackedLock { s in
+        let observer = state.withTrackedLock { s in
             s.client = s.client.withToken(nil)
             s.signedInName = nil
+            return s.onTokenChange
         }
+        observer?(nil)
         _ = try? store?.remove(for: server)
     }
 
@@ -155,10 +164,12 @@ public final class AccountSession: Sendable {
     }
 
     private func signedIn(_ session: LoginResponse) {
-        state.withTrackedLock { s in
+        let observer = state.withTrackedLock { s in
             s.client = s.client.withToken(session.token)
             s.signedInName = session.user.name
+            return s.onTokenChange
         }
+        observer?(session.token)
         do {
             try store?.store(TokenStore.Entry(token: session.token, expiresAt: session.expiresAt, name: session.user.name), for: server)
         } catch {

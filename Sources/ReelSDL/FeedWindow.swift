@@ -458,7 +458,19 @@ public final class FeedWindow {
         if events.takeSignInRequest() { accounts.feedUnauthorized() }
         for event in accounts.drain() {
             switch event {
-            case .signedIn(let user): commands += shell.signInFinished(.success(user))
+            case .signedIn(let user):
+                commands += shell.signInFinished(.success(user))
+                // The feed answered 401 before: read it again, now with the token.
+                if events.clearNeedsSignIn() {
+                    let browser = self.browser, index = browser.selectedIndex
+                    let done = reloadsDone, wake = host.makeWaker()
+                    reloading += 1
+                    Task {
+                        try? await browser.reload(index)
+                        done.increment()
+                        wake()
+                    }
+                }
             case .signInFailed(let message): commands += shell.signInFinished(.failure(UploadRefusal(message)))
             case .profile(let user):
                 shell.profile = user
@@ -524,6 +536,12 @@ public final class FeedWindow {
     /// Items uploaded from this window (newest last).
     public private(set) var uploaded: [UploadedItem] = []
 
+    /// The feed could not be read without signing in (its categories answered 401 before
+    /// the window opened): the sign-in form shows, and signing in reads the feed.
+    public func feedNeedsSignIn() {
+        events.record(.authorizationRequired)
+    }
+
     /// Drives the shell directly (tests and scripted demos): a tab, as a click on it would.
     public func select(_ tab: AppTab) {
         guard var shell else { return }
@@ -547,6 +565,13 @@ private final class EventBox: Sendable {
     private let signInRequests = Mutex(0)
     /// The feed API answered 401 or 403.
     var needsSignIn: Bool { signIn.withTrackedLock { $0 } }
+    /// Forgets that the feed needed sign-in; whether it did.
+    func clearNeedsSignIn() -> Bool {
+        signIn.withTrackedLock { flag in
+            defer { flag = false }
+            return flag
+        }
+    }
     /// Whether a 401/403 came since the last call.
     func takeSignInRequest() -> Bool {
         signInRequests.withTrackedLock { count in

@@ -5,6 +5,7 @@ import ReelCore
 import ReelFeed
 import ReelLoading
 import ReelMedia
+import ReelOrigin
 import ReelTestSupport
 @testable import ReelSDL
 
@@ -324,6 +325,60 @@ extension XvfbWindowSuites {
             try f.waitUntil("signed in") { f.shell.signedInName == "bea" }
             #expect(f.shell.navigation.place == .profile)
             try f.waitUntil("the profile again") { f.shell.profile?.name == "bea" }
+        }
+
+        /// A feed API that answers 401 without a valid token (a proxy in front of `reel serve`
+        /// that checks the token with it): the window opens on the sign-in form, and signing in
+        /// reads the feed with the new token and shows it.
+        @Test func aFeedThatNeedsSignInOpensOnTheFormAndPlaysAfterSigningIn() throws {
+            let served = try Served.start()
+            let client = AccountClient(server: served.url, timeout: .seconds(120))
+            try WindowThread.blocking {
+                _ = try await client.register(RegisterRequest(name: "cyd", email: "cyd@example.org", password: "difference-engine"))
+            }
+            let upstream = served.url.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            let forward = HTTPLoader()
+            let gate = OriginRoute(pathPrefix: "/api", methods: ["GET"]) { request in
+                let token = request.header("Authorization").map { String($0.dropFirst("Bearer ".count)) }
+                guard let token, (try? await client.withToken(token).me()) != nil else {
+                    return OriginResponse(status: 401, headers: [(name: "WWW-Authenticate", value: "Bearer")],
+                                          body: Data(#"{"error":"token_missing","message":"sign in"}"#.utf8))
+                }
+                let url = URL(string: upstream + request.path + (request.query.map { "?" + $0 } ?? ""))!
+                return OriginResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")], body: try await forward.data(url))
+            }
+            let proxy = OriginServer(configuration: .init(root: served.root.appendingPathComponent("served"), routes: [gate]))
+            let port = LockedValue(0)
+            try WindowThread.blocking { port.set(try await proxy.start()) }
+            defer { try? WindowThread.blocking { await proxy.stop(); await forward.shutdown() } }
+
+            // The feed's loader sends whatever token the account session holds.
+            let bearer = LockedValue<String?>(nil)
+            var configuration = HTTPLoader.Configuration()
+            configuration.bearerTokenProvider = { bearer.value }
+            let http = HTTPLoader(configuration: configuration)
+            let source = HTTPFeedSource(baseURL: URL(string: "http://127.0.0.1:\(port.value)/api/")!, loader: http)
+            let browser = FeedBrowser(source: source) { FeedSession(source: source, category: $0, loader: http) }
+            let refused = LockedValue(false)
+            try WindowThread.blocking {
+                do { try await browser.start() } catch FeedError.authorizationRequired { refused.set(true) }
+            }
+            #expect(refused.value)
+            let accounts = AccountSession(server: served.url, store: served.store, loader: http, timeout: .seconds(120))
+            accounts.setTokenObserver { bearer.set($0) }
+            let window = try FeedWindow(browser: browser, search: nil, loader: http, makeResultsSession: nil,
+                                        options: .init(renderer: .gl, allowFallback: true, width: 360, height: 720), accounts: accounts)
+            window.feedNeedsSignIn()
+            SDLEventInjector.parkPointer()
+            let f = Fixture(served: served, window: window, browser: browser, accounts: accounts, http: http)
+            try f.waitUntil("the sign-in form") { f.shell.navigation.authPage == .signIn }
+            #expect(f.shell.notice?.contains("feed") == true, "\(f.shell.notice ?? "")")
+            f.shot("8-feed-needs-sign-in")
+            f.signIn("cyd", "difference-engine")
+            try f.waitUntil("signed in") { f.shell.signedInName == "cyd" }
+            #expect(f.shell.showsFeed)
+            try f.waitForColour(Self.red)
+            #expect(browser.currentSession?.items.first?.title == "1 红色")
         }
     }
 }
