@@ -55,6 +55,25 @@ public enum SDLEventInjector {
         flush()
     }
 
+    /// An IME's uncommitted composition (`SDL_TEXTEDITING`, at most 31 bytes of UTF-8).
+    public static func composition(_ string: String) {
+        var event = SDL_Event()
+        event.edit.type = SDL_TEXTEDITING.rawValue
+        event.edit.windowID = focusedWindowID
+        var bytes: [UInt8] = []
+        for character in string {
+            let utf8 = Array(String(character).utf8)
+            if bytes.count + utf8.count > 31 { break }
+            bytes += utf8
+        }
+        withUnsafeMutableBytes(of: &event.edit.text) { raw in
+            for (i, byte) in bytes.enumerated() { raw[i] = byte }
+            raw[bytes.count] = 0
+        }
+        event.edit.length = Int32(string.count)
+        SDL_PushEvent(&event)
+    }
+
     /// Moves the display's real pointer to its top-left corner, away from a centred window.
     /// A window that opens under the pointer gets the pointer's real position as a motion
     /// event, which would land between synthetic ones and move a scrub or a drag.

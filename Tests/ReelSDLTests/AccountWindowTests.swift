@@ -321,7 +321,19 @@ extension XvfbWindowSuites {
             try f.waitUntil("the sign-in form") { f.shell.navigation.authPage == .signIn }
             #expect(f.shell.notice?.contains("signed out") == true, "\(f.shell.notice ?? "")")
             #expect(try served.store.entry(for: served.url) == nil)
-            f.signIn("bea", "lovelace-1843")
+            // Text input is on for the focused field; an IME's composition shows after the
+            // text until it is committed.
+            f.click(f.shell.fieldRect(0))
+            f.type("b")
+            SDLEventInjector.composition("ea")
+            f.window.pump()
+            #expect(f.shell.authForm.display(.name) == "bea")
+            #expect(f.shell.authForm.text(.name) == "b")
+            f.type("ea")
+            #expect(f.shell.authForm.text(.name) == "bea")
+            f.key(.tab)
+            f.type("lovelace-1843")
+            f.key(.enter)
             try f.waitUntil("signed in") { f.shell.signedInName == "bea" }
             #expect(f.shell.navigation.place == .profile)
             try f.waitUntil("the profile again") { f.shell.profile?.name == "bea" }
