@@ -117,7 +117,7 @@ let package = Package(
         // symlink Sources/ReelSDL/shaders), an SDL_Renderer fallback, SDL2_ttf text.
         .target(
             name: "ReelSDL",
-            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "CSDL2"],
+            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelAccountClient", "CSDL2"],
             exclude: ["README.md"],
             resources: [.embedInCode("shaders")]
         ),
@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelSDLTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelAccountClient", "ReelOrigin", "ReelTestSupport"]
         ),
         // A player under stress in a process of its own (its threads and memory are counted),
         // run by ReelStressTests.

@@ -122,20 +122,10 @@ public final class AccountsService: Sendable {
 
     // MARK: - Validation
 
-    static func validName(_ name: String) -> Bool {
-        guard (3...32).contains(name.count), let first = name.unicodeScalars.first,
-              CharacterSet.alphanumerics.contains(first), first.isASCII else { return false }
-        return name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0)) }
-    }
+    // The rules live in ReelAccountClient (`AccountRules`) so clients check the same ones inline.
+    static func validName(_ name: String) -> Bool { AccountRules.validName(name) }
 
-    static func validEmail(_ email: String) -> Bool {
-        guard email.utf8.count <= 254, !email.contains(where: { $0.isWhitespace || $0.isNewline }) else { return false }
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return false }
-        let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
-            && labels.joined().unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "-" }
-    }
+    static func validEmail(_ email: String) -> Bool { AccountRules.validEmail(email) }
 
     static func plainText(_ text: String, field: String, maximum: Int) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -147,11 +137,7 @@ public final class AccountsService: Sendable {
         return trimmed
     }
 
-    static func validCategory(_ category: String) -> Bool {
-        guard (1...40).contains(category.count), category != "avatars" else { return false }
-        return category.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") }
-            && category.first != "-"
-    }
+    static func validCategory(_ category: String) -> Bool { AccountRules.validCategory(category) }
 
     /// The extension an upload is stored with, from the optional client file name. The
     /// name itself is never used on disk; one with a path in it is refused.
@@ -177,8 +163,8 @@ public final class AccountsService: Sendable {
             throw APIFailure.badRequest("invalid_name", "the name must be 3–32 letters, digits, '_', '.' or '-', starting with a letter or digit")
         }
         guard Self.validEmail(email) else { throw APIFailure.badRequest("invalid_email", "'\(email)' is not an e-mail address") }
-        guard request.password.count >= 8 else { throw APIFailure.badRequest("password_too_short", "the password must have at least 8 characters") }
-        guard request.password.utf8.count <= 1024 else { throw APIFailure.badRequest("password_too_long", "the password must be at most 1024 bytes") }
+        guard request.password.count >= AccountRules.minimumPasswordLength else { throw APIFailure.badRequest("password_too_short", "the password must have at least 8 characters") }
+        guard request.password.utf8.count <= AccountRules.maximumPasswordBytes else { throw APIFailure.badRequest("password_too_long", "the password must be at most 1024 bytes") }
         let nickname = try Self.plainText(request.nickname ?? name, field: "nickname", maximum: 40)
         let hash = try await hasher.hash(request.password)
         switch try await store.insertUser(name: name, email: email, passwordHash: hash, nickname: nickname.isEmpty ? name : nickname, now: configuration.now()) {
@@ -309,7 +295,8 @@ public final class AccountsService: Sendable {
         do {
             info = try await MediaProbe.probe(file, loader: FileLoader())
         } catch {
-            throw refuse("\(error)")
+            // FFmpeg's reason names the file: the server's own path is nobody's business.
+            throw refuse("\(error)".replacingOccurrences(of: file.path, with: "the upload"))
         }
         guard info.videoStream != nil else { throw refuse("it has no video stream") }
         let frames: Int

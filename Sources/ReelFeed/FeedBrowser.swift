@@ -92,6 +92,28 @@ public final class FeedBrowser: Sendable {
         if state.withTrackedLock({ $0.selected != index }) { session.setActive(false) }
     }
 
+    /// Reads tab `index`'s feed again from its first page (new items — an upload — show):
+    /// its old feed is closed; the new one starts now when the tab is selected, else when
+    /// it is next selected. A browser whose ``start(initial:)`` failed starts.
+    public func reload(_ index: Int) async throws {
+        // Never started (its categories were refused): start now.
+        if state.withTrackedLock({ $0.categories.isEmpty }) {
+            try await start(initial: index)
+            return
+        }
+        let (old, selected): (FeedSession?, Bool) = state.withTrackedLock { s in
+            guard s.categories.indices.contains(index) else { return (nil, false) }
+            return (s.sessions.removeValue(forKey: index), s.selected == index)
+        }
+        await old?.shutdown()
+        if selected { try await open(index) }
+    }
+
+    /// The index of the tab whose category id is `id`.
+    public func index(ofCategory id: String) -> Int? {
+        state.withTrackedLock { $0.categories.firstIndex { $0.id == id } }
+    }
+
     /// Closes every feed, blocking until their players are released (from a thread of
     /// your own; async code awaits ``shutdown()``).
     public func close() {

@@ -42,7 +42,8 @@ public enum FeedAPIFormat {
         }))
     }
 
-    static func decodeItems(_ data: Data, relativeTo base: URL) throws -> [FeedItem] {
+    /// The items of a page answer; relative URLs resolve against `base` (the request's URL).
+    public static func decodeItems(_ data: Data, relativeTo base: URL) throws -> [FeedItem] {
         let list: ItemList
         do {
             list = try JSONDecoder().decode(ItemList.self, from: data)

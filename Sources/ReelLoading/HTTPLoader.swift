@@ -55,6 +55,9 @@ public final class HTTPLoader: ResourceLoader, Sendable {
         public var maxRedirects: Int
         /// Sent as `Authorization: Bearer …` (not to other hosts after a redirect).
         public var bearerToken: String?
+        /// When set, asked for the token at each request instead of ``bearerToken`` (an app
+        /// that signs in or out while the loader lives); nil from it sends none.
+        public var bearerTokenProvider: (@Sendable () -> String?)?
         /// Extra request headers, sent with every request.
         public var headers: [(name: String, value: String)]
         /// The `User-Agent` header.
@@ -438,7 +441,8 @@ private final class HTTPRead: Sendable {
         for header in configuration.headers {
             request.headers.replaceOrAdd(name: header.name, value: header.value)
         }
-        if let token = configuration.bearerToken, Self.sameOrigin(url, progress.currentURL) {
+        let token = configuration.bearerTokenProvider.map { $0() } ?? configuration.bearerToken
+        if let token, Self.sameOrigin(url, progress.currentURL) {
             request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token)")
         }
         let first = progress.position

@@ -84,6 +84,8 @@ public struct FeedViewModel: Sendable {
     public private(set) var resultsScroll: Double = 0
     /// While search results play: what was searched (the tab bar shows it with a back arrow).
     public var resultsTitle: String?
+    /// What the tab bar says while results play (default: ‹ 搜索 “resultsTitle”).
+    public var resultsLabel: String?
     /// A notice over the feed, under the tabs (the feed API answered 401/403: it needs sign-in).
     public var notice: String?
 
@@ -474,7 +476,7 @@ public struct FeedViewModel: Sendable {
         let s = scale
         var list: [DrawCommand] = [.fill(UIRect(x: 0, y: 0, width: width, height: tabBarHeight), UIColor.black.withAlpha(0.25), radius: 0)]
         if let resultsTitle {
-            list.append(.text("‹ 搜索 “\(resultsTitle)”", point: (14 * s, tabBarHeight / 2), size: 16 * s, color: .white,
+            list.append(.text(resultsLabel ?? "‹ 搜索 “\(resultsTitle)”", point: (14 * s, tabBarHeight / 2), size: 16 * s, color: .white,
                               anchor: .centerLeft, maxWidth: searchButton.x - 20 * s))
             list.append(.text("搜索", point: (searchButton.midX, searchButton.midY), size: 15 * s, color: .white, anchor: .center, maxWidth: nil))
             return list

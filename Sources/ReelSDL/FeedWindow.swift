@@ -1,4 +1,5 @@
 import Foundation
+import ReelAccountClient
 import ReelCore
 import ReelFeed
 import ReelMedia
@@ -42,6 +43,14 @@ public final class FeedWindow {
     private var lastResultsVersion = ""
     private var firstFrames: [String] = []
     private let events = EventBox()
+    /// The account side (tab bar, sign-in, profile, upload), when the feed comes from a
+    /// `reel serve` with accounts.
+    public let accounts: AccountSession?
+    public private(set) var shell: AppShellModel?
+    /// The focused field's rect SDL text input was started with (nil: stopped by the shell).
+    private var textInputRect: UIRect?
+    /// The user whose videos play in `resultsSession` (my videos), else nil.
+    private var playingMyVideos = false
 
     /// - Parameters:
     ///   - browser: started (its first tab's feed open).
@@ -49,8 +58,10 @@ public final class FeedWindow {
     ///   - makeResultsSession: makes the feed a chosen search result plays in.
     public init(browser: FeedBrowser, search: SearchModel?, loader: any ResourceLoader,
                 makeResultsSession: (@Sendable (any FeedSource) -> FeedSession)?,
-                options: Options = Options(), uiClock: any EngineClock = HostClock.shared) throws {
+                options: Options = Options(), uiClock: any EngineClock = HostClock.shared,
+                accounts: AccountSession? = nil) throws {
         self.browser = browser
+        self.accounts = accounts
         self.search = search
         self.uiClock = uiClock
         self.makeResultsSession = makeResultsSession
@@ -59,7 +70,14 @@ public final class FeedWindow {
         let wake = host.makeWaker()
         covers = CoverCache(loader: loader, wake: wake)
         let size = host.renderer.drawableSize
-        model = FeedViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y)
+        if let accounts {
+            let shell = AppShellModel(width: size.width, height: size.height, scale: host.pixelScale.y, signedInName: accounts.signedInName)
+            self.shell = shell
+            accounts.setWaker(wake)
+            model = FeedViewModel(drawableWidth: size.width, drawableHeight: Int(shell.contentHeight), scale: host.pixelScale.y)
+        } else {
+            model = FeedViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y)
+        }
         model.showsHUD = options.showsHUD
         let titles = browser.categories.map(\.title)
         let widths = titles.map { Double(host.text.width(of: $0.isEmpty ? "推荐" : $0, size: Int(17 * model.scale))) + 28 * model.scale }
@@ -118,17 +136,26 @@ public final class FeedWindow {
     private func refresh() {
         let now = uiClock.now
         let size = host.renderer.drawableSize
-        model.resize(width: size.width, height: size.height, scale: host.pixelScale.y, now: now)
+        if var shell {
+            shell.resize(width: size.width, height: size.height, scale: host.pixelScale.y)
+            self.shell = shell
+            model.resize(width: size.width, height: Int(shell.contentHeight), scale: host.pixelScale.y, now: now)
+            refreshAccounts()
+        } else {
+            model.resize(width: size.width, height: size.height, scale: host.pixelScale.y, now: now)
+        }
         guard let session else { return }
         let items = session.items
         if shownSession != ObjectIdentifier(session) {
             shownSession = ObjectIdentifier(session)
             model.showFeed(count: items.count, index: session.currentIndex, now: now)
+            // A feed read again while an account page is up stays paused until it shows.
+            if let shell, !shell.showsFeed { session.setActive(false) }
         }
         model.setItemCount(items.count, now: now)
         let index = model.currentIndex
         model.setCurrentItem(index < items.count ? items[index] : nil, failed: session.failure(at: index) != nil, now: now)
-        model.notice = events.needsSignIn ? FeedViewModel.signInNotice : nil
+        model.notice = events.needsSignIn && shell == nil ? FeedViewModel.signInNotice : nil
         if let player = session.player(at: index) {
             let frame = session.frame(at: index)
             model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
@@ -180,11 +207,17 @@ public final class FeedWindow {
     @discardableResult
     private func render(capture: Bool) -> RGBImage? {
         let now = uiClock.now
-        let list: [DrawCommand]
-        if let session {
-            list = model.drawList(now: now) { self.content(session, $0) }
-        } else {
-            list = model.drawList(now: now) { _ in .init(source: nil, item: nil) }
+        var list: [DrawCommand] = []
+        if shell?.showsFeed ?? true {
+            if let session {
+                list = model.drawList(now: now) { self.content(session, $0) }
+            } else {
+                list = model.drawList(now: now) { _ in .init(source: nil, item: nil) }
+            }
+        }
+        if let shell {
+            let text = host.text
+            list += shell.drawList { string, size in Double(text.width(of: string, size: Int(size))) }
         }
         host.renderer.draw(list)
         let image = capture ? host.renderer.readPixels() : nil
@@ -207,6 +240,7 @@ public final class FeedWindow {
     // MARK: Input
 
     private func handle(_ input: HostInput) {
+        if shell != nil, handleShell(input) { return }
         let now = uiClock.now
         let mapped: FeedViewModel.Input?
         switch input {
@@ -220,6 +254,7 @@ public final class FeedWindow {
         case .keyUp(let code): mapped = .keyUp(Self.key(code))
         case .textInput(let text): mapped = .text(text)
         case .textEditing(let text): mapped = .composition(text)
+        case .drop: mapped = nil
         }
         if let mapped { perform(model.handle(mapped, now: now)) }
     }
@@ -275,7 +310,13 @@ public final class FeedWindow {
                 model.resultsTitle = search.query
                 Task { try? await results.start(at: index) }
             case .closeResults:
-                closeResults()
+                if playingMyVideos, var shell {
+                    let commands = shell.closeMyVideos()
+                    self.shell = shell
+                    performShell(commands)
+                } else {
+                    closeResults()
+                }
             }
         }
     }
@@ -296,31 +337,253 @@ public final class FeedWindow {
             }
         case .setFullscreen(let on): host.setFullscreen(on)
         case .quit:
-            // Escape from search results goes back to the tabs.
-            if resultsSession != nil { closeResults() } else { running = false }
+            // Escape from search results goes back to the tabs; from my videos to the profile.
+            if playingMyVideos, var shell {
+                let commands = shell.closeMyVideos()
+                self.shell = shell
+                performShell(commands)
+            } else if resultsSession != nil {
+                closeResults()
+            } else {
+                running = false
+            }
         }
     }
 
-    private func closeResults() {
+    private func closeResults(resumeFeed: Bool = true) {
         guard let results = resultsSession else { return }
         results.close()
         resultsSession = nil
         shownSession = nil
         model.resultsTitle = nil
-        browser.currentSession?.setActive(true)
+        model.resultsLabel = nil
+        playingMyVideos = false
+        if resumeFeed { browser.currentSession?.setActive(true) }
     }
+
+    // MARK: The account side
+
+    /// Input for the tab bar and the account pages; false when it belongs to the feed.
+    private func handleShell(_ input: HostInput) -> Bool {
+        guard var shell else { return false }
+        let mapped: AppShellModel.Input?
+        let onFeed = shell.showsFeed
+        switch input {
+        case .pointerDown(let x, let y, _):
+            mapped = onFeed && y < shell.contentHeight ? nil : .pointerDown(x: x, y: y)
+        case .pointerUp(let x, let y):
+            mapped = onFeed && !tabBarPressed ? nil : .pointerUp(x: x, y: y)
+        case .pointerMove:
+            return !onFeed || tabBarPressed
+        case .wheel(let dy): mapped = onFeed ? nil : .wheel(dy: dy)
+        case .keyDown(let code, _):
+            let key = Self.shellKey(code)
+            if [.f1, .f2, .f3].contains(key) || !onFeed { mapped = .keyDown(key, shift: false) } else { mapped = nil }
+        case .keyUp: return !onFeed
+        case .textInput(let text): mapped = onFeed ? nil : .text(text)
+        case .textEditing(let text): mapped = onFeed ? nil : .composition(text)
+        case .drop(let path): mapped = .drop(path: path)
+        case .quit, .wake, .resized, .pointerLeave: return false
+        }
+        guard let mapped else { return false }
+        if case .pointerDown = mapped { tabBarPressed = onFeed }
+        if case .pointerUp = mapped { tabBarPressed = false }
+        let commands = shell.handle(mapped)
+        self.shell = shell
+        performShell(commands)
+        return true
+    }
+    /// A press that began on the tab bar while the feed shows (its release is the shell's).
+    private var tabBarPressed = false
+
+    static func shellKey(_ code: Int32) -> AppShellModel.Key {
+        switch code {
+        case SDLEventInjector.keycode(.tab): .tab
+        case SDLEventInjector.keycode(.enter): .enter
+        case SDLEventInjector.keycode(.backspace): .backspace
+        case SDLEventInjector.keycode(.escape): .escape
+        case SDLEventInjector.keycode(.up): .up
+        case SDLEventInjector.keycode(.down): .down
+        case SDLEventInjector.keycode(.f1): .f1
+        case SDLEventInjector.keycode(.f2): .f2
+        case SDLEventInjector.keycode(.f3): .f3
+        default: .other
+        }
+    }
+
+    private func performShell(_ commands: [AppShellModel.Command]) {
+        guard let accounts else { return }
+        for command in commands {
+            switch command {
+            case .signIn(let name, let password): accounts.signIn(name: name, password: password)
+            case .signUp(let name, let email, let password): accounts.signUp(name: name, email: email, password: password)
+            case .signOut: accounts.signOut()
+            case .loadProfile: accounts.loadProfile()
+            case .saveProfile(let nickname, let bio): accounts.saveProfile(nickname: nickname, bio: bio)
+            case .upload(let path, let title, let category): accounts.upload(path: path, title: title, category: category)
+            case .feedVisible(let visible):
+                if visible {
+                    session?.setActive(true)
+                } else {
+                    session?.setActive(false)
+                }
+            case .playMyVideos(let index):
+                guard let make = makeResultsSession, let user = shell?.profile else { break }
+                browser.currentSession?.setActive(false)
+                closeResults(resumeFeed: false)
+                let results = make(accounts.itemsSource(of: user.id))
+                let wake = host.makeWaker()
+                let events = self.events
+                results.onFrame = { _ in wake() }
+                results.addObserver { event in events.record(event); wake() }
+                resultsSession = results
+                playingMyVideos = true
+                shownSession = nil
+                model.resultsTitle = "我的作品"
+                model.resultsLabel = "‹ 我的作品 My videos"
+                Task { try? await results.start(at: index) }
+            case .closeMyVideos:
+                closeResults(resumeFeed: false)
+            case .quit:
+                running = false
+            }
+        }
+    }
+
+    /// Takes the account requests' outcomes and the feed's 401s into the shell; keeps SDL
+    /// text input on while a text field is on screen.
+    private func refreshAccounts() {
+        guard var shell, let accounts else { return }
+        var commands: [AppShellModel.Command] = []
+        if events.takeSignInRequest() { accounts.feedUnauthorized() }
+        for event in accounts.drain() {
+            switch event {
+            case .signedIn(let user):
+                commands += shell.signInFinished(.success(user))
+                // The feed answered 401 before: read it again, now with the token.
+                if events.clearNeedsSignIn() {
+                    let browser = self.browser, index = browser.selectedIndex
+                    let done = reloadsDone, wake = host.makeWaker()
+                    reloading += 1
+                    Task {
+                        try? await browser.reload(index)
+                        done.increment()
+                        wake()
+                    }
+                }
+            case .signInFailed(let message): commands += shell.signInFinished(.failure(UploadRefusal(message)))
+            case .profile(let user):
+                shell.profile = user
+                shell.profileStatus = ""
+                if let path = user.avatarURL, let url = URL(string: path, relativeTo: accounts.server)?.absoluteURL {
+                    covers.request(url, maxWidth: 144, maxHeight: 144)
+                }
+            case .profileFailed(let message): shell.profileStatus = message
+            case .myVideos(let items):
+                shell.tiles = items.map { AppShellModel.Tile(item: $0, thumbnail: nil) }
+            case .profileSaved(let result): shell.profileSaved(result)
+            case .signedOut:
+                if playingMyVideos { closeResults(resumeFeed: false) }
+                commands += shell.signedOut()
+            case .uploadProgress(let sent, let total): shell.uploadProgress(sent: sent, total: total)
+            case .uploaded(let result):
+                shell.uploadFinished(result)
+                if case .success(let item) = result {
+                    uploaded.append(item)
+                    // The category's feed is read again so the new item is in it.
+                    if let index = browser.index(ofCategory: item.category) {
+                        let browser = self.browser
+                        let done = reloadsDone
+                        let wake = host.makeWaker()
+                        reloading += 1
+                        Task {
+                            try? await browser.reload(index)
+                            done.increment()
+                            wake()
+                        }
+                    }
+                }
+            case .unauthorized(let reason):
+                commands += shell.unauthorized(reason: reason)
+            }
+        }
+        // Thumbnails and the avatar, decoded in the background.
+        if let path = shell.profile?.avatarURL, let url = URL(string: path, relativeTo: accounts.server)?.absoluteURL {
+            shell.avatar = covers.image(url)
+        }
+        for i in shell.tiles.indices where shell.tiles[i].thumbnail == nil {
+            guard let url = shell.tiles[i].item.coverURL ?? shell.tiles[i].item.videoURL else { continue }
+            covers.request(url, maxWidth: 240, maxHeight: 428)
+            shell.tiles[i].thumbnail = covers.image(url)
+        }
+        self.shell = shell
+        performShell(commands)
+        // Text input follows the focused field.
+        let wanted = self.shell?.showsFeed == true ? nil : self.shell?.textInputRect
+        if wanted != textInputRect {
+            if let wanted { host.startTextInput(rect: wanted) } else if !model.isSearching { host.stopTextInput() }
+            textInputRect = wanted
+        }
+    }
+
+    /// Category feeds being read again after an upload (counted on the window's thread
+    /// through the waker's events).
+    private var reloading = 0
+    private let reloadsDone = Counter()
+    /// Whether a category is being read again after an upload.
+    public var isReloading: Bool { reloading > reloadsDone.value }
+
+    /// Items uploaded from this window (newest last).
+    public private(set) var uploaded: [UploadedItem] = []
+
+    /// The feed could not be read without signing in (its categories answered 401 before
+    /// the window opened): the sign-in form shows, and signing in reads the feed.
+    public func feedNeedsSignIn() {
+        events.record(.authorizationRequired)
+    }
+
+    /// Drives the shell directly (tests and scripted demos): a tab, as a click on it would.
+    public func select(_ tab: AppTab) {
+        guard var shell else { return }
+        let commands = shell.select(tab)
+        self.shell = shell
+        performShell(commands)
+    }
+}
+
+/// A count any thread adds to.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withTrackedLock { $0 += 1 } }
+    var value: Int { count.withTrackedLock { $0 } }
 }
 
 /// First-frame events for the HUD.
 private final class EventBox: Sendable {
     private let last = Mutex<String?>(nil)
     private let signIn = Mutex(false)
+    private let signInRequests = Mutex(0)
     /// The feed API answered 401 or 403.
     var needsSignIn: Bool { signIn.withTrackedLock { $0 } }
+    /// Forgets that the feed needed sign-in; whether it did.
+    func clearNeedsSignIn() -> Bool {
+        signIn.withTrackedLock { flag in
+            defer { flag = false }
+            return flag
+        }
+    }
+    /// Whether a 401/403 came since the last call.
+    func takeSignInRequest() -> Bool {
+        signInRequests.withTrackedLock { count in
+            defer { count = 0 }
+            return count > 0
+        }
+    }
     func record(_ event: FeedEvent) {
         switch event {
         case .authorizationRequired:
             signIn.withTrackedLock { $0 = true }
+            signInRequests.withTrackedLock { $0 += 1 }
         case .firstFrame(let index, let ms, let stage):
             last.withTrackedLock { $0 = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
         case .failed(let index, _):

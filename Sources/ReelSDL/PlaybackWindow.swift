@@ -186,7 +186,7 @@ public final class PlaybackWindow {
         let now = uiClock.now
         switch input {
         case .quit: running = false
-        case .wake, .resized, .textInput, .textEditing, .wheel: break
+        case .wake, .resized, .textInput, .textEditing, .wheel, .drop: break
         case .pointerDown(let x, let y, _): perform(modelValue.handle(.pointerDown(x: x, y: y), now: now))
         case .pointerMove(let x, let y, _): perform(modelValue.handle(.pointerMove(x: x, y: y), now: now))
         case .pointerUp(let x, let y): perform(modelValue.handle(.pointerUp(x: x, y: y), now: now))

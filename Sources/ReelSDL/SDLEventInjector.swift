@@ -5,7 +5,7 @@ internal import CSDL2
 /// Positions are in window coordinates (points).
 public enum SDLEventInjector {
     public enum Key: Sendable {
-        case space, f, m, h, escape, q, left, right, up, down, j, k, slash, enter, backspace
+        case space, f, m, h, escape, q, left, right, up, down, j, k, slash, enter, backspace, tab, f1, f2, f3
     }
 
     public static func mouseDown(x: Int, y: Int, clicks: Int = 1) { mouseButton(SDL_MOUSEBUTTONDOWN, x: x, y: y, clicks: clicks) }
@@ -55,11 +55,39 @@ public enum SDLEventInjector {
         flush()
     }
 
+    /// An IME's uncommitted composition (`SDL_TEXTEDITING`, at most 31 bytes of UTF-8).
+    public static func composition(_ string: String) {
+        var event = SDL_Event()
+        event.edit.type = SDL_TEXTEDITING.rawValue
+        event.edit.windowID = focusedWindowID
+        var bytes: [UInt8] = []
+        for character in string {
+            let utf8 = Array(String(character).utf8)
+            if bytes.count + utf8.count > 31 { break }
+            bytes += utf8
+        }
+        withUnsafeMutableBytes(of: &event.edit.text) { raw in
+            for (i, byte) in bytes.enumerated() { raw[i] = byte }
+            raw[bytes.count] = 0
+        }
+        event.edit.length = Int32(string.count)
+        SDL_PushEvent(&event)
+    }
+
     /// Moves the display's real pointer to its top-left corner, away from a centred window.
     /// A window that opens under the pointer gets the pointer's real position as a motion
     /// event, which would land between synthetic ones and move a scrub or a drag.
     public static func parkPointer() {
         SDL_WarpMouseGlobal(0, 0)
+    }
+
+    /// A file dropped on the window (`SDL_DROPFILE`; SDL's receiver frees the copy).
+    public static func dropFile(_ path: String) {
+        var event = SDL_Event()
+        event.drop.type = SDL_DROPFILE.rawValue
+        event.drop.windowID = focusedWindowID
+        event.drop.file = SDL_strdup(path)
+        SDL_PushEvent(&event)
     }
 
     public static func quit() {
@@ -111,6 +139,10 @@ public enum SDLEventInjector {
         case .slash: Int32(SDLK_SLASH.rawValue)
         case .enter: Int32(SDLK_RETURN.rawValue)
         case .backspace: Int32(SDLK_BACKSPACE.rawValue)
+        case .tab: Int32(SDLK_TAB.rawValue)
+        case .f1: Int32(SDLK_F1.rawValue)
+        case .f2: Int32(SDLK_F2.rawValue)
+        case .f3: Int32(SDLK_F3.rawValue)
         }
     }
 }

@@ -152,6 +152,8 @@ enum HostInput {
     case keyUp(keycode: Int32)
     case textInput(String)
     case textEditing(String)
+    /// A file dropped on the window (SDL_DROPFILE): its path.
+    case drop(String)
     case resized
     case wake
     case quit
@@ -194,6 +196,10 @@ extension SDLWindowHost {
         case SDL_TEXTEDITING.rawValue:
             var copy = event.edit.text
             return .textEditing(withUnsafeBytes(of: &copy) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) })
+        case SDL_DROPFILE.rawValue:
+            guard let file = event.drop.file else { return nil }
+            defer { SDL_free(file) }
+            return .drop(String(cString: file))
         case SDL_WINDOWEVENT.rawValue:
             switch UInt32(event.window.event) {
             case SDL_WINDOWEVENT_LEAVE.rawValue: return .pointerLeave

@@ -86,7 +86,8 @@ struct DemoCommand: AsyncParsableCommand {
                 // Everything it started stops when the user quits: the front-end, the
                 // loaders and cache, then the origin.
                 let stack = try await FeedStack.open(origin.apiURL.absoluteString + "/", loading: try loadingOptions(), token: nil)
-                try await FeedFrontEnd.run(output, stack: stack, category: nil, options: outputOptions)
+                try await FeedFrontEnd.run(output, stack: stack, category: nil, options: outputOptions,
+                                           accounts: FeedAccounts(server: origin.server.baseURL!, token: nil))
             }
         } catch {
             await origin.server.stop()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelAccountClient
 import ReelCore
 import ReelFeed
 import ReelLoading
@@ -54,10 +55,13 @@ struct FeedCommand: AsyncParsableCommand {
 
     func run() async throws {
         global.apply()
-        let stack = try await FeedStack.open(source, loading: loading, token: token)
+        // A feed API URL is a `reel serve`: its accounts are at the same address, and the
+        // token kept for it (`reel login`, or signing in in the window) is used unless --token.
+        let accounts = FeedAccounts(feedArgument: source, token: token)
+        let stack = try await FeedStack.open(source, loading: loading, token: token ?? accounts?.keptEntry?.token)
         let output = try outputOptions.choose()
         if output != .headless {
-            try await FeedFrontEnd.run(output, stack: stack, category: category, options: outputOptions)
+            try await FeedFrontEnd.run(output, stack: stack, category: category, options: outputOptions, accounts: accounts)
             return
         }
         let writer: TraceWriter
@@ -327,18 +331,20 @@ func printLine(_ line: String) {
 
 /// Shows a feed in the window or the terminal until the user quits; shuts the stack down.
 enum FeedFrontEnd {
-    static func run(_ output: OutputChoice, stack: FeedStack, category: String?, options: OutputOptions) async throws {
+    static func run(_ output: OutputChoice, stack: FeedStack, category: String?, options: OutputOptions,
+                    accounts: FeedAccounts? = nil) async throws {
         switch output {
         case .window:
             let audio = ProcessAudio()
             WindowAudio.makeSink = { audio.makeSink() }
-            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: options.renderer.kind, hud: options.terminal.hud)
+            let outcome = await FeedWindowSession.run(stack: stack, category: category, renderer: options.renderer.kind, hud: options.terminal.hud,
+                                                      accounts: accounts)
             audio.close()
             await stack.shutdown()
             try outcome.throwIfFailed()
         case .terminal:
             let app = TerminalApp(options: options.terminal)
-            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category)
+            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category, accounts: accounts)
             let outcome: SessionOutcome
             do {
                 outcome = try await app.run(content)
@@ -352,4 +358,36 @@ enum FeedFrontEnd {
             await stack.shutdown()
         }
     }
+}
+
+/// The accounts of the `reel serve` a feed comes from: its address (scheme, host, port of
+/// the feed API URL), the token given with --token, and the one kept for it.
+struct FeedAccounts: Sendable {
+    let server: URL
+    let token: String?
+    let store: TokenStore
+
+    /// nil unless `feedArgument` is an http(s) feed API URL (not a manifest).
+    init?(feedArgument: String, token: String?, store: TokenStore = TokenStore(directory: TokenStore.defaultDirectory())) {
+        guard let url = URL(string: feedArgument), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              url.pathExtension.lowercased() != "json", let host = url.host else { return nil }
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = host
+        components.port = url.port
+        guard let server = components.url else { return nil }
+        self.init(server: server, token: token, store: store)
+    }
+
+    init(server: URL, token: String?, store: TokenStore = TokenStore(directory: TokenStore.defaultDirectory())) {
+        self.server = server
+        self.token = token
+        self.store = store
+    }
+
+    /// The token kept for the server, if it has not expired (an unreadable file counts as none).
+    var keptEntry: TokenStore.Entry? { (try? store.entry(for: server)) ?? nil }
+
+    /// Who is signed in: the kept entry's name, "token" for --token, nil when signed out.
+    var signedInName: String? { token != nil ? "--token" : keptEntry?.name }
 }

@@ -4,6 +4,7 @@ import ReelCore
 import ReelFeed
 import ReelLoading
 import ReelMedia
+import Synchronization
 
 /// What a feed front-end (headless, window, terminal, demo, bench) runs on: the feed
 /// source named on the command line, the loader its media is read through (files
@@ -17,9 +18,13 @@ final class FeedStack: @unchecked Sendable {
     let preloader: Preloader?
     let caching: CachingLoader?
     private let http: HTTPLoader
+    private let bearer: LockedToken
+    /// Reads the API's JSON (uncached).
+    var apiLoader: any ResourceLoader { http }
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
-                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader) {
+                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader, bearer: LockedToken) {
+        self.bearer = bearer
         self.source = source
         self.mediaLoader = mediaLoader
         self.coordinator = coordinator
@@ -31,7 +36,11 @@ final class FeedStack: @unchecked Sendable {
     /// Opens the feed `argument` names: a directory of media, a manifest (.json file
     /// or URL), or the base URL of a feed API (`http://host:port/api/`).
     static func open(_ argument: String, loading: LoadingOptions, token: String?) async throws -> FeedStack {
-        let http = HTTPLoader(configuration: .init(bearerToken: token))
+        // The token can change while the feed plays (signing in or out in the window).
+        let bearer = LockedToken(token)
+        var configuration = HTTPLoader.Configuration()
+        configuration.bearerTokenProvider = { bearer.value }
+        let http = HTTPLoader(configuration: configuration)
         let coordinator = PlaybackLoadCoordinator()
         var caching: CachingLoader?
         if !loading.noCache {
@@ -57,8 +66,11 @@ final class FeedStack: @unchecked Sendable {
             throw error
         }
         return FeedStack(source: source, mediaLoader: mediaLoader, coordinator: coordinator, preloader: preloader,
-                         caching: caching, http: http)
+                         caching: caching, http: http, bearer: bearer)
     }
+
+    /// The token the feed API and media requests carry from now on.
+    func setToken(_ token: String?) { bearer.set(token) }
 
     private static func source(for argument: String, http: HTTPLoader) async throws -> any FeedSource {
         if let url = URL(string: argument), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) {
@@ -96,6 +108,14 @@ final class FeedStack: @unchecked Sendable {
         caching?.cache.close()
         await http.shutdown()
     }
+}
+
+/// The bearer token the stack's HTTP loader sends, changed when the user signs in or out.
+final class LockedToken: Sendable {
+    private let token: Mutex<String?>
+    init(_ token: String?) { self.token = Mutex(token) }
+    var value: String? { token.withTrackedLock { $0 } }
+    func set(_ value: String?) { token.withTrackedLock { $0 = value } }
 }
 
 /// Resident memory of this process, from /proc/self/statm (0 when unreadable).

@@ -18,6 +18,10 @@ final class TerminalFeedContent: TerminalContent, Sendable {
     private let browser: FeedBrowser
     private let searchModel: SearchModel
     private let initialCategory: String?
+    /// The `reel serve` the feed comes from, when it is one.
+    private let accounts: FeedAccounts?
+    /// Who is signed in, read once at start (nil: nobody; cleared by a 401).
+    private let signedIn: Mutex<String?>
 
     /// Protected by `state`.
     private struct State {
@@ -27,8 +31,10 @@ final class TerminalFeedContent: TerminalContent, Sendable {
     }
     private let state = Mutex(State())
 
-    init(app: TerminalApp, stack: FeedStack, initialCategory: String?) {
+    init(app: TerminalApp, stack: FeedStack, initialCategory: String?, accounts: FeedAccounts? = nil) {
         self.app = app
+        self.accounts = accounts
+        signedIn = Mutex(accounts?.signedInName)
         self.stack = stack
         let audio = app.audio
         browser = FeedBrowser(source: stack.source) { category in
@@ -55,7 +61,12 @@ final class TerminalFeedContent: TerminalContent, Sendable {
     var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
         let session = self.session
         let item = session?.currentItem
-        let position = session.map { s in "\(s.currentIndex + 1)/\(s.items.count)\(s.hasMore ? "+" : "")" }
+        var position = session.map { s in "\(s.currentIndex + 1)/\(s.items.count)\(s.hasMore ? "+" : "")" }
+        if accounts != nil {
+            // Who is signed in to the feed's server, beside the position.
+            let who = signedIn.withTrackedLock { $0 }.map { $0 == "--token" ? "signed in (--token)" : "@\($0)" } ?? "not signed in"
+            position = [position, who].compactMap { $0 }.joined(separator: "  ")
+        }
         var title = item?.title ?? ""
         if let session, let failure = session.failure(at: session.currentIndex) {
             title = "✕ cannot play \(title.isEmpty ? "this item" : "“\(title)”"): \(failure)"
@@ -78,7 +89,12 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             }
             initial = index
         }
-        try await browser.start(initial: initial)
+        do {
+            try await browser.start(initial: initial)
+        } catch FeedError.authorizationRequired {
+            // Before anything is on screen: the one-line answer says how to sign in.
+            throw CommandFailure.media(signInNotice)
+        }
         showCurrent()
     }
 
@@ -101,7 +117,9 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             case .noMoreData, .itemsChanged:
                 self.renderer?.setNeedsChrome()
             case .authorizationRequired:
-                self.app.show(notice: "the feed needs sign-in (use --token)")
+                self.signedIn.withTrackedLock { $0 = nil }
+                self.app.show(notice: self.signInNotice)
+                self.renderer?.setNeedsChrome()
             default: break
             }
         }
@@ -120,6 +138,12 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             renderer.presentPicture(picture)
         }
         renderer.setNeedsChrome()
+    }
+
+    /// What a 401 from the feed says: how to sign in to this server.
+    var signInNotice: String {
+        guard let accounts else { return "the feed needs sign-in (use --token)" }
+        return "the feed needs sign-in: run `reel login \(accounts.server.absoluteString)` (or pass --token), then open the feed again"
     }
 
     func swipe(forward: Bool) {

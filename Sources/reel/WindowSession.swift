@@ -103,16 +103,22 @@ private final class Watch: Sendable {
 /// `reel feed SOURCE --window`: the category browser and search over the stack, shown in
 /// a ``FeedWindow`` whose loop runs on a thread of its own.
 enum FeedWindowSession {
-    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool) async -> SessionOutcome {
+    static func run(stack: FeedStack, category: String?, renderer: RendererKind, hud: Bool,
+                    accounts: FeedAccounts? = nil) async -> SessionOutcome {
         let audio = WindowAudio.makeSink
         let configuration = FeedSession.Configuration(wrapsAround: true)
         let browser = FeedBrowser(source: stack.source) { category in
             stack.makeSession(category: category, configuration: configuration, audioSink: audio)
         }
+        let refused: Bool
         do {
             let categories = try await stack.source.categories()
             let initial = category.flatMap { id in categories.firstIndex { $0.id == id } } ?? 0
             try await browser.start(initial: initial)
+            refused = false
+        } catch FeedError.authorizationRequired where accounts != nil {
+            // The window opens on the sign-in form; signing in reads the feed.
+            refused = true
         } catch {
             browser.close()
             return .failed(describe(error))
@@ -124,9 +130,15 @@ enum FeedWindowSession {
         }
         let outcome: SessionOutcome = await onThread(named: "reel.window") {
             do {
+                // The account side (tab bar, sign-in, profile, upload) for a `reel serve` feed.
+                let session = accounts.map {
+                    AccountSession(server: $0.server, store: $0.store, token: $0.token, loader: stack.apiLoader)
+                }
+                session?.setTokenObserver { token in stack.setToken(token) }
                 let window = try FeedWindow(browser: browser, search: search, loader: stack.mediaLoader,
                                             makeResultsSession: makeResults,
-                                            options: .init(renderer: renderer, showsHUD: hud))
+                                            options: .init(renderer: renderer, showsHUD: hud), accounts: session)
+                if refused { window.feedNeedsSignIn() }
                 window.run()
                 return .finished
             } catch {

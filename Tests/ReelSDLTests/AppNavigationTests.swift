@@ -1,0 +1,241 @@
+import Testing
+import ReelAccountClient
+@testable import ReelSDL
+
+@Suite struct AppNavigationTests {
+    @Test func signedOutTabsThatNeedSignInShowTheFormAndGoThereAfterwards() {
+        var nav = AppNavigation(isSignedIn: false)
+        #expect(nav.tab == .home && nav.showsFeed)
+        nav.select(.upload)
+        #expect(nav.authPage == .signIn)
+        #expect(nav.tab == .me)
+        #expect(nav.returnPlace == .upload)
+        #expect(!nav.showsFeed)
+        nav.didSignIn()
+        #expect(nav.place == .upload && nav.authPage == nil && nav.tab == .upload)
+        #expect(nav.isSignedIn)
+    }
+
+    @Test func aUnauthorizedAnswerSendsToSignInAndBackToTheSamePlace() {
+        var nav = AppNavigation(isSignedIn: true)
+        nav.select(.me)
+        nav.open(.myVideos(index: 3))
+        nav.unauthorized()
+        #expect(nav.authPage == .signIn && !nav.isSignedIn)
+        // A second 401 while the form is up keeps the first place.
+        nav.select(.upload)
+        nav.unauthorized()
+        #expect(nav.returnPlace == .upload)
+        var again = AppNavigation(isSignedIn: true)
+        again.open(.myVideos(index: 3))
+        again.unauthorized()
+        again.unauthorized()
+        #expect(again.returnPlace == .myVideos(index: 3))
+        again.showAuth(.signUp)
+        again.didSignIn()
+        #expect(again.place == .myVideos(index: 3))
+        #expect(again.tab == .me)
+    }
+
+    @Test func aUnauthorizedFeedReturnsToTheFeed() {
+        var nav = AppNavigation(isSignedIn: true)
+        nav.unauthorized()
+        #expect(!nav.showsFeed)
+        nav.didSignIn()
+        #expect(nav.place == .feed && nav.showsFeed)
+    }
+
+    @Test func signingOutShowsTheFormWithNowhereToReturn() {
+        var nav = AppNavigation(isSignedIn: true)
+        nav.select(.me)
+        nav.didSignOut()
+        #expect(nav.authPage == .signIn && nav.returnPlace == nil && !nav.isSignedIn)
+        nav.didSignIn()
+        #expect(nav.place == .profile)
+    }
+
+    @Test func cancellingSignInGoesHome() {
+        var nav = AppNavigation(isSignedIn: false)
+        nav.select(.me)
+        nav.cancelSignIn()
+        #expect(nav.showsFeed && nav.authPage == nil)
+        nav.select(.home)
+        #expect(nav.showsFeed)
+    }
+}
+
+@Suite struct AccountFormTests {
+    static func type(_ form: inout AccountForm, _ field: AccountForm.Field, _ text: String) {
+        form.focus(field)
+        form.insert(text)
+    }
+
+    @Test func signUpValidatesByTheServersRules() {
+        var form = AccountForm(mode: .signUp)
+        #expect(form.fields == [.name, .email, .password])
+        #expect(form.submit() == nil)
+        // After a try every field says what is wrong.
+        #expect(form.shownProblem(.name) != nil && form.shownProblem(.email) != nil && form.shownProblem(.password) != nil)
+        Self.type(&form, .name, "a!")
+        Self.type(&form, .email, "ada@example")
+        Self.type(&form, .password, "short")
+        #expect(form.problem(.name) != nil)
+        #expect(form.problem(.email) != nil)
+        #expect(form.problem(.password)?.contains("8") == true)
+        form.focus(.name); while !form.text(.name).isEmpty { form.backspace() }
+        form.insert("ada")
+        form.focus(.email); form.insert(".org")
+        form.focus(.password); form.insert("-enough")
+        #expect(form.isValid)
+        #expect(AccountRules.validEmail(form.text(.email)))
+        #expect(form.submit() == .signUp(name: "ada", email: "ada@example.org", password: "short-enough"))
+    }
+
+    @Test func errorsShowOnlyOnceAFieldWasLeft() {
+        var form = AccountForm(mode: .signIn)
+        form.insert("ada")
+        #expect(form.shownProblem(.password) == nil)
+        form.focusNext()
+        form.focusNext()
+        #expect(form.shownProblem(.password) != nil)
+        #expect(form.shownProblem(.name) == nil)
+    }
+
+    @Test func aSubmissionCannotStartTwiceAndTheServersErrorShows() {
+        var form = AccountForm(mode: .signIn)
+        Self.type(&form, .name, "ada")
+        Self.type(&form, .password, "analytical")
+        #expect(form.submit() == .signIn(name: "ada", password: "analytical"))
+        #expect(form.isSubmitting && !form.canSubmit)
+        #expect(form.submit() == nil)
+        // Typing is ignored while in flight.
+        form.insert("x")
+        #expect(form.text(.password) == "analytical")
+        form.finish(error: "wrong name or password")
+        #expect(form.serverError == "wrong name or password")
+        #expect(form.submit() != nil)
+        form.finish(error: nil)
+        #expect(form.serverError == nil && form.text(.password).isEmpty)
+    }
+
+    @Test func thePasswordIsHiddenUnlessShownAndCompositionFollowsTheText() {
+        var form = AccountForm(mode: .signIn)
+        Self.type(&form, .password, "secret12")
+        #expect(form.display(.password) == "••••••••")
+        form.toggleShowsPassword()
+        #expect(form.display(.password) == "secret12")
+        form.focus(.name)
+        form.insert("王")
+        form.compose("xiao")
+        #expect(form.display(.name) == "王xiao")
+        #expect(form.text(.name) == "王")
+        // Backspace during a composition belongs to the IME.
+        form.backspace()
+        #expect(form.text(.name) == "王")
+        form.insert("小")
+        #expect(form.display(.name) == "王小")
+    }
+
+    @Test func switchingModeKeepsWhatWasTyped() {
+        var form = AccountForm(mode: .signIn)
+        Self.type(&form, .name, "ada")
+        form.setMode(.signUp)
+        #expect(form.text(.name) == "ada" && form.text(.email).isEmpty)
+    }
+
+    @Test func uploadFormTakesADropAndRefusesTwice() {
+        var form = UploadForm()
+        #expect(form.submit() == nil)
+        form.drop(path: "/tmp/clips/harbour at dawn.mp4")
+        #expect(form.text(.title) == "harbour at dawn")
+        form.focus(.category)
+        form.insert("travel/..")
+        #expect(form.problem(.category) != nil)
+        for _ in 0..<3 { form.backspace() }
+        let job = form.submit()
+        #expect(job?.path == "/tmp/clips/harbour at dawn.mp4" && job?.category == "travel")
+        #expect(form.submit() == nil)
+        form.progress(sent: 50, total: 100)
+        #expect(form.fraction == 0.5)
+        form.finish(.failure(UploadRefusal("not a playable video")))
+        #expect(form.status == .failed("not a playable video"))
+        #expect(form.submit() != nil)
+        form.finish(.success(UploadedItem(id: "u/1", title: "harbour at dawn", category: "travel", videoURL: "/x", uploader: "ada")))
+        #expect(form.status == .done(title: "harbour at dawn", category: "travel"))
+        #expect(form.text(.path).isEmpty)
+    }
+}
+
+@Suite struct AppShellModelTests {
+    static func measure(_ text: String, _ size: Double) -> Double { Double(text.count) * size * 0.6 }
+
+    @Test func theTabBarIsClickableAndF1To3Work() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        let me = shell.tabRect(.me)
+        _ = shell.handle(.pointerDown(x: me.midX, y: me.midY))
+        let commands = shell.handle(.pointerUp(x: me.midX, y: me.midY))
+        #expect(commands.contains(.feedVisible(false)) && commands.contains(.loadProfile))
+        #expect(shell.navigation.tab == .me && !shell.showsFeed)
+        #expect(shell.handle(.keyDown(.f1, shift: false)).contains(.feedVisible(true)))
+        #expect(shell.showsFeed)
+        _ = shell.handle(.keyDown(.f2, shift: false))
+        #expect(shell.navigation.place == .upload)
+        #expect(shell.textInputRect == shell.fieldRect(0))
+    }
+
+    @Test func signingInByKeyboardThenTheReturnPlace() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: nil)
+        _ = shell.handle(.keyDown(.f2, shift: false))
+        #expect(shell.navigation.authPage == .signIn)
+        _ = shell.handle(.text("ada"))
+        _ = shell.handle(.keyDown(.tab, shift: false))
+        _ = shell.handle(.text("analytical"))
+        let sent = shell.handle(.keyDown(.enter, shift: false))
+        #expect(sent == [.signIn(name: "ada", password: "analytical")])
+        #expect(shell.handle(.keyDown(.enter, shift: false)).isEmpty)
+        let list = shell.drawList(measure: Self.measure)
+        #expect(list.contains { if case .text(let t, _, _, _, _, _) = $0 { t.contains("登录中") } else { false } })
+        _ = shell.signInFinished(.success(AccountProfile(id: 1, name: "ada", nickname: "Ada", bio: "", avatarURL: nil, email: nil, uploads: 0)))
+        #expect(shell.navigation.place == .upload && shell.signedInName == "ada")
+    }
+
+    @Test func aUnauthorizedOnTheFeedHidesItAndSignInShowsItAgain() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        #expect(shell.unauthorized(reason: "token_expired") == [.feedVisible(false)])
+        #expect(shell.notice?.contains("expired") == true)
+        let back = shell.signInFinished(.success(AccountProfile(id: 1, name: "ada", nickname: "Ada", bio: "", avatarURL: nil, email: nil, uploads: 0)))
+        #expect(back == [.feedVisible(true)])
+        #expect(shell.showsFeed)
+    }
+
+    @Test func aDroppedFileOpensTheUploadPage() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        _ = shell.handle(.drop(path: "/tmp/a.mp4"))
+        #expect(shell.navigation.place == .upload)
+        #expect(shell.upload.text(.path) == "/tmp/a.mp4" && shell.upload.text(.title) == "a")
+    }
+
+    @Test func aTileOpensMyVideosAndEscapeComesBack() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        _ = shell.select(.me)
+        shell.tiles = [.init(item: .init(id: "u/1", title: "one", uploader: "ada", videoURL: nil), thumbnail: nil)]
+        let tile = shell.tileRect(0)
+        _ = shell.handle(.pointerDown(x: tile.midX, y: tile.midY))
+        #expect(shell.handle(.pointerUp(x: tile.midX, y: tile.midY)) == [.playMyVideos(index: 0), .feedVisible(true)])
+        #expect(shell.showsFeed && shell.navigation.tab == .me)
+        #expect(shell.closeMyVideos() == [.closeMyVideos, .feedVisible(false)])
+        #expect(shell.navigation.place == .profile)
+    }
+}
+
+@Suite struct TextWrapTests {
+    static func measure(_ text: String, _ size: Double) -> Double { Double(text.count) * 10 }
+
+    @Test func wrapsAtSpacesElseBetweenCharactersAndCutsTheLast() {
+        #expect(AppShellModel.wrap("short", size: 10, width: 100, measure: Self.measure) == ["short"])
+        #expect(AppShellModel.wrap("the file is not playable", size: 10, width: 100, measure: Self.measure)
+                == ["the file", "is not", "playable"])
+        #expect(AppShellModel.wrap("上传失败文件不是可以播放的视频", size: 10, width: 50, maxLines: 2, measure: Self.measure)
+                == ["上传失败文", "件不是可以播放的视频"])
+    }
+}
