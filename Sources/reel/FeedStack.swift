@@ -16,12 +16,17 @@ final class FeedStack: @unchecked Sendable {
     let coordinator: PlaybackLoadCoordinator
     let preloader: Preloader?
     let caching: CachingLoader?
+    /// The feed's one bandwidth meter (fed by its HTTP loader) and the variant choice it drives.
+    let meter: BandwidthMeter
+    let variants: VariantSelectingLoader
     private let http: HTTPLoader
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
-                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader) {
+                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader, meter: BandwidthMeter, variants: VariantSelectingLoader) {
         self.source = source
         self.mediaLoader = mediaLoader
+        self.meter = meter
+        self.variants = variants
         self.coordinator = coordinator
         self.preloader = preloader
         self.caching = caching
@@ -31,7 +36,8 @@ final class FeedStack: @unchecked Sendable {
     /// Opens the feed `argument` names: a directory of media, a manifest (.json file
     /// or URL), or the base URL of a feed API (`http://host:port/api/`).
     static func open(_ argument: String, loading: LoadingOptions, token: String?) async throws -> FeedStack {
-        let http = HTTPLoader(configuration: .init(bearerToken: token))
+        let meter = loading.makeMeter()
+        let http = HTTPLoader(configuration: .init(bearerToken: token), transferListener: meter)
         let coordinator = PlaybackLoadCoordinator()
         var caching: CachingLoader?
         if !loading.noCache {
@@ -42,11 +48,12 @@ final class FeedStack: @unchecked Sendable {
                 printError("reel: cache unavailable (\(error)); reading from the network")
             }
         }
-        let mediaLoader = SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http)
+        let variants = VariantSelectingLoader(upstream: SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http), bandwidth: meter)
+        let mediaLoader = variants
         let preloader = caching.map { caching in
             Preloader(loader: caching, coordinator: coordinator, estimator: { url, seconds in
                 await MediaProbe.byteCount(forSeconds: seconds, of: url, loader: caching)
-            })
+            }, variants: variants)
         }
         let source: any FeedSource
         do {
@@ -57,7 +64,7 @@ final class FeedStack: @unchecked Sendable {
             throw error
         }
         return FeedStack(source: source, mediaLoader: mediaLoader, coordinator: coordinator, preloader: preloader,
-                         caching: caching, http: http)
+                         caching: caching, http: http, meter: meter, variants: variants)
     }
 
     private static func source(for argument: String, http: HTTPLoader) async throws -> any FeedSource {
