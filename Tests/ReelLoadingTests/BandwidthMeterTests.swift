@@ -152,10 +152,16 @@ private func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, p
         fake.add(Data(count: 750_000), at: Self.url)
         let stream = fake.read(Self.url, range: .all)
         let reader = Task { try await stream.collect() }
-        // 0.05 s of latency (not measured) and 3 s of body.
-        _ = await eventually(timeout: .seconds(60)) {
+        // 0.05 s of latency (not measured) and 3 s of body. A watchdog, not a bound; if it
+        // runs out the read is cancelled, so the test fails instead of waiting on the clock.
+        let measured = await eventually(timeout: .seconds(120)) {
             clock.advanceToNextDeadline()
             return meter.bandwidthEstimate.source == .measured
+        }
+        guard measured else {
+            stream.cancel()
+            Issue.record("not measured: \(meter.bandwidthEstimate), clock at \(clock.now)")
+            return
         }
         #expect(try await reader.value.count == 750_000)
         #expect(meter.bandwidthEstimate.bitsPerSecond == 2_000_000)

@@ -27,11 +27,14 @@ import Testing
             fake.setScript(.init(latency: seconds(0.04), bytesPerSecond: rate, chunkSize: 32 * 1024), for: warmUp)
             let stream = fake.read(warmUp, range: .all)
             let reader = Task { try await stream.collect() }
-            _ = await eventually(timeout: .seconds(60)) {
+            // A watchdog: if it runs out the read is cancelled, so the test fails instead of waiting.
+            let measured = await eventually(timeout: .seconds(120)) {
                 clock.advanceToNextDeadline()
                 return meter.bandwidthEstimate.source == .measured
             }
+            if !measured { stream.cancel() }
             _ = try await reader.value
+            try #require(measured, "the warm-up was not measured: \(meter.bandwidthEstimate)")
         }
         let estimate = meter.bandwidthEstimate
         fake.resetCounts()
