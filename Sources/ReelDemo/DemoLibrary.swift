@@ -103,7 +103,7 @@ public enum DemoLibrary {
         let manifest = directory.appendingPathComponent(manifestName)
         // Whatever an older or interrupted run left is redone from scratch.
         try? files.removeItem(at: manifest)
-        for folder in ["clips", "covers", "images"] {
+        for folder in ["clips", "covers", "images", "streams"] {
             try? files.removeItem(at: directory.appendingPathComponent(folder))
             try files.createDirectory(at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
@@ -125,6 +125,33 @@ public enum DemoLibrary {
                                         : (configuration.shortSide * 16 / 9 / 2 * 2, configuration.shortSide)
             var item: [String: Any] = ["id": entry.id, "title": entry.title, "uploader": entry.uploader, "category": entry.category]
             switch entry.kind {
+            case .stream(let codec, let source):
+                // Three renditions (a half, three quarters and all of the size) made by Reel's
+                // encoder, packaged by FFmpeg's hls muxer, named by one master playlist.
+                let folder = directory.appendingPathComponent("streams/\(entry.id)", isDirectory: true)
+                var clips: [URL] = []
+                for (n, scale) in [0.5, 0.75, 1.0].enumerated() {
+                    let (rw, rh) = (Int(Double(w) * scale) / 2 * 2, Int(Double(h) * scale) / 2 * 2)
+                    let spec = ClipSpec(
+                        width: rw, height: rh, frameRate: configuration.frameRate, duration: length(entry),
+                        videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
+                        audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: .mp4,
+                        videoSource: source.graph(width: rw, height: rh, rate: configuration.frameRate),
+                        overlayText: overlay(entry.title), title: entry.title, preset: "ultrafast", bitRateKbps: nil
+                    )
+                    let clip = directory.appendingPathComponent("clips/\(entry.id)-\(n).mp4")
+                    try ClipEncoder.encode(spec, to: clip) { report((Double(n) + $0) / 3 * 0.9) }
+                    clips.append(clip)
+                }
+                let (master, _) = try StreamPackager.packageVariants(clips, loader: FileLoader(), format: .hlsFMP4, into: folder,
+                                                                     segmentSeconds: 2)
+                // The renditions are what is served; the clips they came from are not.
+                for clip in clips { try? files.removeItem(at: clip) }
+                let cover = "covers/\(entry.id).jpg"
+                try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: configuration.frameRate), width: w, height: h,
+                                            to: directory.appendingPathComponent(cover))
+                item["video"] = "streams/\(entry.id)/\(master.lastPathComponent)"
+                item["cover"] = cover
             case .video(let codec, let container, let source):
                 let name = "clips/\(entry.id).mp4"
                 let graph = source.graph(width: w, height: h, rate: configuration.frameRate)
@@ -210,6 +237,8 @@ public enum DemoLibrary {
 
     enum Kind: Sendable {
         case video(ClipSpec.VideoCodec, ClipSpec.Container, Picture)
+        /// An HLS stream with three renditions (`"container": "hls"`).
+        case stream(ClipSpec.VideoCodec, Picture)
         case images([Picture])
     }
 
@@ -284,6 +313,11 @@ public enum DemoLibrary {
                 switch (item.video, item.images) {
                 case (let video?, nil):
                     guard let codec = ClipSpec.VideoCodec(rawValue: video.codec) else { throw Problem.invalid("item \(item.id): no codec \(video.codec)") }
+                    if video.container == "hls" {
+                        guard (item.duration ?? 0) > 0 else { throw Problem.invalid("item \(item.id): a video needs a duration") }
+                        kind = .stream(codec, try checked(Picture(pattern: video.pattern, colours: video.colours)))
+                        break
+                    }
                     guard let container = ClipSpec.Container(rawValue: video.container) else { throw Problem.invalid("item \(item.id): no container \(video.container)") }
                     guard (item.duration ?? 0) > 0 else { throw Problem.invalid("item \(item.id): a video needs a duration") }
                     kind = .video(codec, container, try checked(Picture(pattern: video.pattern, colours: video.colours)))

@@ -104,6 +104,8 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     private let client: HTTPClient
     private let clock: any EngineClock
     private let logger: Logger
+    /// Hears every response body as it arrives (a ``BandwidthMeter``).
+    public let transferListener: (any TransferListener)?
     /// Counts, guarded by their mutex; updated by every read's task.
     private let counters = Mutex(Statistics())
     /// Whether ``shutdown()`` ran (or began), guarded by its mutex.
@@ -113,11 +115,13 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     public init(
         configuration: Configuration = Configuration(),
         clock: any EngineClock = HostClock.shared,
-        logger: Logger = Logger(label: "reel.http")
+        logger: Logger = Logger(label: "reel.http"),
+        transferListener: (any TransferListener)? = nil
     ) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.transferListener = transferListener
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(
@@ -380,12 +384,17 @@ private final class HTTPRead: Sendable {
         }
 
         // Stream the body: skip what comes before the position, stop at the end.
+        // The body is one transfer for the bandwidth meter, from here to however it ends.
+        let listener = loader.transferListener
+        listener?.transferStarted(url)
+        defer { listener?.transferEnded(url) }
         var skip = progress.position - bodyStart
         var received: Int64 = 0
         do {
             for try await buffer in response.body {
                 received += Int64(buffer.readableBytes)
                 loader.count(received: buffer.readableBytes)
+                listener?.bytesTransferred(buffer.readableBytes, url: url)
                 var data = buffer.readableBytesView[...]
                 if skip > 0 {
                     let dropped = Int(min(Int64(data.count), skip))

@@ -98,6 +98,9 @@ public final class Preloader: Sendable {
     private let clock: any EngineClock
     private let estimator: Estimator?
     private let logger: Logger
+    /// Chooses HLS variants as the players will (the feed's one): an HLS item is warmed as
+    /// its master, the chosen variant's playlist, its init segment and first segment.
+    private let variants: VariantSelectingLoader?
 
     /// Guarded by `state`. The worker task exists exactly while `worker` is set; it
     /// clears `worker` and takes `idleWaiters` in one critical section (``workerEnded()``),
@@ -132,8 +135,10 @@ public final class Preloader: Sendable {
         clock: any EngineClock = HostClock.shared,
         estimator: Estimator? = nil,
         configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "reel.preload")
+        logger: Logger = Logger(label: "reel.preload"),
+        variants: VariantSelectingLoader? = nil
     ) {
+        self.variants = variants
         self.loader = loader
         self.coordinator = coordinator
         self.clock = clock
@@ -304,7 +309,6 @@ public final class Preloader: Sendable {
 
     private func preload(_ request: PreloadRequest) async -> Outcome {
         do {
-            let bytes = await byteCount(for: request)
             let gate: @Sendable () async throws -> Void = { [coordinator, clock, configuration] in
                 try Task.checkCancellation()
                 guard coordinator.isPlaybackLoading else { return }
@@ -316,6 +320,13 @@ public final class Preloader: Sendable {
                 try Task.checkCancellation()
                 if !idle { throw PausedTooLong() }
             }
+            if let variants, VariantSelectingLoader.mayBePlaylist(request.url) {
+                let fetched = try await preloadStream(request.url, variants: variants, gate: gate)
+                state.withTrackedLock { $0.stats.bytesFetched += fetched }
+                try Task.checkCancellation()
+                return .done
+            }
+            let bytes = await byteCount(for: request)
             let head = try await loader.fill(request.url, range: ByteRange(offset: 0, length: bytes), priority: .preload, gate: gate)
             var fetched = head.bytesFetched
             if let metadata = loader.cache.lease(request.url).metadataAndRelease(),
@@ -335,6 +346,61 @@ public final class Preloader: Sendable {
             if Task.isCancelled || error is CancellationError { return .replaced }
             return .failed(error)
         }
+    }
+
+    /// Warms what an HLS item's first frame reads: the master (whose variant is chosen as the
+    /// player will choose it), then its chosen variant's playlist and rendition playlists side
+    /// by side, then each one's init segment and first segment side by side. A live playlist's
+    /// segments are left alone (the player starts near its live edge, not at its first segment).
+    /// Returns the bytes fetched from the network.
+    private func preloadStream(_ url: URL, variants: VariantSelectingLoader,
+                               gate: @escaping @Sendable () async throws -> Void) async throws -> Int64 {
+        let loader = self.loader
+        let whole = ByteRange(offset: 0)
+        var fetched = try await loader.fill(url, range: whole, priority: .preload, gate: gate).bytesFetched
+        // Read from the cache now; the variant chooser keeps its choice for the player.
+        let document = try await variants.data(url)
+        var playlists: [(url: URL, text: Data?)] = []
+        if let master = HLSMasterPlaylist(document) {
+            for uri in master.variants.map(\.uri) + master.renditions {
+                if let target = URL(string: uri, relativeTo: url)?.absoluteURL { playlists.append((target, nil)) }
+            }
+        } else {
+            playlists.append((url, document))
+        }
+        // The playlists, side by side.
+        let read = try await withThrowingTaskGroup(of: (URL, Data, Int64).self) { group in
+            for (playlist, text) in playlists {
+                group.addTask {
+                    if let text { return (playlist, text, 0) }
+                    let filled = try await loader.fill(playlist, range: whole, priority: .preload, gate: gate)
+                    return (playlist, try await loader.data(playlist), filled.bytesFetched)
+                }
+            }
+            var results: [(URL, Data, Int64)] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        // Each one's init segment and first segment, side by side.
+        var parts: [(URL, ByteRange)] = []
+        for (playlist, text, bytes) in read {
+            fetched += bytes
+            guard let media = HLSMediaPlaylist(text), media.isFinal else { continue }
+            for part in [media.initSection, media.segments.first].compactMap({ $0 }) {
+                guard let target = URL(string: part.uri, relativeTo: playlist)?.absoluteURL,
+                      ["http", "https", playlist.scheme ?? ""].contains(target.scheme?.lowercased() ?? "") else { continue }
+                parts.append((target, part.range ?? whole))
+            }
+        }
+        fetched += try await withThrowingTaskGroup(of: Int64.self) { group in
+            for (target, range) in parts {
+                group.addTask { try await loader.fill(target, range: range, priority: .preload, gate: gate).bytesFetched }
+            }
+            var total: Int64 = 0
+            for try await bytes in group { total += bytes }
+            return total
+        }
+        return fetched
     }
 
     private func byteCount(for request: PreloadRequest) async -> Int64 {

@@ -85,4 +85,83 @@ public enum StreamPackager {
         try ffcall("av_write_trailer", url: manifest) { av_write_trailer(output) }
         return manifest
     }
+
+    /// One rendition of a multi-variant stream, as written in its master playlist.
+    public struct Rendition: Sendable, Hashable {
+        /// Its directory under the stream's (`v0`, `v1`…) and its playlist there.
+        public var directory: String
+        /// The peak bit rate of its segments (init segment included with the first), bits per second.
+        public var bandwidth: Int64
+        public var averageBandwidth: Int64
+        public var width: Int?
+        public var height: Int?
+
+        public var playlist: String { directory + "/index.m3u8" }
+    }
+
+    /// Packages each of `clips` (the same content at different sizes or rates) as an HLS
+    /// rendition in `directory/v<i>/` and writes `directory/master.m3u8` naming them, lowest
+    /// bandwidth first, each with its `BANDWIDTH` (peak segment rate), `AVERAGE-BANDWIDTH` and
+    /// `RESOLUTION`. Returns the master playlist's file URL and the renditions.
+    @discardableResult
+    public static func packageVariants(_ clips: [URL], loader: any ResourceLoader, format: Format = .hlsFMP4, into directory: URL,
+                                       segmentSeconds: Double = 1) throws -> (master: URL, renditions: [Rendition]) {
+        precondition(format != .dash, "HLS renditions only")
+        var renditions: [Rendition] = []
+        for (index, clip) in clips.enumerated() {
+            let name = "v\(index)"
+            let playlist = try package(clip, loader: loader, format: format, into: directory.appendingPathComponent(name, isDirectory: true),
+                                       segmentSeconds: segmentSeconds)
+            let (peak, average) = try bitRates(of: playlist)
+            let demuxer = try Demuxer(url: clip, loader: loader, fastStart: true)
+            let video = demuxer.info.videoStream
+            demuxer.close()
+            renditions.append(Rendition(directory: name, bandwidth: peak, averageBandwidth: average,
+                                        width: video?.width, height: video?.height))
+        }
+        renditions.sort { $0.bandwidth < $1.bandwidth }
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        for rendition in renditions {
+            var attributes = "BANDWIDTH=\(rendition.bandwidth),AVERAGE-BANDWIDTH=\(rendition.averageBandwidth)"
+            if let width = rendition.width, let height = rendition.height { attributes += ",RESOLUTION=\(width)x\(height)" }
+            lines.append("#EXT-X-STREAM-INF:" + attributes)
+            lines.append(rendition.playlist)
+        }
+        let master = directory.appendingPathComponent("master.m3u8")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: master)
+        return (master, renditions)
+    }
+
+    /// The peak and average bit rates of a packaged media playlist's segments.
+    static func bitRates(of playlist: URL) throws -> (peak: Int64, average: Int64) {
+        let text = try String(contentsOf: playlist, encoding: .utf8)
+        let folder = playlist.deletingLastPathComponent()
+        func size(_ name: String) -> Int64 {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
+            return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        var carried: Int64 = 0
+        var duration: Double?
+        var peak = 0.0
+        var totalBytes: Int64 = 0
+        var totalSeconds = 0.0
+        for raw in text.split(separator: "\n") {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#EXT-X-MAP:"), let start = line.range(of: "URI=\""),
+               let end = line[start.upperBound...].firstIndex(of: "\"") {
+                carried += size(String(line[start.upperBound..<end]))
+            } else if line.hasPrefix("#EXTINF:") {
+                duration = Double(line.dropFirst("#EXTINF:".count).split(separator: ",").first ?? "")
+            } else if !line.isEmpty, !line.hasPrefix("#"), let seconds = duration, seconds > 0 {
+                let bytes = size(line) + carried
+                carried = 0
+                peak = max(peak, Double(bytes) * 8 / seconds)
+                totalBytes += bytes
+                totalSeconds += seconds
+                duration = nil
+            }
+        }
+        let average = totalSeconds > 0 ? Double(totalBytes) * 8 / totalSeconds : 0
+        return (Int64(peak.rounded(.up)), Int64(average.rounded(.up)))
+    }
 }

@@ -84,6 +84,7 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
         var stalled: [Delivery] = []
         var active: [ObjectIdentifier: Delivery] = [:]
         var mostActive = 0
+        var listener: (any TransferListener)?
     }
 
     private let state: Mutex<State>
@@ -124,6 +125,14 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
     public func enqueueScripts(_ scripts: [Script], for url: URL) {
         state.withTrackedLock { $0.queuedScripts[url, default: []].append(contentsOf: scripts) }
     }
+
+    /// Reports every response body to `listener` (a bandwidth meter), as `HTTPLoader` does:
+    /// a transfer from the information to the end, failure or cancellation of the bytes.
+    public func setTransferListener(_ listener: (any TransferListener)?) {
+        state.withTrackedLock { $0.listener = listener }
+    }
+
+    fileprivate var transferListener: (any TransferListener)? { state.withTrackedLock { $0.listener } }
 
     /// Lets every stalled request go on.
     public func resumeStalls() {
@@ -255,6 +264,8 @@ private final class Delivery: Sendable {
         var started: MediaTime = .zero
         var deliveredSinceStart: Int64 = 0
         var faultCleared = false
+        /// The listener told of this body's start, until it is told of its end.
+        var transfer: (any TransferListener)?
     }
 
     private let progress = Mutex(Progress())
@@ -304,10 +315,15 @@ private final class Delivery: Sendable {
         }
         continuation.respond(with: info)
         let range = self.range
-        progress.withTrackedLock { progress in
+        let listener = owner?.transferListener
+        let started = progress.withTrackedLock { progress -> Bool in
+            guard !progress.done else { return false }
             progress.position = range.offset
             progress.end = min(range.end ?? length, length)
+            progress.transfer = listener
+            return true
         }
+        if started { listener?.transferStarted(url) }
         deliverNext()
     }
 
@@ -375,6 +391,7 @@ private final class Delivery: Sendable {
                 return progress.started + MediaTime(value: quotient, timescale: 1_000_000_000)
             }
             owner.count(bytes.count)
+            progress.withTrackedLock { $0.transfer }?.bytesTransferred(bytes.count, url: url)
             continuation.yield(bytes)
             guard let nextTime else { return true }
             return schedule(at: nextTime) { $0.deliverNext() }
@@ -394,20 +411,23 @@ private final class Delivery: Sendable {
     }
 
     func cancel() {
-        let action = progress.withTrackedLock { progress -> ScheduledAction? in
+        let (action, transfer) = progress.withTrackedLock { progress -> (ScheduledAction?, (any TransferListener)?) in
             progress.done = true
-            return progress.pending
+            defer { progress.transfer = nil }
+            return (progress.pending, progress.transfer)
         }
         action?.cancel()
+        transfer?.transferEnded(url)
         owner?.finished(self)
     }
 
     private func finish(throwing error: (any Error)?) {
-        let alreadyDone = progress.withTrackedLock { progress -> Bool in
-            defer { progress.done = true }
-            return progress.done
+        let (alreadyDone, transfer) = progress.withTrackedLock { progress -> (Bool, (any TransferListener)?) in
+            defer { progress.done = true; progress.transfer = nil }
+            return (progress.done, progress.transfer)
         }
         guard !alreadyDone else { return }
+        transfer?.transferEnded(url)
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         owner?.finished(self)
     }

@@ -439,13 +439,15 @@ struct ColdStack {
     let directory: TemporaryDirectory
     let cache: RangeCache
     let http: HTTPLoader
-    let loader: CachingLoader
+    /// The cache, behind the variant choice (an HLS master starts on one variant).
+    let loader: any ResourceLoader
 
     init() throws {
         directory = try TemporaryDirectory("bench-cold")
         cache = try RangeCache(configuration: .init(directory: directory.url))
-        http = HTTPLoader()
-        loader = CachingLoader(upstream: http, cache: cache)
+        let meter = BandwidthMeter()
+        http = HTTPLoader(transferListener: meter)
+        loader = VariantSelectingLoader(upstream: CachingLoader(upstream: http, cache: cache), bandwidth: meter)
     }
 }
 

@@ -51,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`).
     var libraryConfiguration: DemoLibrary.Configuration {
-        tiny ? DemoLibrary.Configuration(count: 4, shortSide: 64, maxDuration: 1, frameRate: 10) : DemoLibrary.Configuration()
+        tiny ? DemoLibrary.Configuration(count: 5, shortSide: 64, maxDuration: 1, frameRate: 10) : DemoLibrary.Configuration()
     }
 
     func validate() throws {

@@ -17,16 +17,22 @@ final class FeedStack: @unchecked Sendable {
     let coordinator: PlaybackLoadCoordinator
     let preloader: Preloader?
     let caching: CachingLoader?
+    /// The feed's one bandwidth meter (fed by its HTTP loader) and the variant choice it drives.
+    let meter: BandwidthMeter
+    let variants: VariantSelectingLoader
     private let http: HTTPLoader
     private let bearer: LockedToken
     /// Reads the API's JSON (uncached).
     var apiLoader: any ResourceLoader { http }
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
-                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader, bearer: LockedToken) {
+                 preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader, bearer: LockedToken,
+                 meter: BandwidthMeter, variants: VariantSelectingLoader) {
         self.bearer = bearer
         self.source = source
         self.mediaLoader = mediaLoader
+        self.meter = meter
+        self.variants = variants
         self.coordinator = coordinator
         self.preloader = preloader
         self.caching = caching
@@ -40,7 +46,8 @@ final class FeedStack: @unchecked Sendable {
         let bearer = LockedToken(token)
         var configuration = HTTPLoader.Configuration()
         configuration.bearerTokenProvider = { bearer.value }
-        let http = HTTPLoader(configuration: configuration)
+        let meter = loading.makeMeter()
+        let http = HTTPLoader(configuration: configuration, transferListener: meter)
         let coordinator = PlaybackLoadCoordinator()
         var caching: CachingLoader?
         if !loading.noCache {
@@ -51,11 +58,12 @@ final class FeedStack: @unchecked Sendable {
                 printError("reel: cache unavailable (\(error)); reading from the network")
             }
         }
-        let mediaLoader = SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http)
+        let variants = VariantSelectingLoader(upstream: SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http), bandwidth: meter)
+        let mediaLoader = variants
         let preloader = caching.map { caching in
             Preloader(loader: caching, coordinator: coordinator, estimator: { url, seconds in
                 await MediaProbe.byteCount(forSeconds: seconds, of: url, loader: caching)
-            })
+            }, variants: variants)
         }
         let source: any FeedSource
         do {
@@ -66,7 +74,7 @@ final class FeedStack: @unchecked Sendable {
             throw error
         }
         return FeedStack(source: source, mediaLoader: mediaLoader, coordinator: coordinator, preloader: preloader,
-                         caching: caching, http: http, bearer: bearer)
+                         caching: caching, http: http, bearer: bearer, meter: meter, variants: variants)
     }
 
     /// The token the feed API and media requests carry from now on.

@@ -45,27 +45,48 @@ struct LoadingOptions: ParsableArguments {
     @Flag(name: .customLong("no-cache"), help: "Read http(s) URLs straight from the network.")
     var noCache = false
 
+    @Option(name: .customLong("initial-bandwidth"),
+            help: "The bandwidth estimate (bits/s) before anything is measured: an HLS master starts on the highest variant that fits 0.7 of it (default: unknown, the lowest).")
+    var initialBandwidth: Int64?
+
+    /// The process's one bandwidth meter, fed by its HTTP loader.
+    func makeMeter() -> BandwidthMeter {
+        BandwidthMeter(configuration: .init(initialBitsPerSecond: initialBandwidth.flatMap { $0 > 0 ? $0 : nil }))
+    }
+
     func makeLoader(for source: MediaSource) throws -> LoaderStack {
-        guard source.isRemote else { return LoaderStack(loader: FileLoader(), http: nil, caching: nil) }
-        let http = HTTPLoader()
-        if noCache { return LoaderStack(loader: http, http: http, caching: nil) }
+        let meter = makeMeter()
+        guard source.isRemote else { return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: meter) }
+        let http = HTTPLoader(transferListener: meter)
+        if noCache { return LoaderStack(upstream: http, http: http, caching: nil, meter: meter) }
         let directory = cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
         do {
             let cache = try RangeCache(configuration: .init(directory: directory))
             let caching = CachingLoader(upstream: http, cache: cache)
-            return LoaderStack(loader: caching, http: http, caching: caching)
+            return LoaderStack(upstream: caching, http: http, caching: caching, meter: meter)
         } catch {
             printError("reel: cache unavailable (\(error)); reading from the network")
-            return LoaderStack(loader: http, http: http, caching: nil)
+            return LoaderStack(upstream: http, http: http, caching: nil, meter: meter)
         }
     }
 }
 
 /// The loader a command reads through, and what must be shut down after.
 struct LoaderStack: Sendable {
+    /// What media is read through: HLS masters answered with the chosen variant only.
     let loader: any ResourceLoader
     let http: HTTPLoader?
     let caching: CachingLoader?
+    let meter: BandwidthMeter
+    let variants: VariantSelectingLoader
+
+    init(upstream: any ResourceLoader, http: HTTPLoader?, caching: CachingLoader?, meter: BandwidthMeter) {
+        variants = VariantSelectingLoader(upstream: upstream, bandwidth: meter)
+        loader = variants
+        self.http = http
+        self.caching = caching
+        self.meter = meter
+    }
 
     func shutdown() async {
         caching?.cache.close()

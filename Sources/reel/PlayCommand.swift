@@ -61,6 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
         // Opened before anything plays, so a bad path is a usage error up front.
         let writer = try TraceWriter(path: trace)
         let stack = try loading.makeLoader(for: source)
+        stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
         let end: PlaybackEnd
         switch output {
         case .window:

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelLoading
 import ReelMedia
 import Synchronization
 
@@ -77,6 +78,18 @@ final class TraceWriter: Sendable {
         guard !state.buffer.isEmpty, !state.closed else { return }
         try? handle?.write(contentsOf: state.buffer)
         state.buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The variant an HLS master starts on: its bandwidth, resolution and why.
+    static func variant(_ choice: VariantChoice) -> [String: Any] {
+        var object: [String: Any] = [
+            "type": "variant", "master": choice.master.absoluteString, "url": choice.variantURL.absoluteString,
+            "bandwidth": choice.bandwidth, "rank": choice.rank, "variants": choice.count, "why": choice.why,
+            "safetyFraction": choice.safetyFraction,
+        ]
+        if let resolution = choice.resolution { object["resolution"] = resolution }
+        if let estimate = choice.estimate.bitsPerSecond { object["estimate"] = estimate }
+        return object
     }
 
     static func firstFrame(_ report: FirstFrameReport) -> [String: Any] {

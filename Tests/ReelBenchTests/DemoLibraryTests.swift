@@ -10,7 +10,7 @@ import Testing
 /// The demo feed: playable clips of every kind, a manifest ManifestFeedSource reads, reused once made.
 @Suite("DemoLibrary")
 struct DemoLibraryTests {
-    static let small = DemoLibrary.Configuration(count: 4, shortSide: 64, maxDuration: 1, frameRate: 10)
+    static let small = DemoLibrary.Configuration(count: 5, shortSide: 64, maxDuration: 1, frameRate: 10)
 
     @Test func aSmallLibraryIsPlayableReadableAndReused() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-demo-test-\(UUID().uuidString)")
@@ -23,7 +23,7 @@ struct DemoLibraryTests {
         #expect(DemoLibrary.isPrepared(directory: directory, configuration: Self.small))
 
         let source = try await ManifestFeedSource(url: manifest, loader: FileLoader())
-        #expect(source.items.count == 4)
+        #expect(source.items.count == 5)
         #expect(try await source.categories().isEmpty == false)
         #expect(source.items.contains { $0.isImagePost && $0.images.count >= 2 })
         #expect(source.items.contains { $0.title.unicodeScalars.contains { $0.value >= 0x4E00 && $0.value <= 0x9FFF } })
@@ -43,6 +43,13 @@ struct DemoLibraryTests {
         }
         #expect(codecs == ["h264", "hevc"])
         #expect(orientations == [true, false], "portrait and landscape")
+        // The streamed item: a master playlist naming three renditions, each of Reel's encoding.
+        let streamed = try #require(source.items.first { $0.id == "streamed" }?.videoURL)
+        #expect(streamed.pathExtension == "m3u8")
+        let master = try #require(HLSMasterPlaylist(try Data(contentsOf: streamed)))
+        #expect(master.variants.count == 3)
+        #expect(Set(master.variants.map(\.bandwidth)).count == 3)
+        #expect(master.variants.map(\.bandwidth) == master.variants.map(\.bandwidth).sorted())
         let moovAtEnd = try #require(source.items.first { $0.id == "moov-at-end" }?.videoURL)
         #expect(try Self.moovFollowsMdat(moovAtEnd))
 

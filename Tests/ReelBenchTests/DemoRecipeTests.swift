@@ -20,17 +20,19 @@ struct DemoRecipeTests {
         #expect(DemoLibrary.catalogueCount == onDisk.entries.count)
     }
 
-    /// A small library (the first four entries) still has HEVC, moov at the end, landscape
-    /// and an image post; every category is used.
+    /// A small library (the first five entries) still has HEVC, moov at the end, landscape,
+    /// an image post and an HLS stream; every category is used.
     @Test func theFirstEntriesCoverEveryKind() {
-        let first = DemoLibrary.catalogue.prefix(4)
-        var codecs = Set<ClipSpec.VideoCodec>(), containers = Set<ClipSpec.Container>(), images = false
+        let first = DemoLibrary.catalogue.prefix(5)
+        var codecs = Set<ClipSpec.VideoCodec>(), containers = Set<ClipSpec.Container>(), images = false, streams = false
         for entry in first {
             switch entry.kind {
             case .video(let codec, let container, _): codecs.insert(codec); containers.insert(container)
+            case .stream(let codec, _): codecs.insert(codec); streams = true
             case .images: images = true
             }
         }
+        #expect(streams)
         #expect(codecs.contains(.hevc) && codecs.contains(.h264))
         #expect(containers.contains(.mp4MoovAtEnd))
         #expect(first.contains { !$0.portrait })

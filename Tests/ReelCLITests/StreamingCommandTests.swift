@@ -87,4 +87,44 @@ struct StreamingCommandTests {
         #expect(lines.count == 1, "one line: \(result.stderr)")
         #expect(result.stderr.contains(local.absoluteString) && result.stderr.contains("refused"), "\(result.stderr)")
     }
+
+    /// A master playlist with three renditions from the real origin: a fresh process knows
+    /// nothing of the network and starts on the lowest; with an initial estimate that carries
+    /// the top one it starts there. Either way the origin sees the master and only the chosen
+    /// variant's playlist, init segment and segments, and the trace says which and why.
+    @Test(arguments: [(nil, 0), (50_000_000, 2)] as [(Int64?, Int)])
+    func aMasterStartsOnOneVariantAndTheOriginSeesOnlyIt(_ initialBandwidth: Int64?, _ expected: Int) async throws {
+        let reel = try await ReelBinary.locate()
+        let ladder = try StreamLadder.make(loader: FileLoader())
+        defer { ladder.remove() }
+        let server = OriginServer(configuration: .init(root: ladder.directory))
+        _ = try await server.start()
+        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("reel-variant-trace-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        var arguments = ["play", server.url(for: "master.m3u8").absoluteString, "--headless", "--clock", "fast", "--trace", trace, "--no-cache"]
+        if let initialBandwidth { arguments += ["--initial-bandwidth", String(initialBandwidth)] }
+        let result = try await runSeparately(reel, arguments, timeout: .seconds(120))
+        let statistics = server.statistics
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let chosen = ladder.renditions[expected]
+        let paths = statistics.requests.map(\.path)
+        #expect(paths.first == "/master.m3u8")
+        #expect(paths.filter { $0 == "/master.m3u8" }.count == 1)
+        for path in paths.dropFirst() {
+            #expect(path.hasPrefix("/\(chosen.directory)/"), "\(path) requested while starting on \(chosen.directory): \(paths)")
+        }
+        #expect(paths.contains("/\(chosen.playlist)"))
+        #expect(paths.contains("/\(chosen.directory)/init.mp4"))
+        let objects = try traceObjects(trace)
+        let variants = objects.filter { $0["type"] as? String == "variant" }
+        #expect(variants.count == 1, "\(variants)")
+        let event = try #require(variants.first)
+        #expect((event["bandwidth"] as? NSNumber)?.int64Value == chosen.bandwidth)
+        #expect(event["resolution"] as? String == "\(chosen.width ?? 0)x\(chosen.height ?? 0)")
+        #expect((event["why"] as? String)?.isEmpty == false)
+        #expect((event["rank"] as? NSNumber)?.intValue == expected)
+        let shown = frames(objects).compactMap { $0["md5"] as? String }
+        #expect(shown == (try referenceMD5s(ladder.clips[expected])))
+    }
 }

@@ -40,6 +40,26 @@ func withOrigin(
 
 @Suite("ReelOrigin")
 struct OriginServerTests {
+    /// `reel serve` of an HLS or DASH directory: each file with the type players expect.
+    @Test(arguments: [
+        ("master.m3u8", "application/vnd.apple.mpegurl"), ("v0/index.m3u8", "application/vnd.apple.mpegurl"),
+        ("manifest.mpd", "application/dash+xml"), ("v0/seg-0.m4s", "video/iso.segment"), ("seg-0.ts", "video/mp2t"),
+        ("v0/init.mp4", "video/mp4"),
+    ])
+    func servesStreamingFilesWithTheirContentTypes(_ name: String, _ type: String) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-origin-stream-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("v0"), withIntermediateDirectories: true)
+        try clip.write(to: directory.appendingPathComponent(name))
+        let server = OriginServer(configuration: .init(root: directory))
+        let port = try await server.start()
+        let response = try await rawRequest(port: port, path: "/" + name)
+        await server.stop()
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == type)
+        #expect(response.body == clip)
+    }
+
     @Test func servesAWholeFileWithValidators() async throws {
         try await withOrigin { server, port in
             #expect(port > 0)

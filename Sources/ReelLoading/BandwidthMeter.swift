@@ -1,0 +1,228 @@
+import Foundation
+import ReelCore
+import Synchronization
+
+/// What the network is thought to carry, in bits per second.
+public struct BandwidthEstimate: Sendable, Hashable, CustomStringConvertible {
+    public enum Source: Sendable, Hashable {
+        /// Nothing measured and no initial estimate: nothing is known.
+        case unknown
+        /// The configured initial estimate (not enough measured yet).
+        case initial
+        /// The sliding percentile of measured transfers.
+        case measured
+    }
+
+    /// `nil` when nothing is known.
+    public var bitsPerSecond: Int64?
+    public var source: Source
+    /// Samples taken so far (each the bytes of one or more overlapping transfers over their time).
+    public var samples: Int
+
+    public init(bitsPerSecond: Int64?, source: Source, samples: Int = 0) {
+        self.bitsPerSecond = bitsPerSecond
+        self.source = source
+        self.samples = samples
+    }
+
+    public static let unknown = BandwidthEstimate(bitsPerSecond: nil, source: .unknown)
+
+    public var description: String {
+        guard let bitsPerSecond else { return "unknown" }
+        switch source {
+        case .unknown, .initial: return "\(bitsPerSecond) b/s (initial)"
+        case .measured: return "\(bitsPerSecond) b/s (\(samples) samples)"
+        }
+    }
+}
+
+/// Something that knows a bandwidth estimate (a ``BandwidthMeter``, or a fixed one in tests).
+public protocol BandwidthEstimating: Sendable {
+    var bandwidthEstimate: BandwidthEstimate { get }
+}
+
+/// A fixed estimate (for tests and `--bandwidth`).
+public struct FixedBandwidth: BandwidthEstimating {
+    public let bandwidthEstimate: BandwidthEstimate
+    public init(bitsPerSecond: Int64?) {
+        bandwidthEstimate = bitsPerSecond.map { BandwidthEstimate(bitsPerSecond: $0, source: .initial) } ?? .unknown
+    }
+}
+
+/// The bandwidth of the network as the loaders see it, in the manner of ExoPlayer's
+/// `DefaultBandwidthMeter`: overlapping transfers form one sample (their bytes over the
+/// time from the first one's start to the end of one of them); each sample's bit rate goes
+/// into a ``SlidingPercentile`` weighted by the square root of its bytes, and the estimate
+/// is its median — once 2 s of transfers or 512 KiB have been measured. Before that the
+/// estimate is the configured initial one, or unknown.
+///
+/// Fed by `HTTPLoader` (network bytes only: a `CachingLoader` above it asks it only for
+/// what the cache lacks, so cache hits never reach the meter). One meter per feed or CLI
+/// process, shared by every loader of it. Time comes from the injected clock, so tests drive
+/// it with a `ManualClock` and the fake loader's scripted rates.
+///
+/// Threads: any; all state is behind one `Mutex`.
+public final class BandwidthMeter: TransferListener, BandwidthEstimating {
+    public struct Configuration: Sendable, Hashable {
+        /// The estimate before enough is measured; `nil`: nothing is known.
+        public var initialBitsPerSecond: Int64?
+        /// The sliding window's total weight (ExoPlayer's default: 2000).
+        public var slidingWindowMaxWeight: Double
+        /// The percentile of the window that is the estimate.
+        public var percentile: Double
+        /// Measured time or bytes after which measurements replace the initial estimate.
+        public var elapsedForEstimate: MediaTime
+        public var bytesForEstimate: Int64
+
+        public init(initialBitsPerSecond: Int64? = nil, slidingWindowMaxWeight: Double = 2000, percentile: Double = 0.5,
+                    elapsedForEstimate: MediaTime = MediaTime(value: 2, timescale: 1), bytesForEstimate: Int64 = 512 * 1024) {
+            self.initialBitsPerSecond = initialBitsPerSecond
+            self.slidingWindowMaxWeight = slidingWindowMaxWeight
+            self.percentile = percentile
+            self.elapsedForEstimate = elapsedForEstimate
+            self.bytesForEstimate = bytesForEstimate
+        }
+    }
+
+    /// One measured sample, for tests and `reel` diagnostics.
+    public struct Sample: Sendable, Hashable {
+        public var bytes: Int64
+        public var elapsed: MediaTime
+        public var bitsPerSecond: Double
+    }
+
+    private struct State {
+        var activeTransfers = 0
+        var sampleStart: MediaTime = .zero
+        var sampleBytes: Int64 = 0
+        var totalElapsed: MediaTime = .zero
+        var totalBytes: Int64 = 0
+        var window: SlidingPercentile
+        var measured: Int64?
+        var samples: [Sample] = []
+        var sampleCount = 0
+    }
+
+    public let configuration: Configuration
+    private let clock: any EngineClock
+    private let state: Mutex<State>
+
+    public init(configuration: Configuration = Configuration(), clock: any EngineClock = HostClock.shared) {
+        self.configuration = configuration
+        self.clock = clock
+        state = Mutex(State(window: SlidingPercentile(maxWeight: configuration.slidingWindowMaxWeight)))
+    }
+
+    public var bandwidthEstimate: BandwidthEstimate {
+        state.withTrackedLock { state in
+            if let measured = state.measured {
+                return BandwidthEstimate(bitsPerSecond: measured, source: .measured, samples: state.sampleCount)
+            }
+            if let initial = configuration.initialBitsPerSecond {
+                return BandwidthEstimate(bitsPerSecond: initial, source: .initial, samples: state.sampleCount)
+            }
+            return BandwidthEstimate(bitsPerSecond: nil, source: .unknown, samples: state.sampleCount)
+        }
+    }
+
+    /// The last samples taken (at most 64), oldest first.
+    public var recentSamples: [Sample] { state.withTrackedLock { $0.samples } }
+
+    /// Bytes measured so far.
+    public var totalBytes: Int64 { state.withTrackedLock { $0.totalBytes + $0.sampleBytes } }
+
+    // MARK: TransferListener
+
+    public func transferStarted(_ url: URL) {
+        let now = clock.now
+        state.withTrackedLock { state in
+            if state.activeTransfers == 0 { state.sampleStart = now }
+            state.activeTransfers += 1
+        }
+    }
+
+    public func bytesTransferred(_ count: Int, url: URL) {
+        guard count > 0 else { return }
+        state.withTrackedLock { $0.sampleBytes += Int64(count) }
+    }
+
+    public func transferEnded(_ url: URL) {
+        let now = clock.now
+        let configuration = self.configuration
+        state.withTrackedLock { state in
+            guard state.activeTransfers > 0 else { return }
+            let elapsed = now - state.sampleStart
+            state.totalElapsed = state.totalElapsed + elapsed
+            let seconds = elapsed.seconds
+            if seconds > 0 {
+                state.totalBytes += state.sampleBytes
+                let bitsPerSecond = Double(state.sampleBytes) * 8 / seconds
+                state.window.add(weight: Double(state.sampleBytes).squareRoot(), value: bitsPerSecond)
+                state.sampleCount += 1
+                state.samples.append(Sample(bytes: state.sampleBytes, elapsed: elapsed, bitsPerSecond: bitsPerSecond))
+                if state.samples.count > 64 { state.samples.removeFirst() }
+                if state.totalElapsed >= configuration.elapsedForEstimate || state.totalBytes >= configuration.bytesForEstimate,
+                   let value = state.window.percentile(configuration.percentile) {
+                    state.measured = Int64(value.rounded())
+                }
+                state.sampleStart = now
+                state.sampleBytes = 0
+            }
+            // A sample of no time carries its bytes into the next one (ExoPlayer does the same).
+            state.activeTransfers -= 1
+        }
+    }
+}
+
+/// A weighted percentile over the most recent samples, whose weights sum to at most
+/// `maxWeight` (the oldest sample loses weight, then leaves): ExoPlayer's `SlidingPercentile`.
+public struct SlidingPercentile: Sendable, Hashable {
+    private struct Entry: Sendable, Hashable {
+        var index: Int
+        var weight: Double
+        var value: Double
+    }
+
+    public let maxWeight: Double
+    private var entries: [Entry] = []
+    private var nextIndex = 0
+    public private(set) var totalWeight: Double = 0
+
+    public init(maxWeight: Double) {
+        self.maxWeight = maxWeight
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    public mutating func add(weight: Double, value: Double) {
+        guard weight > 0, value.isFinite else { return }
+        entries.append(Entry(index: nextIndex, weight: weight, value: value))
+        nextIndex += 1
+        totalWeight += weight
+        // Oldest first: `entries` is kept in arrival order.
+        while totalWeight > maxWeight, !entries.isEmpty {
+            let excess = totalWeight - maxWeight
+            if entries[0].weight <= excess {
+                totalWeight -= entries[0].weight
+                entries.removeFirst()
+            } else {
+                entries[0].weight -= excess
+                totalWeight -= excess
+            }
+        }
+    }
+
+    /// The smallest value at which the cumulative weight (values in ascending order) reaches
+    /// `fraction` of the total; `nil` when empty.
+    public func percentile(_ fraction: Double) -> Double? {
+        guard !entries.isEmpty else { return nil }
+        let sorted = entries.sorted { $0.value < $1.value }
+        let desired = fraction * totalWeight
+        var accumulated = 0.0
+        for entry in sorted {
+            accumulated += entry.weight
+            if accumulated >= desired { return entry.value }
+        }
+        return sorted.last?.value
+    }
+}
