@@ -153,6 +153,35 @@ static inline int reel_lavfi_load(ReelLavfi *_Nonnull table, char *_Nonnull erro
     return 1;
 }
 
+// libswscale: FFmpeg 8 made struct SwsContext public, so Swift sees a typed pointer where 5.1
+// to 7 gave an opaque one, and turned the SWS_* flags into an enum (SwsFlags). Reel holds the
+// context as an untyped pointer and passes flags as int through these, on every version.
+typedef void *reel_sws_context;
+static inline int reel_sws_area(void) { return SWS_AREA; }
+static inline int reel_sws_bilinear(void) { return SWS_BILINEAR; }
+static inline reel_sws_context reel_sws_get_cached_context(reel_sws_context context, int srcW, int srcH,
+                                                           enum AVPixelFormat srcFormat, int dstW, int dstH,
+                                                           enum AVPixelFormat dstFormat, int flags) {
+    return sws_getCachedContext((struct SwsContext *)context, srcW, srcH, srcFormat, dstW, dstH, dstFormat,
+                                flags, NULL, NULL, NULL);
+}
+static inline void reel_sws_free_context(reel_sws_context context) { sws_freeContext((struct SwsContext *)context); }
+static inline int reel_sws_scale(reel_sws_context context, const uint8_t *const source[], const int sourceStride[],
+                                 int sliceY, int sliceH, uint8_t *const destination[], const int destinationStride[]) {
+    return sws_scale((struct SwsContext *)context, source, sourceStride, sliceY, sliceH, destination, destinationStride);
+}
+static inline int reel_sws_get_colorspace_details(reel_sws_context context, int **inverse, int *sourceRange, int **table,
+                                                  int *destinationRange, int *brightness, int *contrast, int *saturation) {
+    return sws_getColorspaceDetails((struct SwsContext *)context, inverse, sourceRange, table, destinationRange,
+                                    brightness, contrast, saturation);
+}
+static inline int reel_sws_set_colorspace_details(reel_sws_context context, const int inverse[4], int sourceRange,
+                                                  const int table[4], int destinationRange, int brightness, int contrast,
+                                                  int saturation) {
+    return sws_setColorspaceDetails((struct SwsContext *)context, inverse, sourceRange, table, destinationRange,
+                                    brightness, contrast, saturation);
+}
+
 // Header versions (AV_VERSION_INT is a macro Swift cannot evaluate).
 static inline unsigned reel_header_avformat_version(void) { return LIBAVFORMAT_VERSION_INT; }
 static inline unsigned reel_header_avcodec_version(void) { return LIBAVCODEC_VERSION_INT; }

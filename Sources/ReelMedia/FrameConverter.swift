@@ -5,26 +5,26 @@ internal import CFFmpeg
 /// Scales and converts frames with libswscale, keeping its context between calls
 /// of the same shape (make one per consumer thread; it is not thread-safe).
 public final class FrameScaler: @unchecked Sendable {
-    private var context: OpaquePointer?
+    private var context: UnsafeMutableRawPointer?
     private let flags: Int32
 
     /// `smooth` uses area averaging (best for large downscales, the terminal's
     /// case); otherwise bilinear.
     public init(smooth: Bool = true) {
-        flags = smooth ? SWS_AREA : SWS_BILINEAR
+        flags = smooth ? reel_sws_area() : reel_sws_bilinear()
     }
 
     deinit {
-        sws_freeContext(context)
+        reel_sws_free_context(context)
     }
 
     /// `frame` scaled to `width` × `height` as packed RGB (no rotation applied).
     public func rgb(_ frame: VideoFrame, width: Int, height: Int) throws -> RGBImage {
         guard width > 0, height > 0 else { return RGBImage(width: max(width, 0), height: max(height, 0)) }
         let source = frame.box.pointer
-        context = sws_getCachedContext(
+        context = reel_sws_get_cached_context(
             context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
-            Int32(width), Int32(height), AV_PIX_FMT_RGB24, flags, nil, nil, nil
+            Int32(width), Int32(height), AV_PIX_FMT_RGB24, flags
         )
         guard let context else {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
@@ -43,7 +43,7 @@ public final class FrameScaler: @unchecked Sendable {
                 withUnsafePointer(to: &source.pointee.linesize) { lineTuple in
                     dataTuple.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { data in
                         lineTuple.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
-                            sws_scale(context, data, lines, 0, source.pointee.height, &destination, &stride)
+                            reel_sws_scale(context, data, lines, 0, source.pointee.height, &destination, &stride)
                         }
                     }
                 }
@@ -69,9 +69,9 @@ public final class FrameScaler: @unchecked Sendable {
     /// `frame` converted to `format` at its own size.
     public func convert(_ frame: VideoFrame, to format: PixelFormat) throws -> VideoFrame {
         let source = frame.box.pointer
-        context = sws_getCachedContext(
+        context = reel_sws_get_cached_context(
             context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
-            source.pointee.width, source.pointee.height, format.avFormat, SWS_BILINEAR, nil, nil, nil
+            source.pointee.width, source.pointee.height, format.avFormat, reel_sws_bilinear()
         )
         guard let context, let out = FrameBox() else {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat) to \(format)", url: nil)
@@ -90,7 +90,7 @@ public final class FrameScaler: @unchecked Sendable {
                             lineTuple.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
                                 outData.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { od in
                                     outLines.withMemoryRebound(to: Int32.self, capacity: 8) { ol in
-                                        sws_scale(context, data, lines, 0, source.pointee.height, od, ol)
+                                        reel_sws_scale(context, data, lines, 0, source.pointee.height, od, ol)
                                     }
                                 }
                             }
@@ -106,7 +106,7 @@ public final class FrameScaler: @unchecked Sendable {
     }
 
     /// Tells swscale the source's matrix and range, so colours come out right.
-    private func applyColorDetails(_ context: OpaquePointer, frame: VideoFrame) {
+    private func applyColorDetails(_ context: UnsafeMutableRawPointer, frame: VideoFrame) {
         guard frame.pixelFormat.isYUV else { return }
         let space: Int32
         switch frame.colorMatrix {
@@ -117,9 +117,9 @@ public final class FrameScaler: @unchecked Sendable {
         var inverse: UnsafeMutablePointer<Int32>?
         var table: UnsafeMutablePointer<Int32>?
         var srcRange: Int32 = 0, dstRange: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
-        guard sws_getColorspaceDetails(context, &inverse, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0 else { return }
+        guard reel_sws_get_colorspace_details(context, &inverse, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0 else { return }
         let coefficients = sws_getCoefficients(space)
-        sws_setColorspaceDetails(context, coefficients, frame.colorRange == .full ? 1 : 0, table, dstRange, brightness, contrast, saturation)
+        _ = reel_sws_set_colorspace_details(context, coefficients, frame.colorRange == .full ? 1 : 0, table, dstRange, brightness, contrast, saturation)
     }
 }
 
