@@ -95,7 +95,7 @@ struct StreamingCommandTests {
     @Test(arguments: [(nil, 0), (50_000_000, 2)] as [(Int64?, Int)])
     func aMasterStartsOnOneVariantAndTheOriginSeesOnlyIt(_ initialBandwidth: Int64?, _ expected: Int) async throws {
         let reel = try await ReelBinary.locate()
-        let ladder = try StreamLadder.make(loader: FileLoader())
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader()) }
         defer { ladder.remove() }
         let server = OriginServer(configuration: .init(root: ladder.directory))
         _ = try await server.start()

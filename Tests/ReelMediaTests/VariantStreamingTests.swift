@@ -47,7 +47,7 @@ import Testing
 
     // Rates (bytes/s) whose estimate × 0.7 admits exactly the expected rendition.
     @Test func startsOnTheVariantTheScriptedBandwidthCarries() async throws {
-        let ladder = try StreamLadder.make(loader: FileLoader())
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader()) }
         defer { ladder.remove() }
         let bandwidths = ladder.renditions.map(\.bandwidth)
         #expect(bandwidths == bandwidths.sorted() && Set(bandwidths).count == 3, "\(bandwidths)")
@@ -57,7 +57,8 @@ import Testing
         #expect(Double(middle * 8) * 0.7 < Double(bandwidths[2]), "the middle rate must not carry the top")
         for (rate, expected) in [(nil, 0), (middle, 1), (high, 2)] as [(Int64?, Int)] {
             let run = try await Self.play(ladder, warmUpBytesPerSecond: rate)
-            let reference = try referenceFrames(ladder.clips[expected]).map(\.md5)
+            let clip = ladder.clips[expected]
+            let reference = try await offThePool { try referenceFrames(clip).map(\.md5) }
             #expect(run.md5s == reference, "rate \(rate.map(String.init) ?? "unknown"): bit-exact with rendition \(expected)")
             let choice = try #require(run.choice)
             #expect(choice.rank == expected, "\(choice) at \(run.estimate)")
@@ -77,7 +78,7 @@ import Testing
     /// variant's playlist, its init segment and first segment (the last two side by side);
     /// the first frame then needs no request for any of them.
     @Test func aPreloadedStreamsFirstFrameNeedsNoRequestForWhatWasWarmed() async throws {
-        let ladder = try StreamLadder.make(loader: FileLoader())
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader()) }
         defer { ladder.remove() }
         let fake = FakeResourceLoader(script: .init(latency: ms(30)))
         ladder.serve(on: fake, at: Self.base)
