@@ -172,7 +172,13 @@ extension XvfbWindowSuites {
             return Fixture(served: served, window: window, browser: browser, accounts: accounts, http: http)
         }
 
-        @Test func signUpUploadFindItSignOutAndBeAskedAgain() throws {
+        /// Runs on the window thread: a synchronous test would hold a concurrency-pool thread for
+        /// the whole window session (on one core, the pool's only one).
+        @Test func signUpUploadFindItSignOutAndBeAskedAgain() async throws {
+            try await WindowThread.run { try Self.signUpUploadFindItSignOutAndBeAskedAgainOnTheWindowThread() }
+        }
+
+        static func signUpUploadFindItSignOutAndBeAskedAgainOnTheWindowThread() throws {
             let served = try Served.start()
             let f = try Self.open(served)
             try f.waitForColour(Self.red)
@@ -299,7 +305,13 @@ extension XvfbWindowSuites {
             #expect(f.shell.navigation.place == .upload)
         }
 
-        @Test func aRevokedTokenSendsToSignInAndBackToTheSamePage() throws {
+        /// Runs on the window thread: a synchronous test would hold a concurrency-pool thread for
+        /// the whole window session (on one core, the pool's only one).
+        @Test func aRevokedTokenSendsToSignInAndBackToTheSamePage() async throws {
+            try await WindowThread.run { try Self.aRevokedTokenSendsToSignInAndBackToTheSamePageOnTheWindowThread() }
+        }
+
+        static func aRevokedTokenSendsToSignInAndBackToTheSamePageOnTheWindowThread() throws {
             let served = try Served.start()
             let client = AccountClient(server: served.url, timeout: .seconds(120))
             let token = LockedValue<String?>(nil)
@@ -342,7 +354,13 @@ extension XvfbWindowSuites {
         /// A feed API that answers 401 without a valid token (a proxy in front of `reel serve`
         /// that checks the token with it): the window opens on the sign-in form, and signing in
         /// reads the feed with the new token and shows it.
-        @Test func aFeedThatNeedsSignInOpensOnTheFormAndPlaysAfterSigningIn() throws {
+        /// Runs on the window thread: a synchronous test would hold a concurrency-pool thread for
+        /// the whole window session (on one core, the pool's only one).
+        @Test func aFeedThatNeedsSignInOpensOnTheFormAndPlaysAfterSigningIn() async throws {
+            try await WindowThread.run { try Self.aFeedThatNeedsSignInOpensOnTheFormAndPlaysAfterSigningInOnTheWindowThread() }
+        }
+
+        static func aFeedThatNeedsSignInOpensOnTheFormAndPlaysAfterSigningInOnTheWindowThread() throws {
             let served = try Served.start()
             let client = AccountClient(server: served.url, timeout: .seconds(120))
             try WindowThread.blocking {
