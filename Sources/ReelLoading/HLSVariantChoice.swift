@@ -261,9 +261,6 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
 
     /// `nil` when `data` is not an HLS media playlist.
     public init?(_ data: Data) {
-        // Media playlists (a live one, or 100 000 segments) are most of what is read: they name
-        // no variant, and are passed over without decoding and splitting every line.
-        guard data.range(of: Data("#EXT-X-STREAM-INF".utf8)) != nil else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard lines.first(where: { !$0.isEmpty })?.hasPrefix("#EXTM3U") == true else { return nil }
