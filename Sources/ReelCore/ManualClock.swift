@@ -97,6 +97,17 @@ public final class ManualClock: EngineClock, Sendable {
         advance(to: now)
     }
 
+    /// Advances deadline by deadline until `condition` holds; `false` when nothing is left
+    /// scheduled first. For systems whose steps all run inside the clock's actions (the fake
+    /// loader's deliveries): the whole run happens on the caller's thread, in simulated time,
+    /// however busy the machine is.
+    public func runUntil(_ condition: () -> Bool) -> Bool {
+        while !condition() {
+            guard advanceToNextDeadline() else { return condition() }
+        }
+        return true
+    }
+
     /// Advances to the next deadline and runs what is due there. Returns `false`
     /// when nothing is scheduled.
     @discardableResult

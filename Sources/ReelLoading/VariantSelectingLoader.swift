@@ -11,8 +11,10 @@ import Synchronization
 ///
 /// Which documents it looks at: URLs whose path ends in `.m3u8` or `.m3u`, read from offset 0.
 /// Such a document is read whole (at most `maxDocumentBytes`; a longer one passes through and
-/// the demuxer's own limits refuse it), then served from memory: one upstream request, as
-/// before. A master's choice is kept (the last 64 masters) so every later read of it — a
+/// the demuxer's own limits refuse it), then served from memory. Reads of one document that
+/// overlap — the player's header probe and the demuxer's read, the preloader and the player —
+/// share one upstream request and one choice; the probe (``contentInformation(for:)``) waits
+/// for the whole document, so the read after it is served from the choice. A master's choice is kept (the last 64 masters) so every later read of it — a
 /// seek in the AVIO buffer, a replay, the preloader and the player — sees the same bytes and
 /// the same variant. Media playlists are not kept: a live one must reach the origin at every
 /// reload.
@@ -32,9 +34,26 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         var choice: VariantChoice
     }
 
+    /// What reading a document whole found.
+    private enum Inspection: Sendable {
+        /// The document to serve: a master's rewritten copy, or a media playlist as it came.
+        case document(Data, ContentInformation)
+        /// Longer than `maxDocumentBytes`: readers go to the upstream themselves.
+        case tooLong
+    }
+
+    /// One read of a document shared by every reader that asks for it meanwhile (the
+    /// header probe, the demuxer, the preloader): one upstream request, one choice.
+    private struct InFlight {
+        var task: Task<Inspection, any Error>
+        /// Readers still waiting for it; when the last one leaves, it is cancelled.
+        var waiters: Int
+    }
+
     private struct State {
         var chosen: [String: Chosen] = [:]
         var order: [String] = []
+        var inFlight: [String: InFlight] = [:]
         var observers: [@Sendable (VariantChoice) -> Void] = []
     }
 
@@ -81,80 +100,131 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         }
         guard range.offset == 0 else { return upstream.read(url, range: range) }
         let (stream, continuation) = ByteStream.makeStream()
-        let task = Task { await self.inspect(url, range: range, continuation: continuation) }
-        continuation.onCancel { task.cancel() }
+        let inspection = join(url)
+        let departure = Departure { self.leave(url, inspection) }
+        let task = Task {
+            defer { departure.run() }
+            do {
+                switch try await inspection.value {
+                case .document(let data, let information):
+                    Self.deliver(data, information: information, url: url, range: range, to: continuation)
+                case .tooLong:
+                    // Passed on as it is: the demuxer's own limits say what is wrong with it.
+                    try await Self.relay(self.upstream.read(url, range: range), to: continuation)
+                }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onCancel {
+            task.cancel()
+            departure.run()
+        }
         return stream
     }
 
+    /// A playlist's information is that of what ``read(_:range:)`` serves, so the probe waits
+    /// for the whole document (and the choice) instead of leaving after the headers: the
+    /// demuxer's read that follows is then served from the choice, with no second request.
     public func contentInformation(for url: URL) async throws -> ContentInformation {
         guard Self.mayBePlaylist(url) else { return try await upstream.contentInformation(for: url) }
-        let stream = read(url, range: .all)
-        defer { stream.cancel() }
-        return try await stream.contentInformation()
+        if let chosen = state.withTrackedLock({ $0.chosen[url.absoluteString] }) {
+            var information = chosen.information
+            information.length = Int64(chosen.data.count)
+            return information
+        }
+        let inspection = join(url)
+        let departure = Departure { self.leave(url, inspection) }
+        defer { departure.run() }
+        let found = try await withTaskCancellationHandler {
+            try await inspection.value
+        } onCancel: {
+            departure.run()
+        }
+        switch found {
+        case .document(let data, var information):
+            information.length = Int64(data.count)
+            return information
+        case .tooLong:
+            return try await upstream.contentInformation(for: url)
+        }
     }
 
-    /// Reads the playlist whole, chooses when it is a master, and serves `range` of the result.
-    private func inspect(_ url: URL, range: ByteRange, continuation: ByteStream.Continuation) async {
+    /// The read of `url` under way, joined, or a new one.
+    private func join(_ url: URL) -> Task<Inspection, any Error> {
+        let key = url.absoluteString
+        return state.withTrackedLock { state in
+            if var running = state.inFlight[key] {
+                running.waiters += 1
+                state.inFlight[key] = running
+                return running.task
+            }
+            let task = Task { try await self.inspect(url) }
+            state.inFlight[key] = InFlight(task: task, waiters: 1)
+            return task
+        }
+    }
+
+    /// A reader is done with `task`: the last one to leave ends it (finished or not), so a
+    /// later read starts afresh (a live media playlist reloads).
+    private func leave(_ url: URL, _ task: Task<Inspection, any Error>) {
+        let key = url.absoluteString
+        let abandoned: Task<Inspection, any Error>? = state.withTrackedLock { state in
+            guard var running = state.inFlight[key], running.task == task else { return nil }
+            running.waiters -= 1
+            if running.waiters > 0 {
+                state.inFlight[key] = running
+                return nil
+            }
+            state.inFlight[key] = nil
+            return running.task
+        }
+        abandoned?.cancel()
+    }
+
+    /// Reads the playlist whole and chooses when it is a master.
+    private func inspect(_ url: URL) async throws -> Inspection {
         let source = upstream.read(url, range: .all)
         defer { source.cancel() }
-        do {
-            let information = try await source.contentInformation()
-            var data = Data()
-            var iterator = source.makeAsyncIterator()
-            var tooLong = (information.length ?? 0) > Int64(maxDocumentBytes)
-            while !tooLong, let chunk = try await iterator.next() {
-                data.append(chunk)
-                tooLong = data.count > maxDocumentBytes
-            }
-            if tooLong {
-                // Passed on as it is: the demuxer's limits say what is wrong with it.
-                continuation.respond(with: information)
-                var sent = 0
-                func send(_ chunk: Data) async throws -> Bool {
-                    var chunk = chunk
-                    if let length = range.length {
-                        let room = Int(length) - sent
-                        if room <= 0 { return false }
-                        if chunk.count > room { chunk = chunk.prefix(room) }
-                    }
-                    sent += chunk.count
-                    try await continuation.send(chunk)
-                    return true
-                }
-                if try await send(data) {
-                    while let chunk = try await iterator.next(), try await send(chunk) {}
-                }
-                continuation.finish()
-                return
-            }
-            let base = information.finalURL ?? url
-            guard let master = HLSMasterPlaylist(data) else {
-                Self.deliver(data, information: information, url: url, range: range, to: continuation)
-                return
-            }
-            let estimate = bandwidth?.bandwidthEstimate ?? .unknown
-            let (variant, choice) = policy.choose(from: master, url: url, base: base, estimate: estimate)
-            let rewritten = master.keeping(variant, base: base)
-            var served = information
-            served.length = Int64(rewritten.count)
-            served.entityTag = information.entityTag.map { "\($0)-variant-\(variant.index)" }
-            let (kept, observers) = state.withTrackedLock { state -> (Chosen, [@Sendable (VariantChoice) -> Void]) in
-                let key = url.absoluteString
-                // A read that raced this one chose first: everyone sees that choice.
-                if let earlier = state.chosen[key] { return (earlier, []) }
-                let chosen = Chosen(data: rewritten, information: served, choice: choice)
-                state.chosen[key] = chosen
-                state.order.append(key)
-                if state.order.count > Self.keptMasters {
-                    state.chosen[state.order.removeFirst()] = nil
-                }
-                return (chosen, state.observers)
-            }
-            for observer in observers { observer(kept.choice) }
-            Self.deliver(kept.data, information: kept.information, url: url, range: range, to: continuation)
-        } catch {
-            continuation.finish(throwing: error)
+        let information = try await source.contentInformation()
+        var data = Data()
+        if (information.length ?? 0) > Int64(maxDocumentBytes) { return .tooLong }
+        for try await chunk in source {
+            data.append(chunk)
+            if data.count > maxDocumentBytes { return .tooLong }
         }
+        let base = information.finalURL ?? url
+        guard let master = HLSMasterPlaylist(data) else { return .document(data, information) }
+        let estimate = bandwidth?.bandwidthEstimate ?? .unknown
+        let (variant, choice) = policy.choose(from: master, url: url, base: base, estimate: estimate)
+        let rewritten = master.keeping(variant, base: base)
+        var served = information
+        served.length = Int64(rewritten.count)
+        served.entityTag = information.entityTag.map { "\($0)-variant-\(variant.index)" }
+        let (kept, observers) = state.withTrackedLock { state -> (Chosen, [@Sendable (VariantChoice) -> Void]) in
+            let key = url.absoluteString
+            // A read that raced this one chose first: everyone sees that choice.
+            if let earlier = state.chosen[key] { return (earlier, []) }
+            let chosen = Chosen(data: rewritten, information: served, choice: choice)
+            state.chosen[key] = chosen
+            state.order.append(key)
+            if state.order.count > Self.keptMasters {
+                state.chosen[state.order.removeFirst()] = nil
+            }
+            return (chosen, state.observers)
+        }
+        for observer in observers { observer(kept.choice) }
+        return .document(kept.data, kept.information)
+    }
+
+    /// Passes `source` on to `continuation`, headers and bytes, at the reader's pace.
+    private static func relay(_ source: ByteStream, to continuation: ByteStream.Continuation) async throws {
+        defer { source.cancel() }
+        continuation.respond(with: try await source.contentInformation())
+        for try await chunk in source {
+            try await continuation.send(chunk)
+        }
+        continuation.finish()
     }
 
     private static func serve(_ data: Data, information: ContentInformation, url: URL, range: ByteRange) -> ByteStream {
@@ -178,5 +248,22 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
             continuation.yield(data.subdata(in: Int(range.offset)..<Int(end)))
         }
         continuation.finish()
+    }
+}
+
+/// Runs its action once, from whichever path gets there first (a reader's end or its cancel).
+private final class Departure: Sendable {
+    private let action: Mutex<(@Sendable () -> Void)?>
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        self.action = Mutex(action)
+    }
+
+    func run() {
+        let action = self.action.withTrackedLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
     }
 }

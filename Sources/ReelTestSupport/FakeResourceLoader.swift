@@ -134,6 +134,9 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
 
     fileprivate var transferListener: (any TransferListener)? { state.withTrackedLock { $0.listener } }
 
+    /// The URLs of the requests stalled now (by a `stallAtOffset` script), in order.
+    public var stalledURLs: [URL] { state.withTrackedLock { $0.stalled.map(\.url) } }
+
     /// Lets every stalled request go on.
     public func resumeStalls() {
         let deliveries = state.withTrackedLock { state -> [Delivery] in
@@ -245,7 +248,7 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
 private final class Delivery: Sendable {
     // Immutable.
     private weak let owner: FakeResourceLoader?
-    private let url: URL
+    fileprivate let url: URL
     private let range: ByteRange
     private let resource: FakeResourceLoader.Resource?
     private let script: FakeResourceLoader.Script

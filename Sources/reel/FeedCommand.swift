@@ -13,7 +13,8 @@ struct FeedCommand: AsyncParsableCommand {
         abstract: "Play a feed: a directory of media, a manifest, or a feed API URL.",
         discussion: """
             --headless runs a scripted session: it swipes up --swipes times, dwelling --dwell \
-            seconds on each page, and prints one JSON line per swipe: {"type":"swipe","index":…,\
+            seconds on each page (with --settle, also until the next page is pre-rendered or \
+            has failed, up to 10 s), and prints one JSON line per swipe: {"type":"swipe","index":…,\
             "swipeToFirstFrameMs":…,"preloadStage":"prerendered|prepared|bytes|none",\
             "livePlayers":…,"liveDecoders":…,"rssBytes":…}, then a summary line. Past the last \
             item of a fully loaded feed it wraps to the first. --trace also writes the players' \
@@ -33,6 +34,9 @@ struct FeedCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds on each page before the next swipe.")
     var dwell: Double = 1
+
+    @Flag(help: "Headless: before each swipe, also wait (up to 10 s) until the next page is pre-rendered or has failed, so every swipe measures a warm page however busy the machine is.")
+    var settle = false
 
     @Option(help: "The category to play (its id), when the source has categories.")
     var category: String?
@@ -71,7 +75,7 @@ struct FeedCommand: AsyncParsableCommand {
             await stack.shutdown()
             throw error
         }
-        let run = HeadlessFeedRun(stack: stack, category: category, swipes: swipes, dwell: dwell, trace: writer)
+        let run = HeadlessFeedRun(stack: stack, category: category, swipes: swipes, dwell: dwell, settle: settle, trace: writer)
         let result = await run.run()
         writer.close()
         await stack.shutdown()
@@ -99,21 +103,25 @@ final class HeadlessFeedRun: Sendable {
     /// be played fails as fast as its player notices (well under a second for a file
     /// FFmpeg rejects at open), not after this.
     static let watchdogSeconds = 30
+    /// How long `--settle` waits for the next page before swiping anyway.
+    static let settleSeconds = 10.0
 
     // Immutable.
     let stack: FeedStack
     let category: String?
     let swipes: Int
     let dwell: Double
+    let settle: Bool
     let trace: TraceWriter
     private let outcomes = PageOutcomes()
     private let authorizationRequired = Mutex(false)
 
-    init(stack: FeedStack, category: String?, swipes: Int, dwell: Double, trace: TraceWriter) {
+    init(stack: FeedStack, category: String?, swipes: Int, dwell: Double, settle: Bool = false, trace: TraceWriter) {
         self.stack = stack
         self.category = category
         self.swipes = swipes
         self.dwell = dwell
+        self.settle = settle
         self.trace = trace
     }
 
@@ -147,6 +155,7 @@ final class HeadlessFeedRun: Sendable {
         }
         for _ in 0..<swipes {
             await sleep(seconds: dwell)
+            if settle { await settleNextPage(of: session) }
             let before = session.currentIndex
             outcomes.reset()
             session.next()
@@ -233,6 +242,19 @@ final class HeadlessFeedRun: Sendable {
             trace.write(["type": "noMoreData"])
         default:
             break
+        }
+    }
+
+    /// Waits until the page after the current one is pre-rendered or has failed (polling:
+    /// the session tells no event for it), or `settleSeconds` have passed.
+    private func settleNextPage(of session: FeedSession) async {
+        let count = session.items.count
+        guard count > 1 else { return }
+        let next = (session.currentIndex + 1) % count
+        let deadline = ContinuousClock.now + .seconds(Self.settleSeconds)
+        while ContinuousClock.now < deadline {
+            if session.preloadStage(at: next) == .prerendered || session.failure(at: next) != nil { return }
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 

@@ -44,7 +44,7 @@ struct FeedCommandTests {
         defer { root.remove() }
         try Self.makeFeed(root)
         let trace = root.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "1", "--trace", trace], timeout: .seconds(120))
+        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "1", "--settle", "--trace", trace], timeout: .seconds(120))
         #expect(result.status == 0, "\(result.stderr)")
         let lines = Self.swipeLines(result.stdout)
         let swipes = lines.filter { $0["type"] as? String == "swipe" }
@@ -57,8 +57,8 @@ struct FeedCommandTests {
             #expect((swipe["liveDecoders"] as? Int ?? 9) <= 3)
             #expect((swipe["rssBytes"] as? Int ?? 0) > 0)
         }
-        #expect(swipes.filter { $0["preloadStage"] as? String == "prerendered" }.count >= 6,
-                "with a dwell, the next page is pre-rendered: \(swipes.map { $0["preloadStage"] ?? "" })")
+        #expect(swipes.allSatisfy { $0["preloadStage"] as? String == "prerendered" },
+                "settled before each swipe, the next page is pre-rendered: \(swipes.map { $0["preloadStage"] ?? "" })")
         let summary = try #require(lines.last)
         #expect(summary["type"] as? String == "summary")
         #expect(summary["swipes"] as? Int == 7)
@@ -82,7 +82,7 @@ struct FeedCommandTests {
         let cache = try Scratch("reel-feed-cache")
         defer { cache.remove() }
         let result = try await runSeparately(reel, ["feed", origin.appendingPathComponent("api").absoluteString + "/", "--headless",
-                                                    "--swipes", "3", "--dwell", "0.5", "--cache-dir", cache.path], timeout: .seconds(60))
+                                                    "--swipes", "3", "--dwell", "0.5", "--settle", "--cache-dir", cache.path], timeout: .seconds(60))
         #expect(result.status == 0, "\(result.stderr)")
         let swipes = Self.swipeLines(result.stdout).filter { $0["type"] as? String == "swipe" }
         #expect(swipes.count == 3)

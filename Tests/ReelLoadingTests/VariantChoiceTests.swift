@@ -105,6 +105,42 @@ import Testing
         let missing = Self.url.deletingLastPathComponent().appendingPathComponent("gone.m3u8")
         await #expect(throws: ResourceLoaderError.notFound(url: missing)) { try await loader.data(missing) }
     }
+
+    /// The player probes a master's headers, then the demuxer reads it; the preloader may read
+    /// it meanwhile. All of them share one upstream request and one choice, however slowly the
+    /// body comes (here 50 ms before the headers and the body at 2 kB/s: the probe's headers
+    /// arrive long before the document is whole).
+    @Test func overlappingReadsAndTheProbeShareOneRequest() async throws {
+        let fake = FakeResourceLoader(script: .init(latency: MediaTime(value: 50, timescale: 1000), bytesPerSecond: 2_000, chunkSize: 64))
+        fake.add(Data(Self.master.utf8), at: Self.url)
+        let loader = VariantSelectingLoader(upstream: fake, bandwidth: FixedBandwidth(bitsPerSecond: 1_000_000))
+        let heard = Mutex(0)
+        loader.addObserver { _ in heard.withTrackedLock { $0 += 1 } }
+        async let preloaded = loader.data(Self.url)
+        let information = try await loader.contentInformation(for: Self.url)
+        let read = try await loader.data(Self.url)
+        #expect(information.length == Int64(read.count), "the probe tells the length of what is served")
+        #expect(try await preloaded == read)
+        #expect(String(decoding: read, as: UTF8.self).contains("low/index.m3u8"))
+        #expect(fake.requests.filter { $0.url == Self.url }.count == 1, "\(fake.requests.map(\.url))")
+        #expect(heard.withTrackedLock { $0 } == 1)
+    }
+
+    /// A reader that leaves ends the shared read only when it was the last one: the next
+    /// read starts afresh and still gets the whole document.
+    @Test func theLastReaderToLeaveEndsTheSharedRead() async throws {
+        let fake = FakeResourceLoader(script: .init(latency: MediaTime(value: 20, timescale: 1000), fault: .stallAtOffset(100)))
+        fake.add(Data(Self.master.utf8), at: Self.url)
+        let loader = VariantSelectingLoader(upstream: fake, bandwidth: nil)
+        let stream = loader.read(Self.url, range: .all)
+        #expect(await eventually(timeout: .seconds(60)) { fake.activeRequestCount == 1 })
+        stream.cancel()
+        #expect(await eventually(timeout: .seconds(60)) { fake.activeRequestCount == 0 }, "the abandoned read is cancelled")
+        fake.setDefaultScript(.init())
+        let whole = try await loader.data(Self.url)
+        #expect(String(decoding: whole, as: UTF8.self).contains("low/index.m3u8"))
+        #expect(fake.requests.filter { $0.url == Self.url }.count == 2)
+    }
 }
 
 @Suite("VariantSelectingLoader contract")
