@@ -47,10 +47,13 @@ public struct AccountClient: Sendable {
 
     private let uploadTimeout: TimeAmount
 
-    /// `timeout` bounds each request (an unreachable server fails after it); an upload,
-    /// which first checks the token with a short request, may take `uploadTimeout`.
+    /// `timeout` bounds each request's answer (a server that accepts and never answers fails
+    /// after it; one that cannot be reached fails at the HTTP client's connect timeout, 10 s).
+    /// It leaves room for the server's password hashing on a loaded machine (Argon2id is slow
+    /// on purpose). An upload, which first checks the token with a short request, may take
+    /// `uploadTimeout`.
     public init(server: URL, token: String? = nil, httpClient: HTTPClient = .shared,
-                timeout: Duration = .seconds(15), uploadTimeout: Duration = .seconds(3600)) {
+                timeout: Duration = .seconds(60), uploadTimeout: Duration = .seconds(3600)) {
         self.server = server
         self.token = token
         self.http = httpClient

@@ -196,10 +196,16 @@ public final class Child: Sendable {
         }
     }
 
+    /// How long a child may take before a test gives up on it: a watchdog against a hang,
+    /// never a measurement, so it is generous. On one loaded core a child shares the CPU
+    /// with the whole suite (tens of threads and processes) and a run of a few seconds can
+    /// take minutes.
+    public static let watchdog: Duration = .seconds(300)
+
     /// Waits for the exit and the end of its output, at most `timeout` (a watchdog, not a
     /// measurement). `nil` on timeout. A descendant that keeps the pipes open past the
     /// exit gets two more seconds before the exit status is returned without its output.
-    public func exitStatus(timeout: Duration = .seconds(30)) async -> Int32? {
+    public func exitStatus(timeout: Duration = Child.watchdog) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { return nil }
@@ -219,7 +225,7 @@ public final class Child: Sendable {
 }
 
 /// Runs a command to its end; its exit status and output (stdout and stderr together).
-public func run(_ executable: URL, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> (status: Int32, output: String) {
+public func run(_ executable: URL, _ arguments: [String], timeout: Duration = Child.watchdog) async throws -> (status: Int32, output: String) {
     let child = try Child(executable, arguments)
     guard let status = await child.exitStatus(timeout: timeout) else {
         child.kill(SIGKILL)
@@ -231,7 +237,7 @@ public func run(_ executable: URL, _ arguments: [String], timeout: Duration = .s
 
 /// Runs a command to its end; its exit status, stdout and stderr apart.
 public func runSeparately(
-    _ executable: URL, _ arguments: [String], timeout: Duration = .seconds(60),
+    _ executable: URL, _ arguments: [String], timeout: Duration = Child.watchdog,
     environment: [String: String]? = nil, input: Data? = nil
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
     let child = try Child(executable, arguments, environment: environment, input: input)

@@ -18,7 +18,7 @@ struct BenchCommandTests {
         let svg = scratch.appendingPathComponent("chart.svg")
         let child = try Child(reel, ["bench", "first-frame", "--runs", "1", "--rtt-ms", "0", "--kbps", "200000",
                                      "--clip-seconds", "1", "--clip-size", "160x288", "--json", "--plot", svg.path])
-        let status = await child.exitStatus(timeout: .seconds(240))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
         let data = Data(child.standardOutput.utf8)
@@ -58,7 +58,7 @@ struct BenchCommandTests {
         let reel = try await ReelBinary.locate()
         let child = try Child(reel, ["bench", "playback", "--runs", "1", "--clip-seconds", "1", "--clip-size", "160x288", "--busy-loops", "0",
                                      "--seconds", "2", "--memory-runs", "1", "--json"])
-        let status = await child.exitStatus(timeout: .seconds(180))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
@@ -119,7 +119,7 @@ struct BenchSwipeTests {
         let clip = try Data(contentsOf: Fixtures.clip(ClipSpec(duration: 1)))
         for name in ["a.mp4", "b.mp4", "c.mp4", "d.mp4"] { try clip.write(to: directory.appendingPathComponent(name)) }
         let child = try Child(reel, ["bench", "swipe", directory.path, "--swipes", "6", "--dwell", "0.05", "--rtt-ms", "0", "--json"])
-        let status = await child.exitStatus(timeout: .seconds(120))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],

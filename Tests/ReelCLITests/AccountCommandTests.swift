@@ -50,7 +50,7 @@ struct AccountCommandTests {
         }
 
         func reel(_ arguments: [String], input: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
-            try await runSeparately(reel, arguments, timeout: .seconds(120), environment: environment, input: input.map { Data($0.utf8) })
+            try await runSeparately(reel, arguments, environment: environment, input: input.map { Data($0.utf8) })
         }
 
         func get(_ path: String) async throws -> String {
@@ -61,7 +61,7 @@ struct AccountCommandTests {
 
         func stop() async -> Int32? {
             server.kill(SIGTERM)
-            let status = await server.exitStatus(timeout: .seconds(20))
+            let status = await server.exitStatus()
             root.remove()
             return status
         }

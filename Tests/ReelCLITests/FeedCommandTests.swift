@@ -10,7 +10,7 @@ import Glibc
 /// Runs a command to its end, then waits (boundedly) until `complete` holds for what it
 /// wrote: a pipe can deliver its last bytes after the exit is seen. `nil` status: it
 /// did not end within `timeout` (and was killed).
-func runToEnd(_ executable: URL, _ arguments: [String], timeout: Duration,
+func runToEnd(_ executable: URL, _ arguments: [String], timeout: Duration = Child.watchdog,
               until complete: @escaping @Sendable (_ status: Int32, _ stdout: String, _ stderr: String) -> Bool) async throws
     -> (status: Int32?, signalled: Bool, stdout: String, stderr: String) {
     let child = try Child(executable, arguments)
@@ -44,7 +44,7 @@ struct FeedCommandTests {
         defer { root.remove() }
         try Self.makeFeed(root)
         let trace = root.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "1", "--settle", "--trace", trace], timeout: .seconds(120))
+        let result = try await runSeparately(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "1", "--settle", "--trace", trace])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = Self.swipeLines(result.stdout)
         let swipes = lines.filter { $0["type"] as? String == "swipe" }
@@ -82,7 +82,7 @@ struct FeedCommandTests {
         let cache = try Scratch("reel-feed-cache")
         defer { cache.remove() }
         let result = try await runSeparately(reel, ["feed", origin.appendingPathComponent("api").absoluteString + "/", "--headless",
-                                                    "--swipes", "3", "--dwell", "0.5", "--settle", "--cache-dir", cache.path], timeout: .seconds(60))
+                                                    "--swipes", "3", "--dwell", "0.5", "--settle", "--cache-dir", cache.path])
         #expect(result.status == 0, "\(result.stderr)")
         let swipes = Self.swipeLines(result.stdout).filter { $0["type"] as? String == "swipe" }
         #expect(swipes.count == 3)

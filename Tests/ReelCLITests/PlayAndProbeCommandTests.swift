@@ -101,7 +101,7 @@ struct PlayAndProbeCommandTests {
         try Fixtures.garbage().write(to: URL(fileURLWithPath: garbage))
         for command in [["play", garbage, "--headless", "--clock", "fast"], ["probe", garbage]] {
             // Never a hang: runSeparately fails the test past its timeout.
-            let result = try await runSeparately(reel, command, timeout: .seconds(60))
+            let result = try await runSeparately(reel, command)
             #expect(result.status == 3, "\(command): \(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "one line: \(result.stderr)")

@@ -50,6 +50,6 @@ struct ServeFeedAPITests {
         }
         await http.shutdown()
         server.kill(SIGTERM)
-        #expect(await server.exitStatus(timeout: .seconds(10)) == 0)
+        #expect(await server.exitStatus() == 0)
     }
 }

@@ -31,7 +31,7 @@ struct StreamingCommandTests {
         defer { try? FileManager.default.removeItem(atPath: cache) }
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).map { "/" + $0 })
         let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--trace", trace,
-                                                    "--cache-dir", cache], timeout: .seconds(120))
+                                                    "--cache-dir", cache])
         let statistics = server.statistics
         #expect(result.status == 0, "\(result.stderr)")
         let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
@@ -44,8 +44,7 @@ struct StreamingCommandTests {
 
         // A warm replay comes from the range cache: no body bytes from the origin.
         server.resetStatistics()
-        let again = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--cache-dir", cache],
-                                            timeout: .seconds(120))
+        let again = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--cache-dir", cache])
         let warm = server.statistics
         await server.stop()
         #expect(again.status == 0, "\(again.stderr)")
@@ -61,8 +60,7 @@ struct StreamingCommandTests {
         defer { scratch.remove() }
         let manifest = try package(.hlsTS, into: scratch)
         let trace = scratch.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["play", manifest.path, "--headless", "--clock", "fast", "--trace", trace],
-                                             timeout: .seconds(120))
+        let result = try await runSeparately(reel, ["play", manifest.path, "--headless", "--clock", "fast", "--trace", trace])
         #expect(result.status == 0, "\(result.stderr)")
         let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
         #expect(shown == (try referenceMD5s(try Fixtures.clip(Self.clip))))
@@ -79,8 +77,7 @@ struct StreamingCommandTests {
         let server = OriginServer(configuration: .init(root: scratch.url))
         _ = try await server.start()
         let url = server.url(for: "hostile.m3u8")
-        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"],
-                                             timeout: .seconds(60))
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"])
         await server.stop()
         #expect(result.status == 3, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
@@ -103,7 +100,7 @@ struct StreamingCommandTests {
         defer { try? FileManager.default.removeItem(atPath: trace) }
         var arguments = ["play", server.url(for: "master.m3u8").absoluteString, "--headless", "--clock", "fast", "--trace", trace, "--no-cache"]
         if let initialBandwidth { arguments += ["--initial-bandwidth", String(initialBandwidth)] }
-        let result = try await runSeparately(reel, arguments, timeout: .seconds(120))
+        let result = try await runSeparately(reel, arguments)
         let statistics = server.statistics
         await server.stop()
         #expect(result.status == 0, "\(result.stderr)")

@@ -82,7 +82,7 @@ struct TraceAtExitTests {
         // Let it play a few frames past the flush, then stop it.
         try await Task.sleep(for: .milliseconds(300))
         child.kill(signal)
-        let status = await child.exitStatus(timeout: .seconds(30))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 128 + signal, "\(child.standardError)")
         #expect(child.standardError.contains(signal == SIGINT ? "SIGINT" : "SIGTERM"), "\(child.standardError)")

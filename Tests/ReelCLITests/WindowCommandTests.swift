@@ -18,7 +18,7 @@ import ReelTestSupport
         let reel = try await ReelBinary.locate()
         let file = try Fixtures.clip(ClipSpec(width: 160, height: 120, duration: 2, audioCodec: nil))
         let child = try Child(reel, ["play", file.path, "--window", "--frames", "10", "--hud"], environment: Self.environment())
-        let status = await child.exitStatus(timeout: .seconds(60))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
         #expect(child.standardError.contains("using the software renderer"))
@@ -31,7 +31,7 @@ import ReelTestSupport
         defer { scratch.remove() }
         let trace = scratch.file("trace.jsonl")
         let child = try Child(reel, ["play", file.path, "--window", "--frames", "3", "--trace", trace], environment: Self.environment())
-        let status = await child.exitStatus(timeout: .seconds(60))
+        let status = await child.exitStatus()
         if status == nil { child.kill(SIGKILL) }
         #expect(status == 0, "\(child.standardError)")
         let objects = try traceObjects(trace)

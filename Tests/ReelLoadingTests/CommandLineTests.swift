@@ -147,7 +147,7 @@ struct CommandLineTests {
             #expect(result.output.hasPrefix("reel: "), "\(arguments): \(result.output)")
             #expect(!result.output.contains("Fatal error"), "\(arguments): \(result.output)")
         }
-        let unreachable = try await run(reel, ["cache", "fetch", "http://127.0.0.1:9/a.mp4", "--cache-dir", FileManager.default.temporaryDirectory.path + "/reel-cli-\(UUID())"], timeout: .seconds(60))
+        let unreachable = try await run(reel, ["cache", "fetch", "http://127.0.0.1:9/a.mp4", "--cache-dir", FileManager.default.temporaryDirectory.path + "/reel-cli-\(UUID())"])
         #expect(unreachable.status == 3, "\(unreachable.output)")
         #expect(unreachable.output.split(separator: "\n").count == 1, "\(unreachable.output)")
     }
@@ -171,7 +171,7 @@ struct CommandLineTests {
         #expect(http.statistics.retries == 1)
         await http.shutdown()
         server.kill(SIGTERM)
-        let status = await server.exitStatus(timeout: .seconds(5))
+        let status = await server.exitStatus()
         if status == nil { server.kill(SIGKILL) }
         #expect(status == 0, "\(server.output)")
     }

@@ -70,7 +70,7 @@ extension XvfbWindowSuites {
                 let binary = reel
                 let childEnvironment = environment
                 try WindowThread.blocking {
-                    let r = try await runSeparately(binary, arguments, timeout: .seconds(120), environment: childEnvironment, input: nil)
+                    let r = try await runSeparately(binary, arguments, environment: childEnvironment, input: nil)
                     result.set((r.status, r.stdout, r.stderr))
                 }
                 guard let (status, stdout, stderr) = result.value else { throw WindowTests.WaitTimeout() }
