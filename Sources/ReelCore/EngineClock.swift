@@ -16,6 +16,13 @@ public protocol EngineClock: AnyObject, Sendable {
     /// possible, if it already has). Actions must be short: they wake someone up.
     @discardableResult
     func schedule(at deadline: MediaTime, _ action: @escaping @Sendable () -> Void) -> ScheduledAction
+
+    /// A clock reading this one's time whose actions run in order on a timeline of their
+    /// own: an owner whose actions do real work (a player's presentation steps) takes one, so
+    /// a slow step of one player never delays another's, or a loader's wake-up. The host
+    /// clock answers with a new serial queue; the manual clock with itself (one timeline,
+    /// advanced by the test, as deterministic as before).
+    func makeTimeline() -> any EngineClock
 }
 
 extension EngineClock {

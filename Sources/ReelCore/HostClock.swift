@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 
 /// The machine's monotonic clock (it never jumps with wall-clock changes), in
-/// nanoseconds. Scheduled actions run in deadline order on one serial queue.
+/// nanoseconds. Scheduled actions run in deadline order on one serial queue per instance
+/// (``makeTimeline()`` makes another; every instance reads the same time).
 public final class HostClock: EngineClock {
     /// One shared host clock; they all read the same time.
     public static let shared = HostClock()
@@ -10,6 +11,9 @@ public final class HostClock: EngineClock {
     private let queue = DispatchQueue(label: "reel.host-clock", qos: .userInteractive)
 
     public init() {}
+
+    /// Another host clock: the same time, its own serial queue.
+    public func makeTimeline() -> any EngineClock { HostClock() }
 
     public var now: MediaTime {
         MediaTime(value: Int64(DispatchTime.now().uptimeNanoseconds), timescale: 1_000_000_000)

@@ -92,6 +92,9 @@ public final class ManualClock: EngineClock, Sendable {
         return false
     }
 
+    /// Itself: a test's whole system runs on the one timeline it advances.
+    public func makeTimeline() -> any EngineClock { self }
+
     /// Runs the actions already due at the current time.
     public func runDue() {
         advance(to: now)

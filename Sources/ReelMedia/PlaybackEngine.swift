@@ -98,7 +98,9 @@ final class PlaybackEngine: @unchecked Sendable {
          demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1) {
         self.url = url
         self.loader = loader
-        self.clock = clock
+        // The item's own timeline: its presentation and audio steps run there, in order,
+        // and wait for no other player's (the clock's time is the same).
+        self.clock = clock.makeTimeline()
         var configuration = configuration
         if url.isFileURL { configuration.packetQueueDuration = min(configuration.packetQueueDuration, configuration.localPacketQueueDuration) }
         self.configuration = configuration

@@ -91,7 +91,9 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
 
     /// A fake timed on `clock`, serving `resources`, each request by `script` unless told otherwise.
     public init(clock: any EngineClock = HostClock.shared, resources: [URL: Data] = [:], script: Script = .instant) {
-        self.clock = clock
+        // Deliveries on a timeline of the fake's own: a test's origin is not held up by the
+        // players and fakes of every other test in the process.
+        self.clock = clock.makeTimeline()
         var initial = State(defaultScript: script)
         for (url, data) in resources {
             initial.resources[url] = Resource(data: data, entityTag: Self.tag(for: data))

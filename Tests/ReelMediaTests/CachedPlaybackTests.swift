@@ -34,10 +34,11 @@ import Testing
         player.defaultRate = 2
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader))
         player.play()
-        // A watchdog, not a performance bound: a loaded machine may take a while.
-        let deadline = Date().addingTimeInterval(90)
+        // A watchdog, not a performance bound: a loaded machine may take minutes.
+        let deadline = Date().addingTimeInterval(300)
         while ended.value == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        let state = "\(player.status), \(player.timeControlStatus), at \(player.currentTime.seconds) s, loaded \(player.loadedTimeRanges), \(player.statistics)"
+        let statistics = player.statistics
+        let state = "\(player.status), \(player.timeControlStatus), at \(player.currentTime.seconds) s, loaded \(player.loadedTimeRanges), \(statistics)"
         player.replaceCurrentItem(with: nil)
         #expect(ended.value == true, "played to the end (reports length: \(reportsLength)); \(state)")
         // Real time on a busy machine may drop late frames; what is shown is the file's frames, in order.
@@ -50,6 +51,8 @@ import Testing
             }
             cursor = found + 1
         }
-        #expect(shown.count >= reference.count / 2)
+        // Every frame of the file was either shown or dropped as late, however slow the machine.
+        #expect(!shown.isEmpty)
+        #expect(statistics.presentedFrames + statistics.droppedFrames == reference.count, "\(statistics)")
     }
 }
