@@ -196,11 +196,10 @@ public final class Child: Sendable {
         }
     }
 
-    /// How long a child may take before a test gives up on it: a watchdog against a hang,
-    /// never a measurement, so it is generous. On one loaded core a child shares the CPU
-    /// with the whole suite (tens of threads and processes) and a run of a few seconds can
-    /// take minutes.
-    public static let watchdog: Duration = .seconds(300)
+    /// How long a child may take before a test gives up on it (``hangWatchdog``):
+    /// on one loaded core a child shares the CPU with the whole suite, and a run of a few
+    /// seconds can take minutes.
+    public static let watchdog: Duration = hangWatchdog
 
     /// Waits for the exit and the end of its output, at most `timeout` (a watchdog, not a
     /// measurement). `nil` on timeout. A descendant that keeps the pipes open past the

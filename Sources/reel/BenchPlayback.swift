@@ -230,9 +230,10 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         for (index, rate) in [2.0, 1.0].enumerated() {
             try await Task.sleep(for: .seconds(step))
             player.rate = rate
-            // Until the device has played the change (a watchdog of 10 s, not a bound): on a
+            // Until the device has played the change (a watchdog of 60 s, not a bound): on a
             // starved machine the next change must not overtake this one.
-            for _ in 0..<1000 where player.statistics.rateChangeLatenciesMs.count <= index {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while player.statistics.rateChangeLatenciesMs.count <= index, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
         }

@@ -88,7 +88,7 @@ struct UploadTests {
             // The server answers 413 and closes; the client may or may not see the answer
             // before its write fails, but nothing may stay behind either way.
             #expect(status == nil || status == 413)
-            #expect(await eventually(timeout: .seconds(30)) { server.storedFiles().isEmpty })
+            #expect(await eventually() { server.storedFiles().isEmpty })
             #expect(try await server.client.withToken(token).me().uploads == 0)
         }
     }
@@ -109,7 +109,7 @@ struct UploadTests {
                 """.utf8)
             bytes.append(clip.prefix(clip.count / 2))
             try await sendAndHangUp(port: port, bytes)
-            #expect(await eventually(timeout: .seconds(30)) {
+            #expect(await eventually() {
                 server.storedFiles().isEmpty && server.incomingIsEmpty
             })
             #expect(try await server.client.withToken(token).me().uploads == 0)

@@ -19,7 +19,7 @@ func runToEnd(_ executable: URL, _ arguments: [String], timeout: Duration = Chil
         _ = await child.exitStatus()
         return (nil, false, child.standardOutput, child.standardError)
     }
-    _ = await eventually(timeout: .seconds(5)) { complete(status, child.standardOutput, child.standardError) }
+    _ = await eventually() { complete(status, child.standardOutput, child.standardError) }
     return (status, child.process.terminationReason == .uncaughtSignal, child.standardOutput, child.standardError)
 }
 

@@ -75,7 +75,7 @@ struct TraceAtExitTests {
         let child = try Child(reel, ["play", file.path, "--headless", "--loop", "--trace", trace])
         // The first-frame event is flushed as soon as it is written: once it is in the
         // file, playback runs. (A file written by another process has no event to await.)
-        let started = await eventually(timeout: .seconds(30)) {
+        let started = await eventually() {
             ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").contains("\"firstFrame\"")
         }
         #expect(started, "no first frame: \(child.standardError)")

@@ -125,7 +125,7 @@ import Testing
     @Test func anImagePostWhosePictureDoesNotDecodeIsAFailedPage() async throws {
         let harness = try FeedHarness(count: 3, images: [1], bad: [1])
         try await harness.start()
-        #expect(await eventually(timeout: .seconds(30)) { self.failed(harness, 1) }, "the post's first picture fails to decode")
+        #expect(await eventually() { self.failed(harness, 1) }, "the post's first picture fails to decode")
         #expect(harness.session.picture(at: 1) == nil)
         let message = try #require(harness.session.failure(at: 1))
         #expect(message.contains("p1.png"), "the message names the picture: \(message)")

@@ -143,7 +143,7 @@ import Testing
         let wanted = Set([11, 7, 6, 5].map { URL(string: "https://fake.example/v\($0).mp4")! })
         #expect(preloader.pendingRequests.allSatisfy { wanted.contains($0.url) }, "\(preloader.pendingRequests)")
         // The running preload of an item no longer wanted stops (its task ends soon after).
-        _ = await eventually(timeout: .seconds(30)) { preloader.currentRequest.map { wanted.contains($0.url) } ?? true }
+        _ = await eventually() { preloader.currentRequest.map { wanted.contains($0.url) } ?? true }
         #expect(preloader.currentRequest.map { wanted.contains($0.url) } ?? true, "\(String(describing: preloader.currentRequest))")
         await harness.session.shutdown()
         preloader.stop()
@@ -158,11 +158,11 @@ import Testing
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(harness.session.items.count == 10, "index 6 of 10 is below 70 %")
         harness.session.move(to: 7)
-        _ = await eventually(timeout: .seconds(30)) { harness.session.items.count == 20 }
+        _ = await eventually() { harness.session.items.count == 20 }
         #expect(harness.session.items.count == 20)
         #expect(Set(harness.session.items.map(\.id)).count == 20)
         harness.session.move(to: 14)
-        _ = await eventually(timeout: .seconds(30)) { harness.events.contains(.noMoreData) }
+        _ = await eventually() { harness.events.contains(.noMoreData) }
         #expect(!harness.session.hasMore)
         #expect(harness.events.contains(.noMoreData))
         await harness.session.shutdown()
@@ -171,7 +171,7 @@ import Testing
     @Test func anImagePostShowsItsFirstPictureDownsampled() async throws {
         let harness = try FeedHarness(count: 4, images: [1])
         try await harness.start()
-        _ = await eventually(timeout: .seconds(30)) { harness.session.picture(at: 1) != nil }
+        _ = await eventually() { harness.session.picture(at: 1) != nil }
         let picture = try #require(harness.session.picture(at: 1))
         #expect(picture.width <= 32 && picture.height <= 32, "decoded to the display size, not 400×300")
         #expect(picture.width == 32 && picture.height == 24, "aspect kept")
@@ -179,7 +179,7 @@ import Testing
         #expect(r > 200 && g < 60 && b < 60, "the red picture")
         #expect(harness.session.player(at: 1) == nil, "an image post has no player")
         let second = URL(string: "https://fake.example/p1-2.png")!
-        _ = await eventually(timeout: .seconds(30)) { harness.session.decodedPicture(second) != nil }
+        _ = await eventually() { harness.session.decodedPicture(second) != nil }
         #expect(harness.session.decodedPicture(second)?.width == 32, "every page of the post, for its carousel")
         harness.clearEvents()
         harness.session.move(to: 1)

@@ -98,7 +98,7 @@ import Glibc
         #expect(session.currentIndex == swipes % itemCount)
         // It stopped: the page it stopped on plays.
         let landed = session.currentIndex
-        #expect(await eventually(timeout: .seconds(30)) { shown.withTrackedLock { $0.contains(landed) } },
+        #expect(await eventually() { shown.withTrackedLock { $0.contains(landed) } },
                 "the last page shows its first frame after the storm: \(session.diagnostics)")
         #expect(session.livePlayers <= 3)
         await session.shutdown()
@@ -106,13 +106,13 @@ import Glibc
         #expect(session.livePlayers == 0)
 
         // The players' threads end, and the count returns to where it was.
-        let settled = await eventually(timeout: .seconds(30)) {
+        let settled = await eventually() {
             ProcessProbe.threadCount() <= threadsBefore && !ProcessProbe.threads().contains { $0.name.hasPrefix("reel.") }
         }
         #expect(settled, "threads before: \(threadsBefore), after: \(ProcessProbe.threadCount()):\n\(ProcessProbe.describeThreads())")
         // Memory comes back within 10 % of the warmed-up baseline.
         let limit = Double(residentBefore) * 1.1
-        let returned = await eventually(timeout: .seconds(20)) {
+        let returned = await eventually() {
             MediaResources.returnFreedMemory()
             return Double(ProcessProbe.residentBytes()) <= limit
         }

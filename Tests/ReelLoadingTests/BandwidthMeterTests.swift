@@ -201,7 +201,7 @@ private func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, p
         let stream = loader.read(url("large.bin"), range: .all)
         _ = try await stream.contentInformation()
         stream.cancel()
-        _ = await eventually(timeout: .seconds(60)) { recorder.transfers.allSatisfy(\.ended) }
+        _ = await eventually() { recorder.transfers.allSatisfy(\.ended) }
         let allEnded = recorder.transfers.allSatisfy { $0.ended }
         #expect(allEnded)
         #expect(recorder.transfers.count <= 4)

@@ -77,7 +77,7 @@ struct CachingLoaderTests {
         var iterator = head.makeAsyncIterator()
         _ = try await iterator.next()
         let tail = LockedValue<Data?>(nil)
-        #expect(await finishes(within: .seconds(60)) {
+        #expect(await finishes() {
             tail.set(try? await loader.data(url, range: ByteRange(offset: 1_400_000)))
         }, "the tail waited for the head's writer")
         #expect(tail.value?.fingerprint == bytes.suffix(from: 1_400_000).fingerprint)
@@ -130,11 +130,11 @@ struct CachingLoaderTests {
         #expect(first.fingerprint == file.prefix(first.count).fingerprint)
         head.cancel()
         // The tail was asked for without anyone reading it.
-        #expect(await eventually(timeout: .seconds(60)) { origin.server.statistics.requests.contains { $0.range == "bytes=\(mdatEnd)-\(file.count - 1)" } })
+        #expect(await eventually() { origin.server.statistics.requests.contains { $0.range == "bytes=\(mdatEnd)-\(file.count - 1)" } })
         #expect(loader.statistics.indexPrefetches == 1)
         #expect((try await loader.data(url, range: ByteRange(offset: mdatEnd))).fingerprint == (file.suffix(from: Int(mdatEnd))).fingerprint)
         // The head went on downloading after the player left, up to its limit.
-        #expect(await eventually(timeout: .seconds(60)) { (cache.cachedRanges(for: url).first?.upperBound ?? 0) >= 1 << 20 })
+        #expect(await eventually() { (cache.cachedRanges(for: url).first?.upperBound ?? 0) >= 1 << 20 })
         #expect(cache.cachedRanges(for: url).first.map { $0.lowerBound == 0 && $0.upperBound < mdatEnd } == true)
         let requestsBefore = origin.server.statistics.requestCount
         #expect((try await loader.data(url, range: ByteRange(offset: 32, length: 500_000))).fingerprint == (file.subdata(in: 32..<500_032)).fingerprint)

@@ -47,7 +47,7 @@ struct CommandLineTests {
                 let servedBefore = origin.server.statistics.bytesServed
                 let killAfter = Int64.random(in: 200_000...3_000_000, using: &random)
                 let child = try Child(reel, ["cache", "fetch", url, "--cache-dir", cache.path])
-                let reached = await eventually(timeout: .seconds(60), poll: .milliseconds(5)) {
+                let reached = await eventually(poll: .milliseconds(5)) {
                     !child.process.isRunning
                         || (origin.server.statistics.bytesServed - servedBefore >= killAfter
                             && (round > 1 || committedSpans(in: cache.url) > 0))
@@ -159,7 +159,7 @@ struct CommandLineTests {
         let clip = LoaderContract.pattern(count: 100_000, seed: 63)
         try directory.write(clip, to: "clip.mp4")
         let server = try Child(reel, ["serve", directory.path, "--rtt-ms", "10", "--fault", "500-first"])
-        let printed = await eventually(timeout: .seconds(60)) {
+        let printed = await eventually() {
             server.output.split(separator: "\n").first?.hasPrefix("http://") == true
         }
         let line = printed ? server.output.split(separator: "\n").first.map(String.init) : nil

@@ -200,7 +200,7 @@ struct HTTPLoaderBehaviourTests {
         #expect(origin.server.statistics.openConnections == 1)
         stream.cancel()
         // Kept alive, a finished connection would stay open in the pool: closed means cancelled.
-        #expect(await eventually(timeout: .seconds(60)) { origin.server.statistics.openConnections == 0 })
+        #expect(await eventually() { origin.server.statistics.openConnections == 0 })
         #expect(origin.server.statistics.bytesServed < Int64(mediumBytes.count))
     }
 

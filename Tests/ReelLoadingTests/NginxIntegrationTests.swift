@@ -101,7 +101,7 @@ final class Nginx: Sendable {
 
     private func waitUntilListening() async -> Bool {
         // A watchdog, not a measurement: a busy machine may start nginx slowly.
-        _ = await eventually(timeout: .seconds(60), poll: .milliseconds(20)) {
+        _ = await eventually(poll: .milliseconds(20)) {
             !process.isRunning || canConnect(port: port)
         }
         return process.isRunning && canConnect(port: port)

@@ -78,7 +78,7 @@ struct PreloadRig {
     /// Waits (polling, without blocking a thread) until the rig is settled; `false` only
     /// if it never settles within a generous wall-clock watchdog.
     func settle() async -> Bool {
-        await eventually(timeout: .seconds(60), poll: .milliseconds(1)) { isSettled }
+        await eventually(poll: .milliseconds(1)) { isSettled }
     }
 
     func tearDown() {

@@ -174,7 +174,7 @@ struct RangeCacheTests {
         cache.trim()
         #expect(cache.summary(for: fakeURL("whole")) == nil)
         // Evicted resources went to trash/ and are purged in the background.
-        #expect(await eventually(timeout: .seconds(60)) { POSIXFile.list(directory.path + "/trash").isEmpty })
+        #expect(await eventually() { POSIXFile.list(directory.path + "/trash").isEmpty })
         #expect(POSIXFile.list(directory.path + "/temp").isEmpty)
         #expect(POSIXFile.list(directory.path + "/media").isEmpty)
     }

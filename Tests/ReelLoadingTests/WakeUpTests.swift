@@ -15,7 +15,7 @@ final class DoneFlag: Sendable {
 /// Runs `body` in a task of its own; whether it finished within `watchdog` (wall-clock,
 /// generous). A task stuck on a lost wake-up makes this `false` instead of hanging the
 /// suite (the stuck task is left behind).
-func finishes(within watchdog: Duration = .seconds(30), _ body: @escaping @Sendable () async -> Void) async -> Bool {
+func finishes(within watchdog: Duration = hangWatchdog, _ body: @escaping @Sendable () async -> Void) async -> Bool {
     let flag = DoneFlag()
     Task {
         await body()
@@ -59,9 +59,9 @@ struct WakeUpTests {
 
         let ended = DoneFlag()
         Task { if await coordinator.waitUntilIdle() { ended.set() } }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
+        #expect(await eventually(poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
         load.end()
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { ended.isSet })
+        #expect(await eventually(poll: .milliseconds(2)) { ended.isSet })
 
         let second = coordinator.beginLoading(.belowLowWaterMark)
         let timedOut = DoneFlag()
@@ -69,15 +69,15 @@ struct WakeUpTests {
             let idle = await coordinator.waitUntilIdle(until: MediaTime(value: 2, timescale: 1), on: clock)
             if !idle { timedOut.set() }
         }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
+        #expect(await eventually(poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
         clock.advance(by: MediaTime(value: 1999, timescale: 1000))
         #expect(coordinator.suspendedWaiterCount == 1, "not before the deadline")
         clock.advance(by: MediaTime(value: 1, timescale: 1000))
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { timedOut.isSet })
+        #expect(await eventually(poll: .milliseconds(2)) { timedOut.isSet })
         #expect(clock.pendingCount == 0)
 
         let waiting = Task { await coordinator.waitUntilIdle() }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
+        #expect(await eventually(poll: .milliseconds(2)) { coordinator.suspendedWaiterCount == 1 })
         waiting.cancel()
         #expect(await finishes { _ = await waiting.value })
         #expect(coordinator.suspendedWaiterCount == 0)
@@ -114,7 +114,7 @@ struct WakeUpTests {
                 return false
             }
         }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { stream.bufferedByteCount == 12 })
+        #expect(await eventually(poll: .milliseconds(2)) { stream.bufferedByteCount == 12 })
         // The consumer neither reads nor cancels: only the producer's own cancellation can end the wait.
         producer.cancel()
         let box = OutcomeBox()
@@ -136,7 +136,7 @@ struct WakeUpTests {
         let (stream, continuation) = ByteStream.makeStream()
         let first = Task { try await stream.contentInformation() }
         let second = Task { try await stream.contentInformation() }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { stream.isReaderWaiting })
+        #expect(await eventually(poll: .milliseconds(2)) { stream.isReaderWaiting })
         continuation.respond(with: ContentInformation(length: 5))
         let box = OutcomeBox()
         #expect(await finishes {
@@ -159,7 +159,7 @@ struct WakeUpTests {
                 continuation.finish()
             }
             let box = TotalBox()
-            #expect(await finishes(within: .seconds(300)) {
+            #expect(await finishes() {
                 box.set((try? await stream.collect().count) ?? -1)
             }, "round \(round)")
             #expect(box.value == 600, "round \(round)")
@@ -194,7 +194,7 @@ struct WakeUpTests {
                 for i in 0..<300 { try await continuation.send(Data(repeating: UInt8(truncatingIfNeeded: i), count: 5)) }
                 continuation.finish()
             }
-            #expect(await eventually(timeout: .seconds(300), poll: .milliseconds(2)) { reader.isSet }, "round \(round)")
+            #expect(await eventually(poll: .milliseconds(2)) { reader.isSet }, "round \(round)")
             #expect(box.value == 1500, "round \(round)")
             _ = try? await producer.value
         }
@@ -211,9 +211,9 @@ struct WakeUpTests {
         }
         let consumer = Task { try? await stream.contentInformation() }
         let producer = Task { try? await continuation.send(Data([1, 2, 3])) }
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { stream.bufferedByteCount == 3 })
+        #expect(await eventually(poll: .milliseconds(2)) { stream.bufferedByteCount == 3 })
         stream.cancel()
-        #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { thread.isSet })
+        #expect(await eventually(poll: .milliseconds(2)) { thread.isSet })
         #expect(await finishes { _ = await consumer.value; _ = await producer.value })
     }
 

@@ -188,10 +188,10 @@ func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [
             }
         }
         // The playlist grows after the first read; the demuxer reloads it after its target duration.
-        _ = await eventually(timeout: .seconds(60)) { origin.requests.contains { $0.url == item } }
+        _ = await eventually() { origin.requests.contains { $0.url == item } }
         origin.add(Data(whole.utf8), at: item)
         // A watchdog, not a performance bound.
-        _ = await eventually(timeout: .seconds(90)) { result.value != nil }
+        _ = await eventually() { result.value != nil }
         let played = try #require(result.value, "the live stream ended").get()
         #expect(played == reference)
         #expect(origin.requests.filter { $0.url == item }.count >= 2, "the reload reached the origin")
@@ -209,15 +209,15 @@ func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [
         player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("index.m3u8"), loader: loader))
         player.play()
         let stalledURL = Self.base.appendingPathComponent(stalled)
-        _ = await eventually(timeout: .seconds(60)) { loader.requests.contains { $0.url == stalledURL } }
+        _ = await eventually() { loader.requests.contains { $0.url == stalledURL } }
         try await Task.sleep(for: .milliseconds(100))
         let done = ResultBox<Bool>()
         Thread { player.replaceCurrentItem(with: nil); done.set(true) }.start()
         // A watchdog, not a performance bound.
-        _ = await eventually(timeout: .seconds(60)) { done.value == true }
+        _ = await eventually() { done.value == true }
         #expect(done.value == true, "replaceCurrentItem(nil) returned while \(stalled) was stalled")
         loader.resumeStalls()
-        _ = await eventually(timeout: .seconds(10)) { done.value == true }
+        _ = await eventually() { done.value == true }
     }
 
     @Test func playsThroughThePlayerAndAWarmReplayFromTheCacheSendsNoBodyBytes() async throws {
@@ -252,7 +252,7 @@ func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [
         player.defaultRate = 2
         player.replaceCurrentItem(with: PlayerItem(url: item, loader: loader))
         player.play()
-        _ = await eventually(timeout: .seconds(90)) { ended.value != nil }
+        _ = await eventually() { ended.value != nil }
         player.replaceCurrentItem(with: nil)
         #expect(ended.value == true)
         let shown = sink.frames.map(\.md5)

@@ -94,7 +94,7 @@ import Testing
         let firstSegment = Self.base.appendingPathComponent("\(chosen)/seg-0.m4s")
         fake.setScript(.init(latency: ms(30), fault: .stallAtOffset(0)), for: initSegment)
         preloader.setPreloadQueue([.seconds(2, of: master)])
-        let sideBySide = await eventually(timeout: .seconds(120)) {
+        let sideBySide = await eventually() {
             fake.requests.contains { $0.url == firstSegment } && fake.stalledURLs.contains(initSegment)
         }
         fake.resumeStalls()

@@ -202,7 +202,7 @@ struct OriginServerTests {
             let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4", timeout: 60) }
             // The status is recorded on the event loop right before the head is written
             // and flushed; the close that stop() sends runs on that loop after it.
-            #expect(await eventually(timeout: .seconds(30)) { server.statistics.requests.first?.status == 200 })
+            #expect(await eventually() { server.statistics.requests.first?.status == 200 })
             await server.stop()
             let response = try await stalled.value
             #expect(response.status == 200)

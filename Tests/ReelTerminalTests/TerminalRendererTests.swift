@@ -72,7 +72,7 @@ final class FakeTerminalOutput: Sendable {
     /// Waits for the renderer's statistics (they have no event of their own): the render
     /// thread updates them before it writes; the bound is a watchdog.
     private func statistics(of renderer: TerminalRenderer, _ predicate: (TerminalRenderer.Statistics) -> Bool) async -> TerminalRenderer.Statistics {
-        _ = await eventually(timeout: .seconds(30)) { predicate(renderer.statistics) }
+        _ = await eventually() { predicate(renderer.statistics) }
         return renderer.statistics
     }
 

@@ -113,7 +113,7 @@ struct LoaderContractTests {
                 _ = try? await check.run(against: FailingSubject())
                 ended.set()
             }
-            #expect(await eventually(timeout: .seconds(30), poll: .milliseconds(2)) { ended.isSet }, "\(check) never ended")
+            #expect(await eventually(poll: .milliseconds(2)) { ended.isSet }, "\(check) never ended")
         }
     }
 }
