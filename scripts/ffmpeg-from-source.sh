@@ -28,8 +28,8 @@ step() { printf '\n== %s\n' "$*"; }
 
 # Debian packages: the toolchain bits and the external codecs the fixtures are made with
 # (libx264, libx265, libvpx, libaom, libopus, libmp3lame), dav1d for AV1, libxml2 for DASH,
-# freetype for drawtext (titles drawn on demo clips).
-packages=(build-essential pkg-config nasm curl xz-utils
+# freetype for drawtext (titles drawn on demo clips), GnuTLS for the https protocol (below).
+packages=(build-essential pkg-config nasm curl xz-utils libgnutls28-dev
           libdav1d-dev libx264-dev libx265-dev libvpx-dev libaom-dev libopus-dev libmp3lame-dev
           libxml2-dev libfreetype-dev zlib1g-dev)
 missing=()
@@ -63,45 +63,76 @@ if [ -z "${FFMPEG_SOURCE:-}" ]; then
     fi
 fi
 
-if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ]; then
+# libpostproc left FFmpeg in 8.0; older releases build it under --enable-gpl unless told not to.
+postproc=()
+"$FFMPEG_SOURCE/configure" --help | grep -q -- --disable-postproc && postproc=(--disable-postproc)
+# The http, https (through GnuTLS, as Debian builds it) and crypto protocols are never used to
+# open anything — Reel's loader opens every URL and the demuxers get an empty protocol
+# whitelist — but the HLS demuxer looks a segment's scheme up among the protocols built in and
+# refuses one it does not know. The dash muxer packages the DASH fixture.
+configuration=(--prefix="$prefix"
+    --enable-shared --disable-static --disable-programs --disable-doc
+    --disable-autodetect --enable-pthreads --enable-zlib
+    --disable-everything --disable-avdevice "${postproc[@]}"
+    --enable-avformat --enable-avcodec --enable-swscale --enable-swresample --enable-avfilter
+    --enable-gpl --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom
+    --enable-libdav1d --enable-libopus --enable-libmp3lame --enable-libxml2 --enable-libfreetype
+    --enable-gnutls
+    --enable-protocol=file,pipe,data,http,https,tcp,tls,crypto
+    --enable-demuxer=mov,matroska,hls,dash,avi,wav,mp3,aac,ogg,flac,mpegts,image2,image_png_pipe,image_jpeg_pipe,image_webp_pipe,concat
+    --enable-muxer=mp4,mov,matroska,webm,avi,wav,null,framemd5,image2,mjpeg,mpegts,hls,dash
+    --enable-decoder=h264,hevc,vp8,vp9,mpeg4,libdav1d,aac,opus,mp3,mp3float,flac,vorbis,pcm_s16le,pcm_f32le,png,mjpeg,webp,rawvideo
+    --enable-encoder=libx264,libx265,mpeg4,libvpx_vp9,libaom_av1,aac,libopus,libmp3lame,png,mjpeg,pcm_s16le,rawvideo,wrapped_avframe
+    --enable-parser=h264,hevc,vp8,vp9,av1,aac,opus,mpegaudio,mpeg4video,png,mjpeg,flac,vorbis,webp
+    --enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe,vp9_superframe_split,av1_frame_split,av1_frame_merge,null
+    --enable-filter=buffer,buffersink,abuffer,abuffersink,atempo,aformat,aresample,asetnsamples,anull,null,volume,sine,trim,atrim,format,scale,color,hstack,vstack,drawtext,testsrc,testsrc2,smptehdbars,rgbtestsrc,colorchart,colorspectrum,mandelbrot,life,gradients,cellauto,sierpinski,hue,negate,fps,setpts,asetpts,settb,asettb,pad,crop)
+# An installed prefix is reused only when it was configured exactly so.
+stamp="$prefix/share/reel-ffmpeg-configuration"
+if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${configuration[*]}" ]; then
     step "configuring FFmpeg $version (small) for $prefix"
     build=$(mktemp -d /tmp/ffmpeg-build.XXXXXX)
-    # libpostproc left FFmpeg in 8.0; older releases build it under --enable-gpl unless told not to.
-    postproc=()
-    "$FFMPEG_SOURCE/configure" --help | grep -q -- --disable-postproc && postproc=(--disable-postproc)
     (
         cd "$build"
-        "$FFMPEG_SOURCE/configure" --prefix="$prefix" \
-            --enable-shared --disable-static --disable-programs --disable-doc \
-            --disable-autodetect --enable-pthreads --enable-zlib \
-            --disable-everything --disable-avdevice "${postproc[@]}" \
-            --enable-avformat --enable-avcodec --enable-swscale --enable-swresample --enable-avfilter \
-            --enable-gpl --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom \
-            --enable-libdav1d --enable-libopus --enable-libmp3lame --enable-libxml2 --enable-libfreetype \
-            --enable-protocol=file,pipe,data \
-            --enable-demuxer=mov,matroska,hls,dash,avi,wav,mp3,aac,ogg,flac,mpegts,image2,image_png_pipe,image_jpeg_pipe,image_webp_pipe,concat \
-            --enable-muxer=mp4,mov,matroska,webm,avi,wav,null,framemd5,image2,mjpeg,mpegts,hls \
-            --enable-decoder=h264,hevc,vp8,vp9,mpeg4,libdav1d,aac,opus,mp3,mp3float,flac,vorbis,pcm_s16le,pcm_f32le,png,mjpeg,webp,rawvideo \
-            --enable-encoder=libx264,libx265,mpeg4,libvpx_vp9,libaom_av1,aac,libopus,libmp3lame,png,mjpeg,pcm_s16le,rawvideo,wrapped_avframe \
-            --enable-parser=h264,hevc,vp8,vp9,av1,aac,opus,mpegaudio,mpeg4video,png,mjpeg,flac,vorbis,webp \
-            --enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe,vp9_superframe_split,av1_frame_split,av1_frame_merge,null \
-            --enable-filter=buffer,buffersink,abuffer,abuffersink,atempo,aformat,aresample,asetnsamples,anull,null,volume,sine,trim,atrim,format,scale,color,hstack,vstack,drawtext,testsrc,testsrc2,smptehdbars,rgbtestsrc,colorchart,colorspectrum,mandelbrot,life,gradients,cellauto,sierpinski,hue,negate,fps,setpts,asetpts,settb,asettb,pad,crop
+        "$FFMPEG_SOURCE/configure" "${configuration[@]}"
         step "building FFmpeg with $jobs jobs"
         make -j"$jobs"
         make install
     )
     rm -rf "$build"
+    mkdir -p "$(dirname "$stamp")"
+    printf '%s' "${configuration[*]}" > "$stamp"
 fi
 
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# SwiftPM reads the .pc files itself and drops only -L/usr/lib from them, so the other system
+# libraries' pkg-config names (SDL2_ttf, sdl2, libargon2) put -L/usr/lib/<multiarch> on the link
+# line, and where one of them comes before CFFmpeg (the test binary) the linker takes the
+# system's libavcodec over the prefix's. Copies of those .pc files without their -L, ahead in
+# PKG_CONFIG_PATH, keep the prefix's directory the first one searched; the compiler driver still
+# searches the system's directory after it. The rpath makes the binaries (and the libavfilter
+# that ReelMedia opens) load the prefix's libraries without LD_LIBRARY_PATH.
+shadow="$scratch/system-pkgconfig"
+rm -rf "$shadow"
+mkdir -p "$shadow"
+queue=($(sed -n 's/.*pkgConfig: *"\([^"]*\)".*/\1/p' Package.swift | grep -v '^libav'))
+for ((i = 0; i < ${#queue[@]}; i++)); do
+    name=${queue[$i]}
+    [ -f "$shadow/$name.pc" ] && continue
+    sed '/^Libs:/ s/-L *\${libdir}//' "$(pkg-config --variable=pcfiledir "$name")/$name.pc" > "$shadow/$name.pc"
+    queue+=($(pkg-config --print-requires "$name" | awk '{print $1}'))
+done
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$shadow${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 step "FFmpeg for Reel: $(pkg-config --modversion libavformat) (libavformat) from $prefix"
+link=(-Xlinker -rpath -Xlinker "$prefix/lib")
 
 step "building Reel against it in $scratch"
-swift build --build-tests --scratch-path "$scratch"
+swift build --build-tests --scratch-path "$scratch" -j "$jobs" "${link[@]}"
 step "version"
 "$scratch/debug/reel" version
+if ldd "$scratch/debug/reel" | grep -E 'lib(avformat|avcodec|avutil|swscale|swresample)\.' | grep -v "$prefix/lib/"; then
+    echo "ffmpeg-from-source.sh: reel loads an FFmpeg library from outside $prefix (above)" >&2
+    exit 1
+fi
 
 step "the player's corpus tests: $filter"
-swift test --skip-build --scratch-path "$scratch" --filter "$filter"
+swift test --skip-build --scratch-path "$scratch" "${link[@]}" --filter "$filter"
 step "FFmpeg $version: passed"
