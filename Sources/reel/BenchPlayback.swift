@@ -225,7 +225,12 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         }
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader()))
         player.play()
-        _ = await ready.wait(timeout: 30)
+        // Watchdogs, not bounds: a starved machine may take a while to start, and a change
+        // made before the first sample is not a change anyone hears.
+        guard await ready.wait(timeout: 120) != nil else {
+            await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+            return []
+        }
         let step = duration.isNumeric ? min(1, duration.seconds / 4) : 1
         for (index, rate) in [2.0, 1.0].enumerated() {
             try await Task.sleep(for: .seconds(step))

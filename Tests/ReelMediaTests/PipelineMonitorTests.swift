@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ReelTestSupport
 import Testing
 @testable import ReelMedia
 
@@ -25,7 +26,7 @@ import Testing
 
     static func finished(_ group: DispatchGroup) async -> Bool {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: group.wait(timeout: .now() + 60) == .success) }
+            DispatchQueue.global().async { continuation.resume(returning: group.wait(timeout: .now() + .seconds(Int(hangWatchdog.components.seconds))) == .success) }
         }
     }
 
