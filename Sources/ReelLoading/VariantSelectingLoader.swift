@@ -9,7 +9,12 @@ import Synchronization
 /// variant's playlist, init segment and segments, instead of every variant's playlist and
 /// first segment. Everything else passes through untouched.
 ///
-/// Which documents it looks at: URLs whose path ends in `.m3u8` or `.m3u`, read from offset 0.
+/// DASH manifests the same way: a manifest is answered with a copy keeping only the chosen video
+/// Representation (by the same ``VariantPolicy`` rule over the video Representations'
+/// `@bandwidth`) and the lowest-bandwidth audio Representation; every other video and audio
+/// Representation (and an AdaptationSet left empty) is removed, the rest kept as written.
+///
+/// Which documents it looks at: URLs whose path ends in `.m3u8`, `.m3u` or `.mpd`, read from offset 0.
 /// Such a document is read whole (at most `maxDocumentBytes`; a longer one passes through and
 /// the demuxer's own limits refuse it), then served from memory: one upstream request, as
 /// before. A master's choice is kept (the last 64 masters) so every later read of it — a
@@ -68,10 +73,10 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// a master is never reloaded.
     public var unstored: any ResourceLoader { upstream.unstoredLoader }
 
-    /// Whether reads of `url` are looked at (an HLS playlist by its name).
+    /// Whether reads of `url` are looked at (an HLS playlist or a DASH manifest by its name).
     public static func mayBePlaylist(_ url: URL) -> Bool {
         let ext = url.pathExtension.lowercased()
-        return ext == "m3u8" || ext == "m3u"
+        return ext == "m3u8" || ext == "m3u" || ext == "mpd"
     }
 
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
@@ -128,16 +133,27 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
                 return
             }
             let base = information.finalURL ?? url
-            guard let master = HLSMasterPlaylist(data) else {
+            let estimate = bandwidth?.bandwidthEstimate ?? .unknown
+            let rewritten: Data
+            let choice: VariantChoice
+            let tag: String
+            if let master = HLSMasterPlaylist(data) {
+                let (variant, chosen) = policy.choose(from: master, url: url, base: base, estimate: estimate)
+                rewritten = master.keeping(variant, base: base)
+                choice = chosen
+                tag = "variant-\(variant.index)"
+            } else if let (manifest, representation, chosen) = Self.dash(data, url: url, base: base, policy: policy, estimate: estimate),
+                      let kept = try? DASHManifest.keeping(data, video: representation.index, audio: manifest.preferredAudio?.index) {
+                rewritten = kept
+                choice = chosen
+                tag = "representation-\(representation.index)"
+            } else {
                 Self.deliver(data, information: information, url: url, range: range, to: continuation)
                 return
             }
-            let estimate = bandwidth?.bandwidthEstimate ?? .unknown
-            let (variant, choice) = policy.choose(from: master, url: url, base: base, estimate: estimate)
-            let rewritten = master.keeping(variant, base: base)
             var served = information
             served.length = Int64(rewritten.count)
-            served.entityTag = information.entityTag.map { "\($0)-variant-\(variant.index)" }
+            served.entityTag = information.entityTag.map { "\($0)-\(tag)" }
             let (kept, observers) = state.withTrackedLock { state -> (Chosen, [@Sendable (VariantChoice) -> Void]) in
                 let key = url.absoluteString
                 // A read that raced this one chose first: everyone sees that choice.
@@ -155,6 +171,17 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         } catch {
             continuation.finish(throwing: error)
         }
+    }
+
+    /// A DASH manifest's parse and its video Representation's choice, when `data` is one
+    /// with video. One the parser refuses passes through: the player's own reading of it
+    /// says what is wrong with it.
+    private static func dash(_ data: Data, url: URL, base: URL, policy: VariantPolicy, estimate: BandwidthEstimate)
+        -> (DASHManifest, DASHManifest.Representation, VariantChoice)? {
+        guard url.pathExtension.lowercased() == "mpd", DASHManifest.looksLikeManifest(data),
+              let manifest = try? DASHManifest(data, url: base),
+              let (representation, choice) = policy.choose(from: manifest, url: url, estimate: estimate) else { return nil }
+        return (manifest, representation, choice)
     }
 
     private static func serve(_ data: Data, information: ContentInformation, url: URL, range: ByteRange) -> ByteStream {

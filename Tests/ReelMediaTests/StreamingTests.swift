@@ -59,31 +59,11 @@ func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [
     return md5s
 }
 
-/// HLS and DASH through the loader: bit-exact against the clip they were packaged from
-/// (packets are copied, so the decoded frames — `framemd5`'s convention — must be equal).
+/// HLS through the loader: bit-exact against the clip it was packaged from (packets are
+/// copied, so the decoded frames — `framemd5`'s convention — must be equal). DASH: DASHStreamingTests.
 @Suite struct StreamingTests {
     static let spec = ClipSpec(duration: 3, keyframeInterval: 15)
     static let base = URL(string: "https://origin.example/streams/a/")!
-
-    @Test func dashIsRefusedBecauseFFmpegWouldOpenItsSegmentsItself() async throws {
-        let stream = try PackagedStream.make(.dash)
-        defer { stream.remove() }
-        let loader = FakeResourceLoader()
-        stream.serve(on: loader, at: Self.base)
-        let item = Self.base.appendingPathComponent("manifest.mpd")
-        await #expect(throws: MediaError.self) { try await decodedMD5s(item, loader: loader) }
-        do {
-            _ = try await decodedMD5s(item, loader: loader)
-        } catch let error as MediaError {
-            guard case .unsupportedStream(let url, _) = error else {
-                Issue.record("expected unsupportedStream, got \(error)")
-                return
-            }
-            #expect(url == item)
-        }
-        // Only the manifest was read, through the loader.
-        #expect(Set(loader.requests.map(\.url)) == [item])
-    }
 
     @Test(arguments: [StreamPackager.Format.hlsFMP4, .hlsTS])
     func playsBitExactThroughTheLoaderAndReadsOnlyItsOwnFiles(_ format: StreamPackager.Format) async throws {
