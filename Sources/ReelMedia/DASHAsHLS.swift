@@ -30,6 +30,10 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         var failure: MediaError?
         var manifestBytes: Int64 = 0
         var manifestRequests = 0
+        /// Reads started when the manifest was read, by URL, waiting to be taken by the
+        /// demuxer's first open of that URL.
+        var started: [String: ByteStream] = [:]
+        var closed = false
     }
 
     private let state = Mutex(State())
@@ -54,8 +58,11 @@ final class DASHAsHLS: ResourceLoader, Sendable {
     func read(_ url: URL, range: ByteRange) -> ByteStream {
         let key = url.absoluteString
         let isManifest = key == manifest.absoluteString
-        let (known, failure) = state.withTrackedLock { ($0.documents?[key], $0.failure) }
+        let (known, failure, started) = state.withTrackedLock { state in
+            (state.documents?[key], state.failure, range == .all ? state.started.removeValue(forKey: key) : nil)
+        }
         if let known { return Self.serve(known, url: url, range: range) }
+        if let started { return started }
         if isManifest, let failure {
             // Refused once is refused: the manifest is not read again.
             let (stream, continuation) = ByteStream.makeStream()
@@ -121,12 +128,49 @@ final class DASHAsHLS: ResourceLoader, Sendable {
             }
         }
         let documents = try playlists(for: parsed)
-        return state.withTrackedLock { state in
-            if let earlier = state.documents { return earlier }
+        let (kept, first) = state.withTrackedLock { state -> ([String: Data], Bool) in
+            if let earlier = state.documents { return (earlier, false) }
             state.documents = documents
-            return documents
+            return (documents, true)
+        }
+        if first { startFirstReads(parsed) }
+        return kept
+    }
+
+    /// With one video Representation (the variant chooser kept one), its and the audio's
+    /// initialization and first segments are what the demuxer opens next, one after another:
+    /// their reads start now, side by side, and each waits for the demuxer's open of its URL
+    /// (handed over whole, so nothing is read twice). Byte ranges are left to the demuxer.
+    private func startFirstReads(_ parsed: DASHManifest) {
+        guard parsed.videos.count <= 1 else { return }
+        var urls: [URL] = []
+        for representation in [parsed.videos.first, parsed.preferredAudio].compactMap({ $0 }) {
+            for part in [representation.initialization, representation.segments.first].compactMap({ $0 }) where part.range == nil {
+                if !urls.contains(part.url) { urls.append(part.url) }
+            }
+        }
+        for url in urls {
+            let stream = upstream.read(url, range: .all)
+            let unused = state.withTrackedLock { state -> ByteStream? in
+                if state.closed || state.started[url.absoluteString] != nil { return stream }
+                state.started[url.absoluteString] = stream
+                return nil
+            }
+            unused?.cancel()
         }
     }
+
+    /// Cancels the reads started ahead that the demuxer did not take (the item is closing).
+    func close() {
+        let started = state.withTrackedLock { state -> [ByteStream] in
+            state.closed = true
+            defer { state.started = [:] }
+            return Array(state.started.values)
+        }
+        for stream in started { stream.cancel() }
+    }
+
+    deinit { close() }
 
     @discardableResult
     private func fail(_ error: MediaError) -> MediaError {

@@ -102,6 +102,7 @@ final class NestedIO: @unchecked Sendable {
 
     /// Closes what the demuxer left open (after the format context is closed).
     func closeAll() {
+        dash?.close()
         let children = state.withTrackedLock { state -> [AVIOBridge] in
             defer { state.children = [:] }
             return Array(state.children.values)
