@@ -163,9 +163,10 @@ public struct VariantChoice: Sendable, Hashable, CustomStringConvertible {
         case local
     }
 
-    /// The master playlist's URL.
+    /// The master playlist's (or DASH manifest's) URL.
     public var master: URL
-    /// The chosen variant's playlist, absolute.
+    /// The chosen variant's playlist, absolute (for DASH: the Representation's initialization
+    /// segment, or its first segment).
     public var variantURL: URL
     public var bandwidth: Int64
     public var resolution: String?
@@ -175,6 +176,8 @@ public struct VariantChoice: Sendable, Hashable, CustomStringConvertible {
     public var reason: Reason
     public var estimate: BandwidthEstimate
     public var safetyFraction: Double
+    /// For a DASH manifest: the chosen Representation's `@id` (`nil` for HLS).
+    public var representationID: String?
 
     /// The sentence the trace and logs carry.
     public var why: String {
@@ -207,41 +210,63 @@ public struct VariantPolicy: Sendable, Hashable {
         self.safetyFraction = safetyFraction
     }
 
+    /// The rule, over bandwidths in document order: the offset of the highest that fits
+    /// `safetyFraction × estimate` (the first listed of equal ones); the lowest when nothing is
+    /// known or nothing fits; the highest for a local stream. Shared by HLS variants and DASH
+    /// Representations. `bandwidths` is not empty.
+    public func pick(_ bandwidths: [Int64], isLocal: Bool, estimate: BandwidthEstimate)
+        -> (offset: Int, rank: Int, reason: VariantChoice.Reason) {
+        precondition(!bandwidths.isEmpty, "nothing to choose from")
+        let sorted = bandwidths.enumerated().sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
+        // The first listed of `bandwidth`.
+        func first(_ bandwidth: Int64) -> Int { sorted.first { $0.element == bandwidth }!.offset }
+        let lowest = sorted[0].offset
+        let offset: Int
+        let reason: VariantChoice.Reason
+        if sorted.count == 1 {
+            (offset, reason) = (lowest, .only)
+        } else if isLocal {
+            (offset, reason) = (first(sorted.last!.element), .local)
+        } else if let bits = estimate.bitsPerSecond {
+            let budget = Double(bits) * safetyFraction
+            if let fit = sorted.last(where: { Double($0.element) <= budget }) {
+                (offset, reason) = (first(fit.element), .fits)
+            } else {
+                (offset, reason) = (lowest, .noneFits)
+            }
+        } else {
+            (offset, reason) = (lowest, .noEstimate)
+        }
+        let rank = sorted.firstIndex { $0.offset == offset } ?? 0
+        return (offset, rank, reason)
+    }
+
     /// The highest variant whose bandwidth fits `safetyFraction × estimate`; the lowest when
     /// nothing is known or nothing fits. Ties in bandwidth go to the first listed.
     /// A local master (`file:`) starts on the highest.
     public func choose(from master: HLSMasterPlaylist, url: URL, base: URL, estimate: BandwidthEstimate) -> (HLSMasterPlaylist.Variant, VariantChoice) {
-        let sorted = master.variants.enumerated().sorted {
-            ($0.element.bandwidth, $0.offset) < ($1.element.bandwidth, $1.offset)
-        }.map(\.element)
-        let lowest = sorted[0]
-        let chosen: HLSMasterPlaylist.Variant
-        let reason: VariantChoice.Reason
-        if sorted.count == 1 {
-            chosen = lowest
-            reason = .only
-        } else if url.isFileURL {
-            chosen = sorted.first { $0.bandwidth == sorted.last!.bandwidth } ?? sorted.last!
-            reason = .local
-        } else if let bits = estimate.bitsPerSecond {
-            let budget = Double(bits) * safetyFraction
-            if let fit = sorted.last(where: { Double($0.bandwidth) <= budget }) {
-                // The first listed of equal bandwidth.
-                chosen = sorted.first { $0.bandwidth == fit.bandwidth } ?? fit
-                reason = .fits
-            } else {
-                chosen = lowest
-                reason = .noneFits
-            }
-        } else {
-            chosen = lowest
-            reason = .noEstimate
-        }
-        let rank = sorted.firstIndex(of: chosen) ?? 0
+        let picked = pick(master.variants.map(\.bandwidth), isLocal: url.isFileURL, estimate: estimate)
+        let chosen = master.variants[picked.offset]
         let variantURL = URL(string: chosen.uri, relativeTo: base)?.absoluteURL ?? base
         return (chosen, VariantChoice(
             master: url, variantURL: variantURL, bandwidth: chosen.bandwidth, resolution: chosen.resolution,
-            rank: rank, count: sorted.count, reason: reason, estimate: estimate, safetyFraction: safetyFraction))
+            rank: picked.rank, count: master.variants.count, reason: picked.reason, estimate: estimate, safetyFraction: safetyFraction))
+    }
+
+    /// The same rule over a DASH manifest's video Representations (`nil` when it has none).
+    /// The choice's `variantURL` is the Representation's initialization segment (or its first
+    /// segment), and `representationID` its `@id`.
+    public func choose(from manifest: DASHManifest, url: URL, estimate: BandwidthEstimate) -> (DASHManifest.Representation, VariantChoice)? {
+        let videos = manifest.videos
+        guard !videos.isEmpty else { return nil }
+        let picked = pick(videos.map(\.bandwidth), isLocal: url.isFileURL, estimate: estimate)
+        let chosen = videos[picked.offset]
+        var choice = VariantChoice(
+            master: url, variantURL: chosen.initialization?.url ?? chosen.segments.first?.url ?? url,
+            bandwidth: chosen.bandwidth, resolution: chosen.resolution,
+            rank: picked.rank, count: videos.count, reason: picked.reason, estimate: estimate, safetyFraction: safetyFraction)
+        choice.representationID = chosen.id
+        return (chosen, choice)
     }
 }
 

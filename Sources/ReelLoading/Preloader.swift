@@ -348,7 +348,7 @@ public final class Preloader: Sendable {
         }
     }
 
-    /// Warms what an HLS item's first frame reads: the master (whose variant is chosen as the
+    /// Warms what an HLS or DASH item's first frame reads: the master (whose variant is chosen as the
     /// player will choose it), then its chosen variant's playlist and rendition playlists side
     /// by side, then each one's init segment and first segment side by side. A live playlist's
     /// segments are left alone (the player starts near its live edge, not at its first segment).
@@ -360,6 +360,9 @@ public final class Preloader: Sendable {
         var fetched = try await loader.fill(url, range: whole, priority: .preload, gate: gate).bytesFetched
         // Read from the cache now; the variant chooser keeps its choice for the player.
         let document = try await variants.data(url)
+        if url.pathExtension.lowercased() == "mpd" {
+            return fetched + (try await preloadDASH(document, url: url, gate: gate))
+        }
         var playlists: [(url: URL, text: Data?)] = []
         if let master = HLSMasterPlaylist(document) {
             for uri in master.variants.map(\.uri) + master.renditions {
@@ -401,6 +404,30 @@ public final class Preloader: Sendable {
             return total
         }
         return fetched
+    }
+
+    /// A DASH manifest (as the variant chooser rewrote it: one video Representation and the
+    /// preferred audio one): each kept Representation's initialization and first segment, all
+    /// side by side. A manifest Reel would not play is left at that.
+    private func preloadDASH(_ document: Data, url: URL, gate: @escaping @Sendable () async throws -> Void) async throws -> Int64 {
+        let loader = self.loader
+        guard let manifest = try? DASHManifest(document, url: url) else { return 0 }
+        var parts: [(URL, ByteRange)] = []
+        for representation in [manifest.videos.first, manifest.preferredAudio].compactMap({ $0 }) {
+            for part in [representation.initialization, representation.segments.first].compactMap({ $0 }) {
+                // Only what the player's closed door would let it read.
+                guard ["http", "https", url.scheme?.lowercased() ?? ""].contains(part.url.scheme?.lowercased() ?? "") else { continue }
+                parts.append((part.url, part.range ?? ByteRange(offset: 0)))
+            }
+        }
+        return try await withThrowingTaskGroup(of: Int64.self) { group in
+            for (target, range) in parts {
+                group.addTask { try await loader.fill(target, range: range, priority: .preload, gate: gate).bytesFetched }
+            }
+            var total: Int64 = 0
+            for try await bytes in group { total += bytes }
+            return total
+        }
     }
 
     private func byteCount(for request: PreloadRequest) async -> Int64 {

@@ -9,13 +9,18 @@ import Synchronization
 /// variant's playlist, init segment and segments, instead of every variant's playlist and
 /// first segment. Everything else passes through untouched.
 ///
-/// Which documents it looks at: URLs whose path ends in `.m3u8` or `.m3u`, read from offset 0.
+/// DASH manifests the same way: a manifest is answered with a copy keeping only the chosen video
+/// Representation (by the same ``VariantPolicy`` rule over the video Representations'
+/// `@bandwidth`) and the lowest-bandwidth audio Representation; every other video and audio
+/// Representation (and an AdaptationSet left empty) is removed, the rest kept as written.
+///
+/// Which documents it looks at: URLs whose path ends in `.m3u8`, `.m3u` or `.mpd`, read from offset 0.
 /// Such a document is read whole (at most `maxDocumentBytes`; a longer one passes through and
 /// the demuxer's own limits refuse it), then served from memory. Reads of one document that
 /// overlap — the player's header probe and the demuxer's read, the preloader and the player —
 /// share one upstream request and one choice; the probe (``contentInformation(for:)``) waits
-/// for the whole document, so the read after it is served from the choice. A master's choice is kept (the last 64 masters) so every later read of it — a
-/// seek in the AVIO buffer, a replay, the preloader and the player — sees the same bytes and
+/// for the whole document, so the read after it is served from the choice. A master's choice
+/// is kept (the last 64 masters) so every later read of it — a seek in the AVIO buffer, a replay, the preloader and the player — sees the same bytes and
 /// the same variant. Media playlists are not kept: a live one must reach the origin at every
 /// reload.
 ///
@@ -90,7 +95,7 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// Whether reads of `url` are looked at (an HLS playlist by its name).
     public static func mayBePlaylist(_ url: URL) -> Bool {
         let ext = url.pathExtension.lowercased()
-        return ext == "m3u8" || ext == "m3u"
+        return ext == "m3u8" || ext == "m3u" || ext == "mpd"
     }
 
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
@@ -194,13 +199,26 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
             if data.count > maxDocumentBytes { return .tooLong }
         }
         let base = information.finalURL ?? url
-        guard let master = HLSMasterPlaylist(data) else { return .document(data, information) }
         let estimate = bandwidth?.bandwidthEstimate ?? .unknown
-        let (variant, choice) = policy.choose(from: master, url: url, base: base, estimate: estimate)
-        let rewritten = master.keeping(variant, base: base)
+        let rewritten: Data
+        let choice: VariantChoice
+        let tag: String
+        if let master = HLSMasterPlaylist(data) {
+            let (variant, chosen) = policy.choose(from: master, url: url, base: base, estimate: estimate)
+            rewritten = master.keeping(variant, base: base)
+            choice = chosen
+            tag = "variant-\(variant.index)"
+        } else if let (manifest, representation, chosen) = Self.dash(data, url: url, base: base, policy: policy, estimate: estimate),
+                  let kept = try? DASHManifest.keeping(data, video: representation.index, audio: manifest.preferredAudio?.index) {
+            rewritten = kept
+            choice = chosen
+            tag = "representation-\(representation.index)"
+        } else {
+            return .document(data, information)
+        }
         var served = information
         served.length = Int64(rewritten.count)
-        served.entityTag = information.entityTag.map { "\($0)-variant-\(variant.index)" }
+        served.entityTag = information.entityTag.map { "\($0)-\(tag)" }
         let (kept, observers) = state.withTrackedLock { state -> (Chosen, [@Sendable (VariantChoice) -> Void]) in
             let key = url.absoluteString
             // A read that raced this one chose first: everyone sees that choice.
@@ -215,6 +233,17 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         }
         for observer in observers { observer(kept.choice) }
         return .document(kept.data, kept.information)
+    }
+
+    /// A DASH manifest's parse and its video Representation's choice, when `data` is one
+    /// with video. One the parser refuses passes through: the player's own reading of it
+    /// says what is wrong with it.
+    private static func dash(_ data: Data, url: URL, base: URL, policy: VariantPolicy, estimate: BandwidthEstimate)
+        -> (DASHManifest, DASHManifest.Representation, VariantChoice)? {
+        guard url.pathExtension.lowercased() == "mpd", DASHManifest.looksLikeManifest(data),
+              let manifest = try? DASHManifest(data, url: base),
+              let (representation, choice) = policy.choose(from: manifest, url: url, estimate: estimate) else { return nil }
+        return (manifest, representation, choice)
     }
 
     /// Passes `source` on to `continuation`, headers and bytes, at the reader's pace.

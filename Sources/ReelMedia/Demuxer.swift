@@ -8,6 +8,8 @@ final class Demuxer: @unchecked Sendable {
     let bridge: AVIOBridge
     /// The item's nested opens (HLS/DASH playlists, segments, keys).
     let nested: NestedIO
+    /// A DASH item's manifest, read by Reel and handed to the HLS demuxer.
+    let dash: DASHAsHLS?
     private(set) var format: UnsafeMutablePointer<AVFormatContext>?
     private(set) var videoStreamIndex: Int32?
     private(set) var audioStreamIndex: Int32?
@@ -29,7 +31,12 @@ final class Demuxer: @unchecked Sendable {
         self.url = url
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
         // Streaming documents open what they name through `nested`, behind the closed door.
-        let nested = NestedIO(policy: NestedAccessPolicy(item: url, limits: limits), loader: loader, io: io)
+        let policy = NestedAccessPolicy(item: url, limits: limits)
+        // A DASH manifest is read by Reel and played as HLS (see DASHAsHLS).
+        let dash = DASHAsHLS.isManifest(url) ? DASHAsHLS(upstream: loader, manifest: url, policy: policy) : nil
+        let loader: any ResourceLoader = dash ?? loader
+        self.dash = dash
+        let nested = NestedIO(policy: policy, loader: loader, io: io, dash: dash)
         self.nested = nested
         let bridge = try AVIOBridge(url: url, loader: loader, hooks: hooks, nested: nested)
         // The owner can interrupt the open from now on (a close while the network stalls).
@@ -52,9 +59,13 @@ final class Demuxer: @unchecked Sendable {
         // (and the extension hints the format); FFmpeg opens nothing by it.
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
         let name = url.absoluteString.isEmpty ? "input" : url.absoluteString
-        let code = avformat_open_input(&opened, name, nil, &options)
+        let code = avformat_open_input(&opened, name, dash == nil ? nil : av_find_input_format("hls"), &options)
         if code < 0 {
             // avformat_open_input frees the context on failure.
+            if let failure = dash?.failure {
+                bridge.close()
+                throw failure
+            }
             throw Self.openFailure(code, bridge: bridge, nested: nested, url: url)
         }
         format = opened
@@ -111,10 +122,10 @@ final class Demuxer: @unchecked Sendable {
         bridge.close()
         if let failure = nested.failure { return failure }
         if kind == .dash {
-            // libavformat's DASH demuxer opens segments with avio_open2, not io_open: they
-            // cannot come through the loader, and the empty protocol whitelist stops them.
+            // libavformat's DASH demuxer opens segments with its own protocols, never io_open:
+            // Reel reads a manifest itself (DASHAsHLS), and knows one by its name.
             return MediaError.unsupportedStream(
-                url: url, reason: "DASH is not supported: this FFmpeg's DASH demuxer opens segments itself, outside Reel's loader")
+                url: url, reason: "a DASH manifest is played only from a URL whose path ends in .mpd")
         }
         if let loaderError { return MediaError.loading(loaderError) }
         if bridge.isInterrupted || code == AVERROR_EXIT_CODE { return MediaError.cancelled }

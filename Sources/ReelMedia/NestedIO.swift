@@ -40,14 +40,19 @@ final class NestedIO: @unchecked Sendable {
 
     private let state = Mutex(State())
 
-    init(policy: NestedAccessPolicy, loader: any ResourceLoader, io: IOActivity?) {
+    /// A DASH item's manifest reader: what it read counts with the nested reads.
+    let dash: DASHAsHLS?
+
+    init(policy: NestedAccessPolicy, loader: any ResourceLoader, io: IOActivity?, dash: DASHAsHLS? = nil) {
         self.policy = policy
         self.loader = loader
         self.io = io
+        self.dash = dash
     }
 
-    /// The error that fails the item, if a nested open or read was refused or failed.
-    var failure: MediaError? { state.withTrackedLock { $0.failure } }
+    /// The error that fails the item, if a nested open or read was refused or failed (or a
+    /// DASH manifest was refused).
+    var failure: MediaError? { state.withTrackedLock { $0.failure } ?? dash?.failure }
 
     /// Bytes read and requests made by every nested bridge, open or closed.
     var statistics: (bytesRead: Int64, requests: Int) {
@@ -55,6 +60,10 @@ final class NestedIO: @unchecked Sendable {
             ((state.closedBytes, state.closedRequests), Array(state.children.values))
         }
         var total = closed
+        if let manifest = dash?.manifestStatistics {
+            total.0 += manifest.bytesRead
+            total.1 += manifest.requests
+        }
         for child in open {
             let own = child.ownStatistics
             total.0 += own.bytesRead
@@ -93,6 +102,7 @@ final class NestedIO: @unchecked Sendable {
 
     /// Closes what the demuxer left open (after the format context is closed).
     func closeAll() {
+        dash?.close()
         let children = state.withTrackedLock { state -> [AVIOBridge] in
             defer { state.children = [:] }
             return Array(state.children.values)

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import ReelCore
 internal import CFFmpeg
 
@@ -103,10 +106,15 @@ public enum StreamPackager {
     /// rendition in `directory/v<i>/` and writes `directory/master.m3u8` naming them, lowest
     /// bandwidth first, each with its `BANDWIDTH` (peak segment rate), `AVERAGE-BANDWIDTH` and
     /// `RESOLUTION`. Returns the master playlist's file URL and the renditions.
+    /// With `.dash`: the same ladder as one `directory/manifest.mpd` whose video AdaptationSet
+    /// has a Representation per clip (see `packageDASHVariants`); the renditions' `playlist` is
+    /// then meaningless.
     @discardableResult
     public static func packageVariants(_ clips: [URL], loader: any ResourceLoader, format: Format = .hlsFMP4, into directory: URL,
                                        segmentSeconds: Double = 1) throws -> (master: URL, renditions: [Rendition]) {
-        precondition(format != .dash, "HLS renditions only")
+        if format == .dash {
+            return try packageDASHVariants(clips, loader: loader, into: directory, segmentSeconds: segmentSeconds)
+        }
         var renditions: [Rendition] = []
         for (index, clip) in clips.enumerated() {
             let name = "v\(index)"
@@ -130,6 +138,89 @@ public enum StreamPackager {
         let master = directory.appendingPathComponent("master.m3u8")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: master)
         return (master, renditions)
+    }
+
+    /// DASH: each clip packaged in `directory/v<i>/` by the `dash` muxer, and
+    /// `directory/manifest.mpd` naming their video Representations in one AdaptationSet
+    /// (ids `v0`, `v1`…, lowest bandwidth first, each with a `BaseURL` of its directory and its
+    /// `@bandwidth` the peak segment rate as for HLS) and the first clip's audio (id `a0`).
+    private static func packageDASHVariants(_ clips: [URL], loader: any ResourceLoader, into directory: URL,
+                                            segmentSeconds: Double) throws -> (master: URL, renditions: [Rendition]) {
+        var packaged: [(manifest: URL, rendition: Rendition)] = []
+        for (index, clip) in clips.enumerated() {
+            let name = "v\(index)"
+            let manifest = try package(clip, loader: loader, format: .dash, into: directory.appendingPathComponent(name, isDirectory: true),
+                                       segmentSeconds: segmentSeconds)
+            let (peak, average) = try dashBitRates(of: manifest)
+            let demuxer = try Demuxer(url: clip, loader: loader, fastStart: true)
+            let video = demuxer.info.videoStream
+            demuxer.close()
+            packaged.append((manifest, Rendition(directory: name, bandwidth: peak, averageBandwidth: average,
+                                                 width: video?.width, height: video?.height)))
+        }
+        packaged.sort { $0.rendition.bandwidth < $1.rendition.bandwidth }
+        guard let first = packaged.first else { throw MediaError.encoding("no clips to package") }
+        let document = try XMLDocument(contentsOf: first.manifest, options: [])
+        guard let root = document.rootElement(), let period = DASHManifest.children(root, "Period").first,
+              let videoSet = DASHManifest.children(period, "AdaptationSet").first(where: { DASHManifest.attribute($0, "contentType") == "video" })
+        else { throw MediaError.encoding("the dash muxer wrote no video AdaptationSet") }
+        videoSet.attributes = videoSet.attributes?.filter { !["maxWidth", "maxHeight", "maxFrameRate"].contains($0.name ?? "") }
+        for representation in DASHManifest.children(videoSet, "Representation") { representation.detach() }
+        for (order, entry) in packaged.enumerated() {
+            let source = try XMLDocument(contentsOf: entry.manifest, options: [])
+            guard let sourcePeriod = source.rootElement().flatMap({ DASHManifest.children($0, "Period").first }) else { continue }
+            for set in DASHManifest.children(sourcePeriod, "AdaptationSet") {
+                let isVideo = DASHManifest.attribute(set, "contentType") == "video"
+                for representation in DASHManifest.children(set, "Representation") {
+                    let copy = representation.copy() as! XMLElement
+                    let oldID = DASHManifest.attribute(copy, "id") ?? ""
+                    for template in DASHManifest.children(copy, "SegmentTemplate") {
+                        for key in ["initialization", "media"] {
+                            if let value = DASHManifest.attribute(template, key) {
+                                DASHManifest.attributeNode(template, key)?.stringValue = value.replacingOccurrences(of: "$RepresentationID$", with: oldID)
+                            }
+                        }
+                    }
+                    copy.insertChild(XMLElement(name: "BaseURL", stringValue: entry.rendition.directory + "/"), at: 0)
+                    if isVideo {
+                        DASHManifest.attributeNode(copy, "id")?.stringValue = "v\(order)"
+                        DASHManifest.attributeNode(copy, "bandwidth")?.stringValue = String(entry.rendition.bandwidth)
+                        videoSet.addChild(copy)
+                    } else if order == 0, let audioSet = DASHManifest.children(period, "AdaptationSet").first(where: {
+                        DASHManifest.attribute($0, "contentType") == "audio" }) {
+                        for old in DASHManifest.children(audioSet, "Representation") { old.detach() }
+                        DASHManifest.attributeNode(copy, "id")?.stringValue = "a0"
+                        audioSet.addChild(copy)
+                    }
+                }
+            }
+        }
+        let manifest = directory.appendingPathComponent("manifest.mpd")
+        try document.xmlData(options: .nodePrettyPrint).write(to: manifest)
+        return (manifest, packaged.map(\.rendition))
+    }
+
+    /// The peak and average bit rates of a packaged DASH manifest's video segments.
+    static func dashBitRates(of manifest: URL) throws -> (peak: Int64, average: Int64) {
+        let parsed = try DASHManifest(Data(contentsOf: manifest), url: manifest)
+        guard let video = parsed.videos.first else { return (0, 0) }
+        func size(_ url: URL) -> Int64 {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+            return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        var carried = video.initialization.map { size($0.url) } ?? 0
+        var peak = 0.0
+        var totalBytes: Int64 = 0
+        var totalSeconds = 0.0
+        for segment in video.segments where segment.duration > 0 {
+            let bytes = size(segment.url) + carried
+            carried = 0
+            peak = max(peak, Double(bytes) * 8 / segment.duration)
+            totalBytes += bytes
+            totalSeconds += segment.duration
+        }
+        let average = totalSeconds > 0 ? Double(totalBytes) * 8 / totalSeconds : 0
+        return (Int64(peak.rounded(.up)), Int64(average.rounded(.up)))
     }
 
     /// The peak and average bit rates of a packaged media playlist's segments.

@@ -4,7 +4,9 @@ import ReelMedia
 
 /// A multi-variant HLS stream for tests: the same picture at three sizes and bit rates,
 /// each packaged as fMP4 HLS by ``StreamPackager/packageVariants(_:loader:format:into:segmentSeconds:)``
-/// in `v0/`, `v1/`, `v2/` (lowest bandwidth first), with `master.m3u8` naming them.
+/// in `v0/`, `v1/`, `v2/` (lowest bandwidth first), with `master.m3u8` naming them — or, with
+/// `format: .dash`, as DASH in the same directories with one `manifest.mpd` whose video
+/// Representations `v0`…`v2` are the three and whose audio (`a0`) is the first's.
 public struct StreamLadder: Sendable {
     public static let specs: [ClipSpec] = [
         ClipSpec(width: 128, height: 72, duration: 2, keyframeInterval: 15, bitRateKbps: 150),
@@ -13,6 +15,7 @@ public struct StreamLadder: Sendable {
     ]
 
     public let directory: URL
+    /// `master.m3u8`, or `manifest.mpd` for DASH.
     public let master: URL
     public let renditions: [StreamPackager.Rendition]
     /// The clip each rendition was packaged from, in the renditions' order.

@@ -97,8 +97,10 @@ struct BenchTarget {
     var url: URL
     var localFile: URL?
     var moovAtEnd: Bool
-    /// An HLS playlist: measured cold only, against FFmpeg opening the playlist itself.
+    /// An HLS playlist or DASH manifest: measured cold only, against FFmpeg opening it itself.
     var isStream = false
+    /// `hls` or `dash` for a stream.
+    var streamKind = "hls"
     var baseline: [FFmpegBaseline.FirstFrameTiming] = []
     var floorBaseline: [FFmpegBaseline.FirstFrameTiming] = []
     var warmCache: (directory: TemporaryDirectory, cache: RangeCache)?
@@ -182,6 +184,11 @@ final class FirstFrameBench: @unchecked Sendable {
             try await onThread(named: "reel.encode") {
                 Result { try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4, into: hls, segmentSeconds: 2) }
             }.get()
+            // And as DASH (fMP4 segments), in its own directory.
+            let dash = scratch.url.appendingPathComponent("dash", isDirectory: true)
+            try await onThread(named: "reel.encode") {
+                Result { try StreamPackager.package(clip, loader: FileLoader(), format: .dash, into: dash, segmentSeconds: 2) }
+            }.get()
             directories.append(scratch.url)
         }
         guard directories.count <= 1 else { throw CommandFailure.usage("give at most one directory") }
@@ -201,14 +208,15 @@ final class FirstFrameBench: @unchecked Sendable {
                 targets.append(BenchTarget(label: name, url: server.url(for: "/" + name), localFile: file,
                                            moovAtEnd: MP4Boxes.moovIsAtEnd(file) ?? false))
             }
-            // HLS: every sub-directory with an index.m3u8.
+            // HLS: every sub-directory with an index.m3u8; DASH: with a manifest.mpd.
             let subdirectories = ((try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [])
-                .filter { FileManager.default.fileExists(atPath: $0.appendingPathComponent("index.m3u8").path) }
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
-            for directory in subdirectories {
-                let name = directory.lastPathComponent
-                targets.append(BenchTarget(label: name, url: server.url(for: "/\(name)/index.m3u8"), localFile: nil,
-                                           moovAtEnd: false, isStream: true))
+            for (kind, manifest) in [("hls", "index.m3u8"), ("dash", "manifest.mpd")] {
+                for directory in subdirectories where FileManager.default.fileExists(atPath: directory.appendingPathComponent(manifest).path) {
+                    let name = directory.lastPathComponent
+                    targets.append(BenchTarget(label: name, url: server.url(for: "/\(name)/\(manifest)"), localFile: nil,
+                                               moovAtEnd: false, isStream: true, streamKind: kind))
+                }
             }
         } else {
             originDescription = "the given URLs as they are"
@@ -216,15 +224,16 @@ final class FirstFrameBench: @unchecked Sendable {
         for url in urls {
             targets.append(BenchTarget(label: url.lastPathComponent, url: url, localFile: nil, moovAtEnd: false))
         }
-        // moov-first items first: cold, warm, preloaded, floor, then moov-at-end, then HLS.
+        // moov-first items first: cold, warm, preloaded, floor, then moov-at-end, then HLS and DASH.
         targets = targets.filter { !$0.moovAtEnd && !$0.isStream } + targets.filter(\.moovAtEnd) + targets.filter(\.isStream)
         // Scenarios, named plainly when there is one target of a kind.
         let firstCount = targets.filter { !$0.moovAtEnd && !$0.isStream }.count
         let endCount = targets.filter(\.moovAtEnd).count
-        let streamCount = targets.filter(\.isStream).count
         for (index, target) in targets.enumerated() {
             if target.isStream {
-                scenarios.append(ScenarioRecord(name: streamCount > 1 ? "hls \(target.label)" : "hls", kind: .cold, targetIndex: index))
+                let kindCount = targets.filter { $0.isStream && $0.streamKind == target.streamKind }.count
+                let name = kindCount > 1 ? "\(target.streamKind) \(target.label)" : target.streamKind
+                scenarios.append(ScenarioRecord(name: name, kind: .cold, targetIndex: index))
                 continue
             }
             if target.moovAtEnd {

@@ -80,7 +80,8 @@ final class TraceWriter: Sendable {
         state.buffer.removeAll(keepingCapacity: true)
     }
 
-    /// The variant an HLS master starts on: its bandwidth, resolution and why.
+    /// The variant an HLS master (or the video Representation a DASH manifest) starts on: its
+    /// bandwidth, resolution and why; `representation` is the DASH Representation's `@id`.
     static func variant(_ choice: VariantChoice) -> [String: Any] {
         var object: [String: Any] = [
             "type": "variant", "master": choice.master.absoluteString, "url": choice.variantURL.absoluteString,
@@ -88,6 +89,7 @@ final class TraceWriter: Sendable {
             "safetyFraction": choice.safetyFraction,
         ]
         if let resolution = choice.resolution { object["resolution"] = resolution }
+        if let representation = choice.representationID { object["representation"] = representation }
         if let estimate = choice.estimate.bitsPerSecond { object["estimate"] = estimate }
         return object
     }

@@ -26,7 +26,7 @@ struct BenchCommandTests {
         #expect(object.keys.sorted() == ["scenarios"])
         let scenarios = try #require(object["scenarios"] as? [[String: Any]])
         let names = scenarios.compactMap { $0["name"] as? String }
-        #expect(Set(names) == ["cold", "warm", "preloaded", "decode-floor", "moov-at-end", "hls"])
+        #expect(Set(names) == ["cold", "warm", "preloaded", "decode-floor", "moov-at-end", "hls", "dash"])
         let keys = ["name", "runs", "p50Ms", "p95Ms", "maxMs", "baselineP50Ms", "ratio", "bytesBeforeFirstFrame", "requestsBeforeFirstFrame"]
         for scenario in scenarios {
             let name = scenario["name"] as? String ?? "?"

@@ -59,46 +59,11 @@ func decodedMD5sOnThisThread(_ url: URL, loader: any ResourceLoader) throws -> [
     return md5s
 }
 
-/// HLS and DASH through the loader: bit-exact against the clip they were packaged from
-/// (packets are copied, so the decoded frames — `framemd5`'s convention — must be equal).
+/// HLS through the loader: bit-exact against the clip it was packaged from (packets are
+/// copied, so the decoded frames — `framemd5`'s convention — must be equal). DASH: DASHStreamingTests.
 @Suite struct StreamingTests {
     static let spec = ClipSpec(duration: 3, keyframeInterval: 15)
     static let base = URL(string: "https://origin.example/streams/a/")!
-
-    /// Up to FFmpeg 8.1.1 the DASH demuxer opens its segments with `avio_open2`, outside the
-    /// loader, and Reel refuses DASH having read only the manifest. FFmpeg 8.1.2 took
-    /// "avformat/dashdec: respect io_open set in AVFormatContext": the segments come through
-    /// the loader and the closed door as HLS's do, and the stream plays bit-exact. Before
-    /// FFmpeg 8 (libavformat 62) it must be the refusal; on 8.x either, each checked whole.
-    @Test func dashIsRefusedWhereFFmpegWouldOpenItsSegmentsItselfElsePlaysThroughTheLoader() async throws {
-        let stream = try PackagedStream.make(.dash)
-        defer { stream.remove() }
-        let loader = FakeResourceLoader()
-        stream.serve(on: loader, at: Self.base)
-        let item = Self.base.appendingPathComponent("manifest.mpd")
-        let libavformat = MediaLibraries.libraryVersions.first { $0.name == "libavformat" }?.version ?? ""
-        let major = Int(libavformat.prefix { $0 != "." }) ?? 0
-        do {
-            let played = try await decodedMD5s(item, loader: loader)
-            #expect(major >= 62, "libavformat \(libavformat) played DASH: its DASH demuxer should open segments itself")
-            let reference = try referenceFrames(stream.clip).map(\.md5)
-            #expect(played == reference, "DASH: \(played.count) frames vs \(reference.count)")
-            let requested = Set(loader.requests.map(\.url))
-            #expect(requested.count > 2, "the segments came through the loader: \(requested)")
-            for url in requested {
-                #expect(url.absoluteString.hasPrefix(Self.base.absoluteString), "\(url)")
-                #expect(stream.files[url.lastPathComponent] != nil, "\(url) is one of the stream's files")
-            }
-        } catch let error as MediaError {
-            guard case .unsupportedStream(let url, _) = error else {
-                Issue.record("expected unsupportedStream, got \(error)")
-                return
-            }
-            #expect(url == item)
-            // Only the manifest was read, through the loader.
-            #expect(Set(loader.requests.map(\.url)) == [item])
-        }
-    }
 
     @Test(arguments: [StreamPackager.Format.hlsFMP4, .hlsTS])
     func playsBitExactThroughTheLoaderAndReadsOnlyItsOwnFiles(_ format: StreamPackager.Format) async throws {

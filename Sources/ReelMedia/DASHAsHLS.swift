@@ -1,0 +1,276 @@
+import Foundation
+import ReelCore
+import Synchronization
+
+/// How a DASH item is played through the loader: libavformat's `dash` demuxer opens every
+/// segment with `ffio_open_whitelist` (its own protocols), never through `io_open`, so it
+/// cannot read through a ``ResourceLoader`` in any FFmpeg version. Reel reads the manifest
+/// itself instead, and hands FFmpeg's `hls` demuxer — whose every open comes through
+/// ``NestedIO`` — the same Representations as HLS: a master naming one media playlist per
+/// video Representation (and the preferred audio one as an `#EXT-X-MEDIA` rendition), each
+/// listing its initialization segment (`#EXT-X-MAP`) and segments by absolute URL, with the
+/// durations of the manifest. The packets are the manifest's segments, unchanged.
+///
+/// The playlists live in memory under names beside the manifest (`<name>.reel-dash-<n>.m3u8`)
+/// and are never requested from the origin. Every URL the manifest names is checked against
+/// the item's ``NestedAccessPolicy`` before anything is read, and a segment that is the
+/// manifest itself or another manifest or playlist is refused.
+///
+/// Threads: `read` is called on the demux thread (the item's bridge and its nested opens);
+/// the manifest is read on a task; everything mutable is in `state`.
+final class DASHAsHLS: ResourceLoader, Sendable {
+    let upstream: any ResourceLoader
+    let manifest: URL
+    let policy: NestedAccessPolicy
+
+    private struct State {
+        /// The master (at `manifest`) and the media playlists, by absolute URL string.
+        var documents: [String: Data]?
+        /// Why the manifest cannot be played.
+        var failure: MediaError?
+        var manifestBytes: Int64 = 0
+        var manifestRequests = 0
+        /// Reads started when the manifest was read, by URL, waiting to be taken by the
+        /// demuxer's first open of that URL.
+        var started: [String: ByteStream] = [:]
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    init(upstream: any ResourceLoader, manifest: URL, policy: NestedAccessPolicy) {
+        self.upstream = upstream
+        self.manifest = manifest
+        self.policy = policy
+    }
+
+    /// Whether `url` names a DASH manifest (by its extension).
+    static func isManifest(_ url: URL) -> Bool { url.pathExtension.lowercased() == "mpd" }
+
+    /// The refusal, limit or parse failure that stopped the manifest, if any.
+    var failure: MediaError? { state.withTrackedLock { $0.failure } }
+
+    /// What reading the manifest itself cost (the demuxer reads the HLS copy from memory).
+    var manifestStatistics: (bytesRead: Int64, requests: Int) {
+        state.withTrackedLock { ($0.manifestBytes, $0.manifestRequests) }
+    }
+
+    func read(_ url: URL, range: ByteRange) -> ByteStream {
+        let key = url.absoluteString
+        let isManifest = key == manifest.absoluteString
+        let (known, failure, started) = state.withTrackedLock { state in
+            (state.documents?[key], state.failure, range == .all ? state.started.removeValue(forKey: key) : nil)
+        }
+        if let known { return Self.serve(known, url: url, range: range) }
+        if let started { return started }
+        if isManifest, let failure {
+            // Refused once is refused: the manifest is not read again.
+            let (stream, continuation) = ByteStream.makeStream()
+            continuation.finish(throwing: failure)
+            return stream
+        }
+        guard isManifest else {
+            if Self.isSynthetic(url) {
+                let (stream, continuation) = ByteStream.makeStream()
+                continuation.finish(throwing: ResourceLoaderError.notFound(url: url))
+                return stream
+            }
+            return upstream.read(url, range: range)
+        }
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: 4 << 20)
+        let task = Task {
+            do {
+                let documents = try await self.translate()
+                Self.deliver(documents[key] ?? Data(), url: url, range: range, to: continuation)
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onCancel { task.cancel() }
+        return stream
+    }
+
+    static func isSynthetic(_ url: URL) -> Bool { url.lastPathComponent.contains(".reel-dash-") }
+
+    // MARK: Translating
+
+    /// Reads, parses and checks the manifest, and writes its playlists (once).
+    private func translate() async throws -> [String: Data] {
+        if let done = state.withTrackedLock({ $0.documents }) { return done }
+        let limits = policy.limits
+        let source = upstream.read(manifest, range: .all)
+        defer { source.cancel() }
+        state.withTrackedLock { $0.manifestRequests += 1 }
+        let information = try await source.contentInformation()
+        var data = Data()
+        func tooBig() -> MediaError {
+            fail(.streamLimit(what: "manifest size in bytes", limit: Int(limits.maxDocumentBytes), url: manifest))
+        }
+        if let length = information.length, length > limits.maxDocumentBytes { throw tooBig() }
+        var iterator = source.makeAsyncIterator()
+        while let chunk = try await iterator.next() {
+            data.append(chunk)
+            state.withTrackedLock { $0.manifestBytes += Int64(chunk.count) }
+            if data.count > limits.maxDocumentBytes { throw tooBig() }
+        }
+        let base = information.finalURL ?? manifest
+        let parsed: DASHManifest
+        do {
+            parsed = try DASHManifest(data, url: base, maxSegments: limits.maxPlaylistEntries)
+        } catch let failure as DASHManifest.Failure {
+            switch failure {
+            case .tooManySegments:
+                throw fail(.streamLimit(what: "number of playlist entries", limit: limits.maxPlaylistEntries, url: manifest))
+            case .invalidReference(let reference):
+                throw fail(.refusedURL(url: reference, item: policy.item, reason: "not a URL"))
+            case .notAManifest, .unsupported:
+                throw fail(.unsupportedStream(url: manifest, reason: failure.description))
+            }
+        }
+        let documents = try playlists(for: parsed)
+        let (kept, first) = state.withTrackedLock { state -> ([String: Data], Bool) in
+            if let earlier = state.documents { return (earlier, false) }
+            state.documents = documents
+            return (documents, true)
+        }
+        if first { startFirstReads(parsed) }
+        return kept
+    }
+
+    /// With one video Representation (the variant chooser kept one), its and the audio's
+    /// initialization and first segments are what the demuxer opens next, one after another:
+    /// their reads start now, side by side, and each waits for the demuxer's open of its URL
+    /// (handed over whole, so nothing is read twice). Byte ranges are left to the demuxer.
+    private func startFirstReads(_ parsed: DASHManifest) {
+        guard parsed.videos.count <= 1 else { return }
+        var urls: [URL] = []
+        for representation in [parsed.videos.first, parsed.preferredAudio].compactMap({ $0 }) {
+            for part in [representation.initialization, representation.segments.first].compactMap({ $0 }) where part.range == nil {
+                if !urls.contains(part.url) { urls.append(part.url) }
+            }
+        }
+        for url in urls {
+            let stream = upstream.read(url, range: .all)
+            let unused = state.withTrackedLock { state -> ByteStream? in
+                if state.closed || state.started[url.absoluteString] != nil { return stream }
+                state.started[url.absoluteString] = stream
+                return nil
+            }
+            unused?.cancel()
+        }
+    }
+
+    /// Cancels the reads started ahead that the demuxer did not take (the item is closing).
+    func close() {
+        let started = state.withTrackedLock { state -> [ByteStream] in
+            state.closed = true
+            defer { state.started = [:] }
+            return Array(state.started.values)
+        }
+        for stream in started { stream.cancel() }
+    }
+
+    deinit { close() }
+
+    @discardableResult
+    private func fail(_ error: MediaError) -> MediaError {
+        state.withTrackedLock { state in
+            if state.failure == nil { state.failure = error }
+            return state.failure!
+        }
+    }
+
+    /// Checks one URL the manifest names.
+    private func admit(_ url: URL) throws {
+        let raw = url.absoluteString
+        if case .failure(let refusal) = policy.admit(raw) { throw fail(refusal) }
+        if NestedIO.key(raw) == NestedIO.key(manifest.absoluteString) {
+            throw fail(.refusedURL(url: raw, item: policy.item, reason: "the manifest names itself as a segment"))
+        }
+        if ["mpd", "m3u8", "m3u"].contains(url.pathExtension.lowercased()) {
+            throw fail(.refusedURL(url: raw, item: policy.item, reason: "a DASH segment may not be a manifest or a playlist"))
+        }
+    }
+
+    /// The master and media playlists for `parsed`: every video Representation and the
+    /// preferred audio one.
+    private func playlists(for parsed: DASHManifest) throws -> [String: Data] {
+        let videos = parsed.videos
+        let audio = parsed.preferredAudio
+        var chosen = videos
+        if let audio { chosen.append(audio) }
+        guard !chosen.isEmpty else {
+            throw fail(.unsupportedStream(url: manifest, reason: "the DASH manifest has no video or audio Representation"))
+        }
+        guard chosen.count <= policy.limits.maxRenditions else {
+            throw fail(.streamLimit(what: "number of playlists", limit: policy.limits.maxRenditions, url: manifest))
+        }
+        for representation in chosen {
+            for segment in [representation.initialization].compactMap({ $0 }) + representation.segments { try admit(segment.url) }
+        }
+        let folder = manifest.deletingLastPathComponent()
+        let stem = manifest.deletingPathExtension().lastPathComponent
+        func name(_ representation: DASHManifest.Representation) -> URL {
+            folder.appendingPathComponent("\(stem).reel-dash-\(representation.index).m3u8")
+        }
+        var documents: [String: Data] = [:]
+        for representation in chosen {
+            documents[name(representation).absoluteString] = Self.mediaPlaylist(representation)
+        }
+        var master = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        if let audio, !videos.isEmpty {
+            master.append("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"\(Self.quoted(audio.id))\",DEFAULT=YES,AUTOSELECT=YES,URI=\"\(name(audio).absoluteString)\"")
+        }
+        for representation in videos.isEmpty ? [audio!] : videos {
+            var attributes = "BANDWIDTH=\(max(1, representation.bandwidth))"
+            if let resolution = representation.resolution { attributes += ",RESOLUTION=\(resolution)" }
+            if audio != nil, !videos.isEmpty { attributes += ",AUDIO=\"audio\"" }
+            master.append("#EXT-X-STREAM-INF:" + attributes)
+            master.append(name(representation).absoluteString)
+        }
+        documents[manifest.absoluteString] = Data((master.joined(separator: "\n") + "\n").utf8)
+        return documents
+    }
+
+    static func mediaPlaylist(_ representation: DASHManifest.Representation) -> Data {
+        let target = max(1, Int((representation.segments.map(\.duration).max() ?? 1).rounded(.up)))
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(target)", "#EXT-X-MEDIA-SEQUENCE:0",
+                     "#EXT-X-PLAYLIST-TYPE:VOD", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        if let initialization = representation.initialization {
+            var map = "#EXT-X-MAP:URI=\"\(initialization.url.absoluteString)\""
+            if let range = initialization.range, let length = range.length { map += ",BYTERANGE=\"\(length)@\(range.offset)\"" }
+            lines.append(map)
+        }
+        for segment in representation.segments {
+            lines.append("#EXTINF:\(String(format: "%.6f", segment.duration)),")
+            if let range = segment.range, let length = range.length { lines.append("#EXT-X-BYTERANGE:\(length)@\(range.offset)") }
+            lines.append(segment.url.absoluteString)
+        }
+        lines.append("#EXT-X-ENDLIST")
+        return Data((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    private static func quoted(_ text: String) -> String {
+        String(text.filter { $0 != "\"" && $0 != "\n" && $0 != "\r" }.prefix(64))
+    }
+
+    // MARK: Serving from memory
+
+    private static func serve(_ data: Data, url: URL, range: ByteRange) -> ByteStream {
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: max(1 << 20, data.count))
+        deliver(data, url: url, range: range, to: continuation)
+        return stream
+    }
+
+    private static func deliver(_ data: Data, url: URL, range: ByteRange, to continuation: ByteStream.Continuation) {
+        let length = Int64(data.count)
+        continuation.respond(with: ContentInformation(length: length, contentType: "application/vnd.apple.mpegurl"))
+        guard range.offset <= length else {
+            continuation.finish(throwing: ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length))
+            return
+        }
+        let end = min(range.end ?? length, length)
+        if end > range.offset { continuation.yield(data.subdata(in: Int(range.offset)..<Int(end))) }
+        continuation.finish()
+    }
+}
