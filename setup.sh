@@ -17,6 +17,9 @@ packages=(
     # helper, Mesa's software OpenGL (llvmpipe), and a CJK-capable font found
     # through fontconfig for titles.
     xvfb xauth libgl1-mesa-dri fontconfig fonts-wqy-microhei
+    # Looking at the window by hand: screenshots of the virtual screen (ImageMagick's
+    # `import -window root`) and keys and clicks sent to it (xdotool).
+    imagemagick xdotool
     # The terminal renderer's end-to-end test drives Reel inside tmux.
     tmux
     # Accounts (reel serve): SQLite under GRDB, Argon2id password hashing.

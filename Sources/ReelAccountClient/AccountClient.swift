@@ -92,11 +92,18 @@ public struct AccountClient: Sendable {
 
     public func user(id: Int64) async throws -> AccountProfile { try await send("GET", "/api/users/\(id)") }
 
-    /// Uploads `file` (streamed from disk), calling `progress(sent, total)` as bytes leave.
-    public func upload(
-        file: URL, title: String, category: String? = nil,
-        progress: @escaping @Sendable (_ sent: Int64, _ total: Int64) -> Void = { _, _ in }
-    ) async throws -> UploadedItem {
+    /// Sets the avatar to the picture in `file` (PNG, JPEG or WebP; the server checks it and
+    /// answers 422 `not_an_image` otherwise, 413 `too_large` past its limit), streamed from disk.
+    public func setAvatar(file: URL) async throws -> AccountProfile {
+        let (handle, size) = try Self.open(file)
+        defer { try? handle.close() }
+        let types = ["png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "webp": "image/webp"]
+        return try await send("PUT", "/api/me/avatar", body: .stream(FileChunks(handle: handle, total: size, progress: { _, _ in }), length: .known(size)),
+                              contentType: types[file.pathExtension.lowercased()] ?? "application/octet-stream")
+    }
+
+    /// A regular file opened for reading, and its size; a clear ``AccountClientError/file(_:)`` otherwise.
+    private static func open(_ file: URL) throws -> (FileHandle, Int64) {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: file.path)
@@ -107,6 +114,16 @@ public struct AccountClient: Sendable {
             throw AccountClientError.file("\(file.path): not a regular file")
         }
         guard let handle = try? FileHandle(forReadingFrom: file) else { throw AccountClientError.file("\(file.path): cannot open it") }
+        return (handle, size)
+    }
+
+    /// Uploads `file` (streamed from disk), calling `progress(sent, total)` as bytes leave.
+    public func upload(
+        file: URL, title: String, category: String? = nil,
+        progress: @escaping @Sendable (_ sent: Int64, _ total: Int64) -> Void = { _, _ in }
+    ) async throws -> UploadedItem {
+        let (handle, size) = try Self.open(file)
+        defer { try? handle.close() }
         // Fail fast (unreachable server, expired token) before streaming a large file.
         _ = try await me()
         var components = URLComponents()
@@ -114,7 +131,6 @@ public struct AccountClient: Sendable {
             + (category.map { [URLQueryItem(name: "category", value: $0)] } ?? [])
         let query = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
         let chunks = FileChunks(handle: handle, total: size, progress: progress)
-        defer { try? handle.close() }
         return try await send("POST", "/api/upload?" + query, body: .stream(chunks, length: .known(size)),
                               contentType: "application/octet-stream", timeout: uploadTimeout)
     }

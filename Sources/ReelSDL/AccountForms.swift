@@ -366,3 +366,53 @@ public struct ProfileForm: Sendable, Hashable {
         self.error = error
     }
 }
+
+/// Changing the avatar: a picture's path (dropped on the window or typed), one request at a
+/// time, and the server's refusal kept beside the path so nothing typed is lost.
+public struct AvatarForm: Sendable, Hashable {
+    public private(set) var inputs = TextFields([
+        .init(label: "图片文件 Picture file", placeholder: "拖放图片到窗口，或输入路径 Drop a picture or type its path", maxLength: 4096),
+    ])
+    /// The picture is being sent: the button is disabled and submitting again does nothing.
+    public private(set) var isSending = false
+    /// Why the last picture was refused (the server's line, or the file's), else nil.
+    public private(set) var error: String?
+
+    public init(path: String = "") {
+        inputs[0] = path
+    }
+
+    public var path: String { inputs[0] }
+    public func display() -> String { inputs.display(0) }
+
+    public mutating func insert(_ text: String) { if !isSending { inputs.insert(text) } }
+    public mutating func compose(_ text: String) { if !isSending { inputs.compose(text) } }
+    public mutating func backspace() { if !isSending { inputs.backspace() } }
+
+    /// A picture dropped on the window replaces the path (not while one is being sent).
+    public mutating func drop(path: String) {
+        guard !isSending else { return }
+        inputs[0] = path
+        inputs.compose("")
+    }
+
+    public var problem: String? {
+        path.trimmingCharacters(in: .whitespaces).isEmpty ? "选择一张图片 Choose a picture" : nil
+    }
+
+    /// The path to send, or nil (empty — the problem shows — or a picture is already on its way).
+    public mutating func submit() -> String? {
+        guard !isSending else { return nil }
+        if let problem { error = problem; return nil }
+        isSending = true
+        error = nil
+        inputs.compose("")
+        return path.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The request ended: `error` is why the picture was refused (nil: the avatar changed).
+    public mutating func finish(error: String?) {
+        isSending = false
+        self.error = error
+    }
+}

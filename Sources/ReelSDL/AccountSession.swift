@@ -18,6 +18,8 @@ public final class AccountSession: Sendable {
         case profileFailed(String)
         case myVideos([FeedItem])
         case profileSaved(Result<AccountProfile, UploadRefusal>)
+        /// `PUT /api/me/avatar` answered: the profile with its new avatar, or why the picture was refused.
+        case avatarChanged(Result<AccountProfile, UploadRefusal>)
         case signedOut
         case uploadProgress(sent: Int64, total: Int64)
         case uploaded(Result<UploadedItem, UploadRefusal>)
@@ -207,6 +209,18 @@ public final class AccountSession: Sendable {
                 post(.profileSaved(.success(try await client.updateMe(ProfileUpdate(nickname: nickname, bio: bio)))))
             } catch {
                 if let line = failure(error) { post(.profileSaved(.failure(UploadRefusal(line)))) }
+            }
+        }
+    }
+
+    /// Sends the picture at `path` as the avatar (`PUT /api/me/avatar`).
+    public func changeAvatar(path: String) {
+        let file = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        run { [self] in
+            do {
+                post(.avatarChanged(.success(try await client.setAvatar(file: file))))
+            } catch {
+                if let line = failure(error) { post(.avatarChanged(.failure(UploadRefusal(line)))) }
             }
         }
     }

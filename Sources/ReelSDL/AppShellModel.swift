@@ -17,6 +17,8 @@ public struct AppShellModel: Sendable {
         /// Read the signed-in user's profile and videos (the "me" page opened).
         case loadProfile
         case saveProfile(nickname: String, bio: String)
+        /// Send the picture at `path` as the avatar.
+        case changeAvatar(path: String)
         /// Play the user's videos as a swipe feed from `index`.
         case playMyVideos(index: Int)
         /// Leave my videos' feed (back to the profile).
@@ -57,9 +59,14 @@ public struct AppShellModel: Sendable {
     public private(set) var authForm = AccountForm(mode: .signIn)
     public private(set) var upload = UploadForm()
     public private(set) var profileForm: ProfileForm?
+    /// The avatar page (over the profile, and over its editor when that is open).
+    public private(set) var avatarForm: AvatarForm?
     /// The signed-in user, once read.
     public var profile: AccountProfile?
-    public var avatar: RGBImage?
+    /// The avatar's picture, decoded (square); nil draws the nickname's initial.
+    public private(set) var avatar: RGBImage?
+    /// Where ``avatar`` came from (its texture's key: a new picture gets a new one).
+    public private(set) var avatarSource: String?
     /// The profile page's status line (loading, a failure).
     public var profileStatus = ""
     public var tiles: [Tile] = []
@@ -74,7 +81,7 @@ public struct AppShellModel: Sendable {
     public private(set) var scale: Double
 
     private enum Target: Sendable, Hashable {
-        case tab(AppTab), field(Int), togglePassword, submit, switchMode, signOut, edit, save, cancelEdit, tile(Int), uploadButton
+        case tab(AppTab), field(Int), togglePassword, submit, switchMode, signOut, edit, save, cancelEdit, tile(Int), uploadButton, avatar
     }
     private var pressed: Target?
 
@@ -117,6 +124,7 @@ public struct AppShellModel: Sendable {
         if navigation.authPage != nil { return fieldRect(authForm.inputs.focus) }
         switch navigation.place {
         case .upload where !upload.isUploading: return fieldRect(upload.inputs.focus)
+        case .profile where avatarForm != nil: return fieldRect(0)
         case .profile where profileForm != nil: return fieldRect(profileForm!.inputs.focus)
         default: return nil
         }
@@ -130,8 +138,10 @@ public struct AppShellModel: Sendable {
         navigation.unauthorized()
         signedInName = nil
         profile = nil
-        avatar = nil
+        showAvatar(nil, from: nil)
         profileForm = nil
+        // A picture on its way got no answer but the 401: the path stays for after signing in.
+        if avatarForm?.isSending == true { avatarForm?.finish(error: nil) }
         if authForm.isSubmitting { authForm.finish(error: nil) }
         notice = reason.map { Self.describe(reason: $0) } ?? "请登录 Please sign in"
         return wasFeed ? [.feedVisible(false)] : []
@@ -168,9 +178,10 @@ public struct AppShellModel: Sendable {
         navigation.didSignOut()
         signedInName = nil
         profile = nil
-        avatar = nil
+        showAvatar(nil, from: nil)
         tiles = []
         profileForm = nil
+        avatarForm = nil
         authForm = AccountForm(mode: .signIn)
         notice = "已退出登录 Signed out"
         return wasFeed ? [.feedVisible(false)] : []
@@ -183,6 +194,25 @@ public struct AppShellModel: Sendable {
             profileForm = nil
         case .failure(let refusal):
             profileForm?.finish(error: refusal.message)
+        }
+    }
+
+    /// The avatar's picture decoded from `source` (nil: none, the initial shows).
+    public mutating func showAvatar(_ image: RGBImage?, from source: String?) {
+        avatar = image
+        avatarSource = image == nil ? nil : source
+    }
+
+    /// The avatar request ended: the profile with the new avatar (the page closes), or the
+    /// refusal shown on the avatar page with the path kept (the old avatar stays).
+    public mutating func avatarChanged(_ result: Result<AccountProfile, UploadRefusal>) {
+        switch result {
+        case .success(let user):
+            profile = user
+            avatarForm = nil
+        case .failure(let refusal):
+            if avatarForm == nil { avatarForm = AvatarForm() }
+            avatarForm?.finish(error: refusal.message)
         }
     }
 
@@ -201,28 +231,45 @@ public struct AppShellModel: Sendable {
             guard let pressed, target(x: x, y: y) == pressed else { return [] }
             return activate(pressed)
         case .wheel(let dy):
-            if navigation.authPage == nil, navigation.place == .profile, profileForm == nil { scrollGrid(by: -dy * 60 * scale) }
+            if navigation.authPage == nil, navigation.place == .profile, profileForm == nil, avatarForm == nil { scrollGrid(by: -dy * 60 * scale) }
             return []
         case .keyDown(let key, let shift):
             return keyDown(key, shift: shift)
         case .text(let text):
-            edit { $0.insert(text) } upload: { $0.insert(text) } profile: { $0.insert(text) }
+            edit { $0.insert(text) } upload: { $0.insert(text) } profile: { $0.insert(text) } avatar: { $0.insert(text) }
             return []
         case .composition(let text):
-            edit { $0.compose(text) } upload: { $0.compose(text) } profile: { $0.compose(text) }
+            edit { $0.compose(text) } upload: { $0.compose(text) } profile: { $0.compose(text) } avatar: { $0.compose(text) }
             return []
         case .drop(let path):
+            // On the profile a picture (anything but a video) becomes the avatar at once;
+            // elsewhere a dropped file is an upload.
+            if navigation.authPage == nil, navigation.place == .profile, navigation.isSignedIn,
+               avatarForm != nil || !Self.isVideo(path: path) {
+                var form = avatarForm ?? AvatarForm()
+                form.drop(path: path)
+                avatarForm = form
+                return submitAvatar()
+            }
             upload.drop(path: path)
             return select(.upload)
         }
     }
 
+    /// Whether a file's name says it is a video (a drop on the profile uploads it instead of
+    /// taking it as the avatar).
+    static func isVideo(path: String) -> Bool {
+        let ext = (path as NSString).pathExtension.lowercased()
+        return ["mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "m2ts", "mts", "flv", "3gp", "mpg", "mpeg", "ogv", "wmv"].contains(ext)
+    }
+
     private mutating func edit(_ form: (inout AccountForm) -> Void, upload uploadEdit: (inout UploadForm) -> Void,
-                               profile profileEdit: (inout ProfileForm) -> Void) {
+                               profile profileEdit: (inout ProfileForm) -> Void, avatar avatarEdit: (inout AvatarForm) -> Void) {
         if navigation.authPage != nil { form(&authForm); return }
         switch navigation.place {
         case .upload: uploadEdit(&upload)
-        case .profile: if var f = profileForm { profileEdit(&f); profileForm = f }
+        case .profile:
+            if var a = avatarForm { avatarEdit(&a); avatarForm = a } else if var f = profileForm { profileEdit(&f); profileForm = f }
         default: break
         }
     }
@@ -261,7 +308,17 @@ public struct AppShellModel: Sendable {
             default: break
             }
         case .profile:
-            if var form = profileForm {
+            if var form = avatarForm {
+                switch key {
+                case .backspace: form.backspace()
+                case .enter:
+                    avatarForm = form
+                    return submitAvatar()
+                case .escape where !form.isSending: avatarForm = nil; return []
+                default: break
+                }
+                avatarForm = form
+            } else if var form = profileForm {
                 switch key {
                 case .tab, .down, .up: form.focusNext()
                 case .backspace: form.backspace()
@@ -318,7 +375,7 @@ public struct AppShellModel: Sendable {
                 if authForm.fields.indices.contains(i) { authForm.focus(authForm.fields[i]) }
             } else if navigation.place == .upload, let field = UploadForm.Field(rawValue: i) {
                 upload.focus(field)
-            } else if navigation.place == .profile {
+            } else if navigation.place == .profile, avatarForm == nil {
                 profileForm?.focus(i)
             }
             return []
@@ -333,8 +390,17 @@ public struct AppShellModel: Sendable {
         case .edit:
             profileForm = ProfileForm(nickname: profile?.nickname ?? "", bio: profile?.bio ?? "")
             return []
-        case .save: return saveProfile()
-        case .cancelEdit: profileForm = nil; return []
+        case .save: return avatarForm != nil ? submitAvatar() : saveProfile()
+        case .cancelEdit:
+            if let form = avatarForm {
+                if !form.isSending { avatarForm = nil }
+            } else {
+                profileForm = nil
+            }
+            return []
+        case .avatar:
+            avatarForm = AvatarForm()
+            return []
         case .tile(let i):
             guard tiles.indices.contains(i) else { return [] }
             navigation.open(.myVideos(index: i))
@@ -364,9 +430,18 @@ public struct AppShellModel: Sendable {
     }
 
     private mutating func saveProfile() -> [Command] {
-        guard var form = profileForm, let update = form.submit() else { return [] }
+        guard var form = profileForm else { return [] }
+        let submitted = form.submit()
         profileForm = form
+        guard let update = submitted else { return [] }
         return [.saveProfile(nickname: update.nickname ?? "", bio: update.bio ?? "")]
+    }
+
+    private mutating func submitAvatar() -> [Command] {
+        guard var form = avatarForm else { return [] }
+        let path = form.submit()
+        avatarForm = form
+        return path.map { [.changeAvatar(path: $0)] } ?? []
     }
 
     private mutating func scrollGrid(by delta: Double) {
@@ -391,7 +466,7 @@ public struct AppShellModel: Sendable {
         if navigation.authPage != nil { return authForm.fields.count }
         switch navigation.place {
         case .upload: return UploadForm.Field.allCases.count
-        case .profile: return profileForm == nil ? 0 : 2
+        case .profile: return avatarForm != nil ? 1 : profileForm == nil ? 0 : 2
         default: return 0
         }
     }
@@ -408,6 +483,12 @@ public struct AppShellModel: Sendable {
     public var switchModeRect: UIRect {
         UIRect(x: margin, y: submitRect.maxY + 12 * scale, width: width - 2 * margin, height: 36 * scale)
     }
+    /// The avatar on the profile (a click opens the avatar page).
+    public var avatarRect: UIRect { UIRect(x: margin, y: 104 * scale, width: 72 * scale, height: 72 * scale) }
+    /// What a click opens the avatar page on: the avatar and the link under it.
+    var avatarTarget: UIRect { UIRect(x: 0, y: avatarRect.y, width: avatarRect.maxX + 8 * scale, height: avatarRect.height + 20 * scale) }
+    /// The avatar as the avatar page shows it, larger and centred.
+    var avatarPreviewRect: UIRect { UIRect(x: width / 2 - 60 * scale, y: 112 * scale, width: 120 * scale, height: 120 * scale) }
     /// The profile's buttons.
     public var editRect: UIRect { UIRect(x: margin, y: 196 * scale, width: (width - 2 * margin - 12 * scale) / 2, height: 36 * scale) }
     public var signOutRect: UIRect { UIRect(x: editRect.maxX + 12 * scale, y: editRect.y, width: editRect.width, height: editRect.height) }
@@ -440,12 +521,19 @@ public struct AppShellModel: Sendable {
             if let i = (0..<fieldCount).first(where: { fieldRect($0).contains(x: x, y: y) }) { return .field(i) }
             if submitRect.contains(x: x, y: y) { return .uploadButton }
         case .profile:
+            if avatarForm != nil {
+                if fieldRect(0).contains(x: x, y: y) { return .field(0) }
+                if submitRect.contains(x: x, y: y) { return .save }
+                if cancelEditRect.contains(x: x, y: y) { return .cancelEdit }
+                return nil
+            }
             if profileForm != nil {
                 if let i = (0..<fieldCount).first(where: { fieldRect($0).contains(x: x, y: y) }) { return .field(i) }
                 if submitRect.contains(x: x, y: y) { return .save }
                 if cancelEditRect.contains(x: x, y: y) { return .cancelEdit }
                 return nil
             }
+            if avatarTarget.contains(x: x, y: y) { return .avatar }
             if editRect.contains(x: x, y: y) { return .edit }
             if signOutRect.contains(x: x, y: y) { return .signOut }
             if y >= gridTop, let i = tiles.indices.first(where: { tileRect($0).contains(x: x, y: y) }) { return .tile(i) }
@@ -471,7 +559,7 @@ public struct AppShellModel: Sendable {
             } else if navigation.place == .upload {
                 list += uploadPage(measure)
             } else if navigation.place == .profile {
-                list += profileForm != nil ? editPage(measure) : profilePage()
+                list += avatarForm != nil ? avatarPage(measure) : profileForm != nil ? editPage(measure) : profilePage()
             }
         }
         list += tabBar()
@@ -624,15 +712,11 @@ public struct AppShellModel: Sendable {
     private func profilePage() -> [DrawCommand] {
         let s = scale
         var list = header("我的 Me")
-        let avatarRect = UIRect(x: margin, y: 104 * s, width: 72 * s, height: 72 * s)
-        if let avatar {
-            list.append(.picture(source: .image(key: "avatar:\(profile?.avatarURL ?? "")", avatar),
-                                 rect: avatarRect.aspectFit(contentWidth: avatar.width, contentHeight: avatar.height)))
-        } else {
-            list.append(.fill(avatarRect, Self.accent.withAlpha(0.8), radius: avatarRect.width / 2))
-            let initial = String((profile?.nickname ?? signedInName ?? "?").prefix(1)).uppercased()
-            list.append(.text(initial, point: (avatarRect.midX, avatarRect.midY), size: 30 * s, color: .white, anchor: .center, maxWidth: nil))
-        }
+        let avatarRect = self.avatarRect
+        list += avatarPicture(in: avatarRect)
+        // The avatar is a button: a link under it says so.
+        list.append(.text("更换头像 Change", point: (avatarRect.midX, avatarRect.maxY + 10 * s), size: 11 * s, color: Self.accent,
+                          anchor: .center, maxWidth: avatarRect.width + margin))
         let textX = avatarRect.maxX + 16 * s
         let room = width - textX - margin
         if let profile {
@@ -668,6 +752,35 @@ public struct AppShellModel: Sendable {
                               color: UIColor.white.withAlpha(0.5), anchor: .center, maxWidth: width - 2 * margin))
         }
         // The header stays over a scrolled grid.
+        return list
+    }
+
+    /// The avatar's picture in `rect` (square, cropped when it arrived), else the initial on a disc.
+    private func avatarPicture(in rect: UIRect) -> [DrawCommand] {
+        if let avatar {
+            return [.picture(source: .image(key: "avatar:\(avatarSource ?? "")", avatar),
+                             rect: rect.aspectFit(contentWidth: avatar.width, contentHeight: avatar.height))]
+        }
+        let initial = String((profile?.nickname ?? signedInName ?? "?").prefix(1)).uppercased()
+        return [.fill(rect, Self.accent.withAlpha(0.8), radius: rect.width / 2),
+                .text(initial, point: (rect.midX, rect.midY), size: rect.height * 0.42, color: .white, anchor: .center, maxWidth: nil)]
+    }
+
+    private func avatarPage(_ measure: (String, Double) -> Double) -> [DrawCommand] {
+        guard let form = avatarForm else { return [] }
+        var list = header("更换头像 Change avatar")
+        list += avatarPicture(in: avatarPreviewRect)
+        list += field(0, label: form.inputs.fields[0].label, shown: form.display(), placeholder: form.inputs.fields[0].placeholder,
+                      focused: !form.isSending, problem: nil, measure: measure)
+        list += button(form.isSending ? "发送中… Sending" : "设为头像 Set as avatar", rect: submitRect, enabled: !form.isSending)
+        list += button("取消 Cancel", rect: cancelEditRect, enabled: !form.isSending, primary: false)
+        let y = cancelEditRect.maxY + 20 * scale
+        if let error = form.error {
+            list += paragraph("头像未更换 Not changed: \(error)", y: y, size: 13 * scale, color: Self.error, measure: measure)
+        } else if !form.isSending {
+            list += paragraph("PNG、JPEG 或 WebP 图片 A PNG, JPEG or WebP picture", y: y, size: 13 * scale,
+                              color: UIColor.white.withAlpha(0.6), measure: measure)
+        }
         return list
     }
 

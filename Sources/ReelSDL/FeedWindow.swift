@@ -420,6 +420,7 @@ public final class FeedWindow {
             case .signOut: accounts.signOut()
             case .loadProfile: accounts.loadProfile()
             case .saveProfile(let nickname, let bio): accounts.saveProfile(nickname: nickname, bio: bio)
+            case .changeAvatar(let path): accounts.changeAvatar(path: path)
             case .upload(let path, let title, let category): accounts.upload(path: path, title: title, category: category)
             case .feedVisible(let visible):
                 if visible {
@@ -475,13 +476,11 @@ public final class FeedWindow {
             case .profile(let user):
                 shell.profile = user
                 shell.profileStatus = ""
-                if let path = user.avatarURL, let url = URL(string: path, relativeTo: accounts.server)?.absoluteURL {
-                    covers.request(url, maxWidth: 144, maxHeight: 144)
-                }
             case .profileFailed(let message): shell.profileStatus = message
             case .myVideos(let items):
                 shell.tiles = items.map { AppShellModel.Tile(item: $0, thumbnail: nil) }
             case .profileSaved(let result): shell.profileSaved(result)
+            case .avatarChanged(let result): shell.avatarChanged(result)
             case .signedOut:
                 if playingMyVideos { closeResults(resumeFeed: false) }
                 commands += shell.signedOut()
@@ -507,9 +506,19 @@ public final class FeedWindow {
                 commands += shell.unauthorized(reason: reason)
             }
         }
-        // Thumbnails and the avatar, decoded in the background.
+        // Thumbnails and the avatar, decoded in the background (FFmpeg, as covers are). A new
+        // avatar replaces the shown one once it is decoded; until then the old one stays.
         if let path = shell.profile?.avatarURL, let url = URL(string: path, relativeTo: accounts.server)?.absoluteURL {
-            shell.avatar = covers.image(url)
+            if url != avatarShown || shell.avatar == nil {
+                covers.request(url, maxWidth: 240, maxHeight: 240)
+                if let image = covers.image(url) {
+                    shell.showAvatar(image.centredSquare(), from: url.absoluteString)
+                    avatarShown = url
+                }
+            }
+        } else if shell.avatar != nil {
+            shell.showAvatar(nil, from: nil)
+            avatarShown = nil
         }
         for i in shell.tiles.indices where shell.tiles[i].thumbnail == nil {
             guard let url = shell.tiles[i].item.coverURL ?? shell.tiles[i].item.videoURL else { continue }
@@ -525,6 +534,9 @@ public final class FeedWindow {
             textInputRect = wanted
         }
     }
+
+    /// The avatar address whose picture the shell holds.
+    private var avatarShown: URL?
 
     /// Category feeds being read again after an upload (counted on the window's thread
     /// through the waker's events).

@@ -143,8 +143,23 @@ extension XvfbWindowSuites {
                 return WindowTests.pixel(image, Int(Double(image.width) * fx), Int(Double(image.height) * fy))
             }
 
+            /// The colour at (x, y) in window points (Xvfb's scale is 1: points are pixels).
+            func pixel(_ x: Double, _ y: Double) -> (Int, Int, Int) {
+                WindowTests.pixel(window.snapshot(), Int(x), Int(y))
+            }
+
             func waitForColour(_ rgb: (Int, Int, Int)) throws {
-                try waitUntil("the colour \(rgb)") { WindowTests.near(colour(atX: 0.5, y: 0.35), rgb, 14) }
+                var last = (0, 0, 0)
+                do {
+                    try waitUntil("the colour \(rgb)") {
+                        last = colour(atX: 0.5, y: 0.35)
+                        return WindowTests.near(last, rgb, 14)
+                    }
+                } catch {
+                    Issue.record("the window shows \(last)")
+                    shot("failed-waiting-for-colour")
+                    throw error
+                }
             }
 
             /// Fills the sign-in form (the name field focused) and submits with Enter.
@@ -303,6 +318,154 @@ extension XvfbWindowSuites {
             f.key(.enter)
             try f.waitUntil("signed in again") { f.shell.signedInName == "ada" }
             #expect(f.shell.navigation.place == .upload)
+        }
+
+        /// The whole story in the window, against a real `reel serve` and its SQLite file: a new
+        /// user signs up, signs in, uploads a clip and finds it in its category's feed, in the
+        /// feed's search and in "my videos", changes the avatar (a bad picture refused inline, a
+        /// dropped one and one chosen by path shown), signs out and is asked to sign in again.
+        /// Runs on the window thread (see above).
+        @Test func aNewUserFromSignUpToSignOutWithAnAvatar() async throws {
+            try await WindowThread.run { try Self.aNewUserFromSignUpToSignOutWithAnAvatarOnTheWindowThread() }
+        }
+
+        static let blue = (40, 60, 220), yellow = (230, 210, 40)
+
+        static func aNewUserFromSignUpToSignOutWithAnAvatarOnTheWindowThread() throws {
+            let served = try Served.start()
+            let f = try Self.open(served)
+            try f.waitForColour(Self.red)
+
+            // Sign up (which signs in), sign out, and sign in with the new account.
+            f.click(f.shell.tabRect(.me))
+            #expect(f.shell.navigation.authPage == .signIn)
+            f.click(f.shell.switchModeRect)
+            f.click(f.shell.fieldRect(0))
+            f.type("eve")
+            f.key(.tab)
+            f.type("eve@example.org")
+            f.key(.tab)
+            f.type("curious-cat-42")
+            f.key(.enter)
+            try f.waitUntil("signed up") { f.shell.signedInName == "eve" }
+            #expect(f.shell.navigation.place == .profile)
+            f.click(f.shell.signOutRect)
+            try f.waitUntil("signed out") { f.shell.navigation.authPage == .signIn && f.shell.signedInName == nil }
+            f.signIn("eve@example.org", "curious-cat-42")
+            try f.waitUntil("signed in") { f.shell.signedInName == "eve" }
+            #expect(f.shell.navigation.place == .profile)
+            #expect(try served.store.entry(for: served.url)?.name == "eve")
+
+            // Upload a green clip by dropping it on the window.
+            let clip = served.root.appendingPathComponent("lagoon.mp4")
+            try FileManager.default.copyItem(at: try Fixtures.clip(WindowTests.solid(Self.green, width: 180, height: 320, duration: 3)), to: clip)
+            f.key(.f2)
+            SDLEventInjector.dropFile(clip.path)
+            f.window.pump()
+            #expect(f.shell.upload.text(.title) == "lagoon")
+            f.click(f.shell.fieldRect(2))
+            f.type("travel")
+            f.key(.enter)
+            try f.waitUntil("the upload") { if case .done = f.shell.upload.status { true } else { false } }
+            #expect(f.shell.upload.fraction == 1)
+
+            // In its category's feed.
+            try f.waitUntil("the category read again") { !f.window.isReloading }
+            f.key(.f1)
+            try f.waitUntil("the upload in travel") { f.browser.currentSession?.items.contains { $0.title == "lagoon" } == true }
+            let index = f.browser.currentSession?.items.firstIndex { $0.title == "lagoon" } ?? 0
+            for _ in 0..<index { f.key(.j) }
+            try f.waitForColour(Self.green)
+            // Away from it, so the search result below is what brings it back.
+            f.key(index == 0 ? .j : .k)
+            try f.waitForColour(Self.red)
+
+            // In search: the feed's search button, a query, the result played.
+            f.click(f.window.model.searchButton)
+            #expect(f.window.model.isSearching)
+            f.type("lagoon")
+            f.key(.enter)
+            try f.waitUntil("the search result") { f.window.model.resultRows.contains { $0.item.title == "lagoon" } }
+            #expect(f.window.model.resultRows.count == 1)
+            f.click(f.window.model.resultRect(0))
+            #expect(f.window.resultsSession != nil && !f.window.model.isSearching)
+            try f.waitForColour(Self.green)
+            f.key(.escape)
+            #expect(f.window.resultsSession == nil)
+
+            // On the profile's my videos.
+            f.key(.f3)
+            try f.waitUntil("my videos") { f.shell.tiles.map(\.item.title) == ["lagoon"] && f.shell.profile?.uploads == 1 }
+            f.click(f.shell.tileRect(0))
+            try f.waitForColour(Self.green)
+            f.key(.escape)
+            #expect(f.shell.navigation.place == .profile && f.shell.avatar == nil)
+
+            // The avatar. A file that is not a picture: the server's answer shows on the avatar
+            // page, the path stays and the profile keeps no avatar.
+            let avatar = f.shell.avatarRect
+            let bogus = served.root.appendingPathComponent("face.png")
+            try Data("not a picture at all".utf8).write(to: bogus)
+            SDLEventInjector.dropFile(bogus.path)
+            f.window.pump()
+            #expect(f.shell.avatarForm?.isSending == true)
+            try f.waitUntil("the refusal") { f.shell.avatarForm?.error != nil }
+            #expect(f.shell.avatarForm?.error?.contains("PNG, JPEG or WebP") == true, "\(f.shell.avatarForm?.error ?? "")")
+            #expect(f.shell.avatarForm?.path == bogus.path)
+            #expect(f.shell.profile?.avatarURL == nil)
+            // Nothing of the refused picture is left on the server.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: served.root.appendingPathComponent("data/incoming").path).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: served.root.appendingPathComponent("data/media/avatars").path).isEmpty)
+            f.shot("9-avatar-refused")
+            f.key(.escape)
+            #expect(f.shell.avatarForm == nil)
+
+            // A blue picture dropped on the profile (wider than tall: drawn as its centred square).
+            let bluePicture = served.root.appendingPathComponent("blue.png")
+            try ClipEncoder.encodeImage(source: "color=c=0x283CDC", width: 300, height: 200, to: bluePicture)
+            SDLEventInjector.dropFile(bluePicture.path)
+            f.window.pump()
+            try f.waitUntil("the blue avatar") { f.shell.avatarForm == nil && f.shell.avatar != nil }
+            let firstURL = f.shell.profile?.avatarURL
+            #expect(firstURL?.hasPrefix("/_uploads/avatars/") == true)
+            #expect(f.shell.avatar?.width == f.shell.avatar?.height)
+            try f.waitUntil("blue in the avatar") { WindowTests.near(f.pixel(avatar.midX, avatar.y + avatar.height * 0.3), Self.blue, 16) }
+            // Left and right of the square are the page, not letterbox bars of the picture.
+            #expect(!WindowTests.near(f.pixel(avatar.maxX + 4, avatar.midY), Self.blue, 60))
+
+            // A yellow JPEG chosen by path: a click on the avatar opens its page.
+            let yellowPicture = served.root.appendingPathComponent("yellow.jpg")
+            try ClipEncoder.encodeImage(source: "color=c=0xE6D228", width: 160, height: 160, to: yellowPicture)
+            f.click(avatar)
+            #expect(f.shell.avatarForm != nil)
+            try f.waitUntil("the preview") { WindowTests.near(f.pixel(f.shell.avatarPreviewRect.midX, f.shell.avatarPreviewRect.midY), Self.blue, 16) }
+            f.type(yellowPicture.path)
+            f.key(.enter)
+            try f.waitUntil("the yellow avatar") { f.shell.avatarForm == nil && f.shell.profile?.avatarURL != firstURL }
+            try f.waitUntil("yellow in the avatar") { WindowTests.near(f.pixel(avatar.midX, avatar.y + avatar.height * 0.3), Self.yellow, 20) }
+            f.shot("10-profile-avatar")
+            // The server serves it to anyone who asks, and replaced the first one.
+            let me = try served.reelCommand(["me"])
+            #expect(me.status == 0 && me.stdout.contains("eve"), "\(me)")
+            let avatars = try FileManager.default.contentsOfDirectory(atPath: served.root.appendingPathComponent("data/media/avatars").path)
+            #expect(avatars.count == 1 && avatars.first?.hasSuffix(".jpg") == true, "\(avatars)")
+
+            // Sign out: asked to sign in again — on "me", and for a protected action (upload).
+            f.click(f.shell.signOutRect)
+            try f.waitUntil("signed out") { f.shell.navigation.authPage == .signIn && f.shell.signedInName == nil }
+            #expect(try served.store.entry(for: served.url) == nil)
+            #expect(f.shell.avatar == nil && f.shell.profile == nil)
+            f.key(.f1)
+            #expect(f.shell.showsFeed)
+            f.click(f.shell.tabRect(.me))
+            #expect(f.shell.navigation.authPage == .signIn)
+            f.key(.f1)
+            SDLEventInjector.dropFile(clip.path)
+            f.window.pump()
+            #expect(f.shell.navigation.authPage == .signIn && f.shell.navigation.returnPlace == .upload)
+            #expect(f.shell.notice != nil)
+            f.shot("11-signed-out-upload")
+            #expect(f.accounts.pending == 0)
         }
 
         /// Runs on the window thread: a synchronous test would hold a concurrency-pool thread for

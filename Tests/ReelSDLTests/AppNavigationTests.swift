@@ -1,5 +1,6 @@
 import Testing
 import ReelAccountClient
+import ReelCore
 @testable import ReelSDL
 
 @Suite struct AppNavigationTests {
@@ -225,6 +226,97 @@ import ReelAccountClient
         #expect(shell.showsFeed && shell.navigation.tab == .me)
         #expect(shell.closeMyVideos() == [.closeMyVideos, .feedVisible(false)])
         #expect(shell.navigation.place == .profile)
+    }
+}
+
+@Suite struct AvatarChangeTests {
+    static let ada = AccountProfile(id: 1, name: "ada", nickname: "Ada", bio: "", avatarURL: nil, email: nil, uploads: 0)
+
+    static func onProfile() -> AppShellModel {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        _ = shell.select(.me)
+        shell.profile = ada
+        return shell
+    }
+
+    @Test func aPictureDroppedOnTheProfileIsSentAsTheAvatarAndAVideoIsAnUpload() {
+        var shell = Self.onProfile()
+        #expect(shell.handle(.drop(path: "/tmp/face.png")) == [.changeAvatar(path: "/tmp/face.png")])
+        #expect(shell.avatarForm?.isSending == true && shell.navigation.place == .profile)
+        // A second picture while one is on its way sends nothing.
+        #expect(shell.handle(.drop(path: "/tmp/other.jpg")).isEmpty)
+        #expect(shell.avatarForm?.path == "/tmp/face.png")
+
+        var video = Self.onProfile()
+        _ = video.handle(.drop(path: "/tmp/harbour.MP4"))
+        #expect(video.navigation.place == .upload && video.avatarForm == nil)
+        #expect(video.upload.text(.path) == "/tmp/harbour.MP4")
+        // Off the profile, a picture is an upload like any file (the server answers for it).
+        var home = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        _ = home.handle(.drop(path: "/tmp/face.png"))
+        #expect(home.navigation.place == .upload && home.avatarForm == nil)
+    }
+
+    @Test func aRefusalKeepsThePathAndTheOldAvatarAndSuccessClosesThePage() {
+        var shell = Self.onProfile()
+        _ = shell.handle(.drop(path: "/tmp/notes.png"))
+        shell.avatarChanged(.failure(UploadRefusal("the avatar must be a PNG, JPEG or WebP picture")))
+        #expect(shell.avatarForm?.error == "the avatar must be a PNG, JPEG or WebP picture")
+        #expect(shell.avatarForm?.path == "/tmp/notes.png" && shell.avatarForm?.isSending == false)
+        #expect(shell.profile == Self.ada)
+        let list = shell.drawList(measure: AppShellModelTests.measure)
+        #expect(list.contains { if case .text(let t, _, _, _, _, _) = $0 { t.contains("Not changed") } else { false } })
+        // Fix the path by typing; Enter sends it.
+        for _ in 0..<"notes.png".count { _ = shell.handle(.keyDown(.backspace, shift: false)) }
+        _ = shell.handle(.text("face.jpg"))
+        #expect(shell.handle(.keyDown(.enter, shift: false)) == [.changeAvatar(path: "/tmp/face.jpg")])
+        // Escape does not leave while it is on its way.
+        _ = shell.handle(.keyDown(.escape, shift: false))
+        #expect(shell.avatarForm != nil)
+        var changed = Self.ada
+        changed.avatarURL = "/_uploads/avatars/1-x.jpg"
+        shell.avatarChanged(.success(changed))
+        #expect(shell.avatarForm == nil && shell.profile?.avatarURL == "/_uploads/avatars/1-x.jpg")
+    }
+
+    @Test func clickingTheAvatarOpensThePageAndAnEmptyPathIsRefusedInline() {
+        var shell = Self.onProfile()
+        let avatar = shell.avatarRect
+        _ = shell.handle(.pointerDown(x: avatar.midX, y: avatar.midY))
+        #expect(shell.handle(.pointerUp(x: avatar.midX, y: avatar.midY)).isEmpty)
+        #expect(shell.avatarForm != nil && shell.textInputRect == shell.fieldRect(0))
+        let save = shell.submitRect
+        _ = shell.handle(.pointerDown(x: save.midX, y: save.midY))
+        #expect(shell.handle(.pointerUp(x: save.midX, y: save.midY)).isEmpty)
+        #expect(shell.avatarForm?.error != nil)
+        _ = shell.handle(.text("~/face.webp"))
+        _ = shell.handle(.pointerDown(x: save.midX, y: save.midY))
+        #expect(shell.handle(.pointerUp(x: save.midX, y: save.midY)) == [.changeAvatar(path: "~/face.webp")])
+        // A 401 meanwhile: the form stops waiting and keeps the path; signing out closes it.
+        _ = shell.unauthorized(reason: "token_expired")
+        #expect(shell.avatarForm?.isSending == false && shell.avatarForm?.path == "~/face.webp")
+        _ = shell.signedOut()
+        #expect(shell.avatarForm == nil)
+    }
+
+    @Test func anEmptyNicknameIsRefusedInlineOnTheEditor() {
+        var shell = Self.onProfile()
+        let edit = shell.editRect
+        _ = shell.handle(.pointerDown(x: edit.midX, y: edit.midY))
+        _ = shell.handle(.pointerUp(x: edit.midX, y: edit.midY))
+        for _ in 0..<3 { _ = shell.handle(.keyDown(.backspace, shift: false)) }
+        #expect(shell.handle(.keyDown(.enter, shift: false)).isEmpty)
+        #expect(shell.profileForm?.error != nil && shell.profileForm?.isSaving == false)
+    }
+
+    @Test func theAvatarIsCroppedToItsCentredSquare() {
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { for x in 0..<4 { bytes += x == 0 || x == 3 ? [255, 0, 0] : [0, 0, 255] } }
+        let square = RGBImage(width: 4, height: 2, bytes: bytes).centredSquare()
+        #expect(square.width == 2 && square.height == 2)
+        #expect(square.bytes == [UInt8](repeating: 0, count: 12).enumerated().map { $0.offset % 3 == 2 ? 255 : 0 })
+        let tall = RGBImage(width: 1, height: 3, fill: (1, 2, 3)).centredSquare()
+        #expect(tall.width == 1 && tall.height == 1 && tall.bytes == [1, 2, 3])
     }
 }
 
