@@ -1,4 +1,5 @@
 import Foundation
+import ReelTestSupport
 import Testing
 
 /// A fenced ```swift block of the top-level README.
@@ -130,13 +131,16 @@ struct ReadmeSnippetTests {
         process.currentDirectoryURL = directory
         process.standardOutput = handle
         process.standardError = handle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
+        try process.run()
+        // Polled with a watchdog, as Child does: a termination handler that is never called
+        // (a child reaped elsewhere) would leave the test waiting for ever.
+        let deadline = ContinuousClock.now + hangWatchdog
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        guard !process.isRunning else {
+            process.terminate()
+            return (-1, output + "\n(timed out)")
         }
-        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        return (process.terminationStatus, output)
     }
 }
