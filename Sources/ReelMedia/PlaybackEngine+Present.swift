@@ -54,8 +54,11 @@ extension PlaybackEngine {
             case .runClock(let rate):
                 if ring != nil, rate != state.audioRate {
                     state.audioRate = rate
-                    // Measured once audio is heard; a change before that is no change heard.
-                    if state.machine.timeRuns { state.pendingRateChange = (nil, now) }
+                    // Measured once audio at the new rate is heard, while the player is meant to
+                    // be playing (a loop's or a seek's moment without running time included: the
+                    // change is heard once the audio after it plays); a change while paused is
+                    // no change anyone hears.
+                    if state.machine.runRequested { state.pendingRateChange = (nil, now) }
                 }
             case .failed:
                 if let failure = state.failure { out.append(.failed(failure)) }
