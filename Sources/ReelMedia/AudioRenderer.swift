@@ -157,6 +157,11 @@ final class AudioRenderer: @unchecked Sendable {
     }
 
     private func startSegmentLocked(_ state: inout EngineState, pts: MediaTime) {
+        // A rate change asked while no segment ran (in a seek, a loop) is heard from the first
+        // sample after it, when that sample is at the new rate.
+        if let pending = state.pendingRateChange, pending.position == nil, rate == state.audioRate {
+            state.pendingRateChange?.position = ring.writePosition
+        }
         let next = AudioSegment(serial: serial, start: ring.writePosition, pts: pts, rate: rate, sampleRate: format.sampleRate)
         segment = next
         state.audioSegments.append(next)
