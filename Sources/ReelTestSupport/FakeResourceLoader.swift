@@ -194,7 +194,10 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
             state.active[ObjectIdentifier(delivery)] = delivery
             state.mostActive = max(state.mostActive, state.active.count)
         }
-        continuation.onCancel { delivery.cancel() }
+        // Weakly: the stream keeps its cancel handlers after the delivery finished, and the
+        // delivery holds the stream's continuation, so a strong capture made a cycle that kept
+        // both (and what the delivery held) alive after every finished read (LeakSanitizer).
+        continuation.onCancel { [weak delivery] in delivery?.cancel() }
         delivery.start(at: now)
         return stream
     }
