@@ -39,7 +39,7 @@ func readTimeout(for fault: OriginFault?) -> Duration {
 /// is short (the test waits for it), so a slow machine (a sanitizer, two busy cores) can
 /// also let a healthy retry pause that long: it gets more attempts instead of failing.
 func httpConfiguration(for fault: OriginFault?) -> HTTPLoader.Configuration {
-    fastHTTPConfiguration(maxAttempts: fault == .stallAfterHeaders ? 10 : 4, readTimeout: readTimeout(for: fault))
+    fastHTTPConfiguration(maxAttempts: fault == .stallAfterHeaders ? 30 : 4, readTimeout: readTimeout(for: fault))
 }
 
 /// An ``OriginServer`` serving given files from a temporary directory.
