@@ -10,35 +10,11 @@ import Testing
 /// manual clock, the meter measures it, and only the chosen Representation is fetched.
 @Suite struct DASHVariantTests {
     static let base = URL(string: "https://origin.example/dash-ladder/")!
-    static let warmUp = URL(string: "https://origin.example/warm-up.bin")!
 
+    /// The warm-up and the decode of the manifest through the variant choice, as for HLS.
     static func play(_ ladder: StreamLadder, warmUpBytesPerSecond: Int64?) async throws
         -> (md5s: [String], requested: [URL], choice: VariantChoice?, estimate: BandwidthEstimate) {
-        let clock = ManualClock()
-        let meter = BandwidthMeter(clock: clock)
-        let fake = FakeResourceLoader(clock: clock)
-        fake.setTransferListener(meter)
-        ladder.serve(on: fake, at: base)
-        if let rate = warmUpBytesPerSecond {
-            fake.add(Data(count: 1_000_000), at: warmUp)
-            fake.setScript(.init(latency: seconds(0.04), bytesPerSecond: rate, chunkSize: 32 * 1024), for: warmUp)
-            let stream = fake.read(warmUp, range: .all)
-            let reader = Task { try await stream.collect() }
-            // A watchdog: if it runs out the read is cancelled, so the test fails instead of waiting.
-            let measured = await eventually(timeout: .seconds(120)) {
-                clock.advanceToNextDeadline()
-                return meter.bandwidthEstimate.source == .measured
-            }
-            if !measured { stream.cancel() }
-            _ = try await reader.value
-            try #require(measured, "the warm-up was not measured: \(meter.bandwidthEstimate)")
-        }
-        let estimate = meter.bandwidthEstimate
-        fake.resetCounts()
-        let loader = VariantSelectingLoader(upstream: fake, bandwidth: meter)
-        let manifest = base.appendingPathComponent("manifest.mpd")
-        let md5s = try await decodedMD5s(manifest, loader: loader)
-        return (md5s, fake.requests.map(\.url), loader.choice(for: manifest), estimate)
+        try await VariantStreamingTests.play(ladder, warmUpBytesPerSecond: warmUpBytesPerSecond, base: base, entry: "manifest.mpd")
     }
 
     /// Whether `path` (under the ladder) is the kept audio: the first rendition's `a0`, files `*-1*`.

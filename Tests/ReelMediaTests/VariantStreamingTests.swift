@@ -14,8 +14,10 @@ import Testing
     static let warmUp = URL(string: "https://origin.example/warm-up.bin")!
 
     /// The estimate the meter reaches after the fake delivered 1 MB at `bytesPerSecond`
-    /// (none when `nil`), then the master decoded through the variant choice.
-    static func play(_ ladder: StreamLadder, warmUpBytesPerSecond: Int64?) async throws
+    /// (none when `nil`), then `entry` (an HLS master or a DASH manifest, served with the
+    /// ladder at `base`) decoded through the variant choice.
+    static func play(_ ladder: StreamLadder, warmUpBytesPerSecond: Int64?, base: URL = base,
+                     entry: String = "master.m3u8") async throws
         -> (md5s: [String], requested: [URL], choice: VariantChoice?, estimate: BandwidthEstimate) {
         let clock = ManualClock()
         let meter = BandwidthMeter(clock: clock)
@@ -35,7 +37,7 @@ import Testing
         fake.resetCounts()
         // The stream itself is served at once: the choice is made before any of it is read.
         let loader = VariantSelectingLoader(upstream: fake, bandwidth: meter)
-        let master = base.appendingPathComponent("master.m3u8")
+        let master = base.appendingPathComponent(entry)
         let md5s = try await decodedMD5s(master, loader: loader)
         return (md5s, fake.requests.map(\.url), loader.choice(for: master), estimate)
     }
