@@ -16,6 +16,13 @@ extension PresentationMachine {
             freezeTime(at: now)
             rate = newRate
             runRequested = true
+            if !hasRun {
+                hasRun = true
+                // Ready by the idle rule: buffer the full start before time first moves.
+                if phase == .playing, configuration.idleStartVideoFrames < configuration.startVideoFrames {
+                    phase = .prerolling
+                }
+            }
             return retime(at: now)
         case .stopClock:
             freezeTime(at: now)
@@ -226,7 +233,8 @@ extension PresentationMachine {
     }
 
     private func isBuffered(_ buffers: Buffers, queue: ArraySlice<FrameHead>) -> Bool {
-        let videoReady = !hasVideo || buffers.videoEnded || queue.count >= configuration.startVideoFrames
+        let frames = hasRun ? configuration.startVideoFrames : configuration.idleStartVideoFrames
+        let videoReady = !hasVideo || buffers.videoEnded || queue.count >= frames
         let audioReady = !hasAudio || buffers.audioEnded || buffers.audioQueued >= configuration.startAudio
         return videoReady && audioReady
     }

@@ -21,6 +21,11 @@ public struct PresentationMachine: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Frames queued behind the one shown before the item counts as ready.
         public var startVideoFrames = 2
+        /// The same before time has ever run (an item opened paused, such as a feed's
+        /// pre-rendered next page, which decodes no further than its first picture). The
+        /// first ``Event/runClock(rate:)`` then waits for ``startVideoFrames`` before time
+        /// moves, without counting as a stall.
+        public var idleStartVideoFrames = 2
         /// Decoded audio needed before the item counts as ready (or resumes after a stall).
         public var startAudio = MediaTime(value: 1, timescale: 5)
         /// How often a step runs while time moves (time observers, stall checks).
@@ -168,6 +173,8 @@ public struct PresentationMachine: Sendable {
     public internal(set) var anchor = TimelineAnchor(media: .zero, host: .zero, rate: 1, isRunning: false)
     /// Whether the owner asked time to run, and at which rate.
     public internal(set) var runRequested = false
+    /// Whether time was ever asked to run.
+    public internal(set) var hasRun = false
     public internal(set) var rate: Double = 1
     public internal(set) var presentedFrames = 0
     public internal(set) var droppedFrames = 0

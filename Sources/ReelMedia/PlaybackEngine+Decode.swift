@@ -37,6 +37,17 @@ extension PlaybackEngine {
         return VideoFrame(box: box, pts: pts, duration: Self.frameDuration(of: box, tb), rotation: rotation, serial: serial)
     }
 
+    /// Parks the video decode thread until the item is first asked to play, the serial goes
+    /// stale or the engine closes; `false` unless it is to play. Called after the first picture
+    /// came from ``decodeAlone(_:codec:serial:rotation:)``: the frame-threaded decoder gets its
+    /// first packet only then, so an item that is only shown (a pre-rendered page) never holds
+    /// its frame pool.
+    func waitForFirstRun(_ worker: PipelineMonitor<EngineState>.Worker, serial: Int) -> Bool {
+        monitor.wait(worker, until: { state in
+            state.closing || state.serial != serial || state.machine.hasRun
+        }, then: { state in !state.closing && state.serial == serial })
+    }
+
     static func frameDuration(of box: FrameBox, _ tb: TimeBase) -> MediaTime? {
         let ticks = reel_frame_duration(box.pointer)
         return ticks > 0 ? tb.time(ticks) : nil
@@ -46,11 +57,14 @@ extension PlaybackEngine {
     /// stale (a seek) or the engine is closing.
     func emit(_ frame: VideoFrame, worker: PipelineMonitor<EngineState>.Worker) -> Bool {
         let capacity = configuration.videoFrameCapacity
+        let idleCapacity = max(1, min(capacity, configuration.idleVideoFrameCapacity))
         return monitor.wait(worker, until: { state in
-            state.closing || state.serial != frame.serial || state.videoFrames.count < capacity
+            state.closing || state.serial != frame.serial
+                || state.videoFrames.count < (state.machine.hasRun ? capacity : idleCapacity)
         }, then: { state -> Bool in
             guard !state.closing, state.serial == frame.serial else { return false }
             state.videoFrames.append(frame)
+            state.decodedVideoFrames += 1
             if state.report.firstFrameDecodedMs == nil { state.report.firstFrameDecodedMs = phaseNowMs() }
             kickOwnerLocked(&state)
             return true

@@ -199,8 +199,8 @@ extension PlaybackEngine {
 
     var isVideoDecoderOpen: Bool { monitor.read { $0.videoDecoderOpen } }
 
-    var statistics: (presented: Int, dropped: Int) {
-        monitor.read { ($0.machine.presentedFrames, $0.machine.droppedFrames) }
+    var statistics: (presented: Int, dropped: Int, decoded: Int) {
+        monitor.read { ($0.machine.presentedFrames, $0.machine.droppedFrames, $0.decodedVideoFrames) }
     }
 
     var bytesAndRequests: (Int64, Int) {

@@ -42,6 +42,8 @@ struct EngineState: @unchecked Sendable {
     var audioPackets = PacketQueue()
     /// Decoded frames, written by the video decoder, taken by the owner.
     var videoFrames: [VideoFrame] = []
+    /// Frames the video decoders queued, the first-frame decoder's included (decoder threads).
+    var decodedVideoFrames = 0
     var videoEndedSerial = -1
     /// Decoded audio in the output format, written by the audio decoder, taken by the renderer.
     var audioChunks: [AudioChunk] = []

@@ -21,6 +21,14 @@ public struct PipelineConfiguration: Sendable, Hashable {
     /// Decoded video frames kept ready ahead of the clock (ffplay keeps 3). Each one is a whole
     /// picture — 3 MB at 1080×1920 — so this is most of what the pipeline holds.
     public var videoFrameCapacity = 3
+    /// Frames kept ready before the item first plays (a feed's pre-rendered next page): its
+    /// first picture only. Frame-threaded decoding, whose frame pool and threads' frames cost
+    /// tens of megabytes at 1080×1920, starts with the first play too; until then the first
+    /// picture comes from the single-threaded first-frame decoder.
+    public var idleVideoFrameCapacity = 1
+
+    /// Frames an item that never ran keeps queued behind the one it shows.
+    var idleFramesAhead: Int { max(0, min(videoFrameCapacity, idleVideoFrameCapacity) - 1) }
     /// Demux ahead until each stream has this much media queued…
     public var packetQueueDuration = MediaTime(value: 5, timescale: 1)
     /// …or, for a local file, this much: there is no network to ride out, so a read-ahead
@@ -113,6 +121,7 @@ final class PlaybackEngine: @unchecked Sendable {
         self.startTime = startTime.flatMap { $0.isNumeric && $0 > .zero ? $0 : nil }
         var presentation = PresentationMachine.Configuration()
         presentation.startVideoFrames = min(2, max(1, configuration.videoFrameCapacity - 1))
+        presentation.idleStartVideoFrames = min(presentation.startVideoFrames, configuration.idleFramesAhead)
         presentation.startAudio = configuration.audioStartDuration
         var state = EngineState(machine: PresentationMachine(configuration: presentation))
         state.volume = volume

@@ -39,6 +39,9 @@ public enum PlayerEvent: Sendable {
 public struct PlayerStatistics: Sendable, Hashable {
     public var presentedFrames: Int
     public var droppedFrames: Int
+    /// Frames the video decoders queued for presentation (a seek's passed-over frames are
+    /// not counted). An item that never played holds its first picture only: 1.
+    public var decodedVideoFrames: Int = 0
     public var bytesRead: Int64
     public var requests: Int
     public var firstFrame: FirstFrameReport?
@@ -312,10 +315,11 @@ public final class Player: Sendable {
 
     public var statistics: PlayerStatistics {
         let (engine, first) = state.withTrackedLock { ($0.engine, $0.firstFrame) }
-        let (presented, dropped) = engine?.statistics ?? (0, 0)
+        let (presented, dropped, decoded) = engine?.statistics ?? (0, 0, 0)
         let (bytes, requests) = engine?.bytesAndRequests ?? (0, 0)
         var result = PlayerStatistics(presentedFrames: presented, droppedFrames: dropped, bytesRead: bytes,
                                       requests: requests, firstFrame: first)
+        result.decodedVideoFrames = decoded
         if let sync = engine?.syncStatistics {
             result.avOffsetP95Ms = sync.p95
             result.avOffsetMaxMs = sync.max

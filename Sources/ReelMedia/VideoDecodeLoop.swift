@@ -58,6 +58,12 @@ final class VideoDecodeLoop {
                 state.skipThrough = frame.pts
                 state.lastPts = frame.pts
                 guard engine.emit(frame, worker: worker) else { return true }
+                // When an item that never ran keeps only its first picture, the keyframe goes to
+                // the frame-threaded decoder once it plays; a seek before that starts a new
+                // serial, and this packet is stale.
+                if engine.configuration.idleFramesAhead == 0 {
+                    guard engine.waitForFirstRun(worker, serial: entry.serial) else { return true }
+                }
             }
         }
         fastFirst = false

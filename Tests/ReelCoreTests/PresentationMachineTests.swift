@@ -61,6 +61,51 @@ import Testing
         #expect(ready.wake == nil, "paused and ready: nothing to wake for")
     }
 
+    /// An item that never ran may count as ready on its first picture alone (a pre-rendered
+    /// page decodes no further); its first run then waits for the full start buffer with time
+    /// stopped, and that wait is not a stall.
+    @Test func theIdleRuleReadiesOnTheFirstPictureAndTheFirstRunWaitsForTheStartBuffer() {
+        var configuration = PM.Configuration()
+        configuration.idleStartVideoFrames = 0
+        var machine = PM(configuration: configuration)
+        _ = machine.handle(.opened(Self.audioAndVideo), now: .zero)
+        let first = machine.step(now: Self.ms(10), buffers: Self.buffers(Self.frames(0..<1), audio: Self.ms(200)))
+        #expect(first.actions.contains(.reportFirstFrame))
+        #expect(first.actions.contains(.reportReady), "paused on its first picture, with the audio start buffered")
+        #expect(machine.phase == .playing)
+
+        _ = machine.handle(.runClock(rate: 1), now: Self.ms(100))
+        #expect(machine.phase == .prerolling, "the first run buffers the start")
+        #expect(!machine.timeRuns)
+        let waiting = machine.step(now: Self.ms(150), buffers: Self.buffers(Self.frames(1..<2), audio: Self.ms(200)))
+        #expect(!waiting.actions.contains(.reportStall(true)))
+        #expect(!waiting.actions.contains(.reportReady), "ready was reported once")
+        #expect(Self.presents(waiting).isEmpty)
+        #expect(machine.currentTime == .zero, "time has not moved")
+        let started = machine.step(now: Self.ms(200), buffers: Self.buffers(Self.frames(1..<3), audio: Self.ms(200)))
+        #expect(machine.timeRuns)
+        #expect(!started.actions.contains(.reportStall(true)))
+        #expect(!started.actions.contains(.reportReady))
+        // Time runs from the moment the start was buffered.
+        let due = machine.step(now: Self.ms(200) + MediaTime(value: 1, timescale: 30), buffers: Self.buffers(Self.frames(1..<3)))
+        #expect(Self.presents(due) == [.present(dropping: 0, firstOfSequence: false, avOffset: nil)])
+
+        // Pausing and playing again later is not a first run: no new preroll.
+        _ = machine.handle(.stopClock, now: Self.ms(300))
+        _ = machine.handle(.runClock(rate: 1), now: Self.ms(400))
+        #expect(machine.phase == .playing)
+    }
+
+    /// With the default rule (the same start buffer either way) the first run starts at once.
+    @Test func withoutTheIdleRuleTheFirstRunStartsAtOnce() {
+        var machine = PM()
+        _ = machine.handle(.opened(Self.videoOnly), now: .zero)
+        _ = machine.step(now: .zero, buffers: Self.buffers(Self.frames(0..<3)))
+        #expect(machine.phase == .playing)
+        _ = machine.handle(.runClock(rate: 1), now: .zero)
+        #expect(machine.timeRuns)
+    }
+
     @Test func framesAreShownWhenTheirTimeComesAndTheWakeIsTheNextFrame() {
         var machine = Self.playing()
         let queue = Self.frames(1..<4)

@@ -204,6 +204,43 @@ import Testing
         }
     }
 
+    /// A feed's pre-rendered page: opened paused, it shows its first picture and decodes no
+    /// further (no frame-threaded decoder, no frames ahead) until it plays; then it plays
+    /// every frame, bit-exact, without a stall.
+    @Test func anItemThatNeverPlayedHoldsOnlyItsFirstPictureUntilItPlays() async throws {
+        let file = try Fixtures.clip(ClipSpec(duration: 2, keyframeInterval: 30, bFrames: 2))
+        let reference = try referenceFrames(file)
+        let harness = PlayerHarness(data: try Data(contentsOf: file))
+        harness.load()
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.status == .readyToPlay },
+                "ready while paused, on its first picture")
+        await harness.run(upTo: seconds(5))
+        #expect(harness.player.statistics.decodedVideoFrames == 1)
+        #expect(harness.video.frames.map(\.md5) == [reference[0].md5])
+        #expect(harness.player.currentTime == .zero)
+
+        harness.player.play()
+        #expect(await harness.run(upTo: seconds(20)) { harness.ended })
+        #expect(harness.video.frames.map(\.md5) == reference.map(\.md5), "every frame once, in order")
+        #expect(harness.player.statistics.decodedVideoFrames == reference.count)
+        #expect(!harness.events.contains { if case .stall(true) = $0 { return true } else { return false } },
+                "the first play buffers its start before time moves")
+    }
+
+    /// An item that plays from the start decodes ahead as before.
+    @Test func aPlayingItemKeepsFramesReadyAhead() async throws {
+        let file = try Fixtures.clip(ClipSpec(duration: 2, keyframeInterval: 30, bFrames: 2))
+        let harness = PlayerHarness(data: try Data(contentsOf: file))
+        harness.load()
+        harness.player.play()
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.timeControlStatus == .playing })
+        harness.player.pause()
+        await harness.run(upTo: seconds(3))
+        let shown = harness.video.frames.count
+        // The frames kept ready behind the one shown (PipelineConfiguration.videoFrameCapacity).
+        #expect(harness.player.statistics.decodedVideoFrames == shown + PipelineConfiguration().videoFrameCapacity)
+    }
+
     @Test func replacingTheItemWithNilFreesTheDecoders() async throws {
         let file = try Fixtures.clip(ClipSpec(duration: 2))
         let harness = PlayerHarness(data: try Data(contentsOf: file))
