@@ -91,6 +91,11 @@ final class TraceWriter: Sendable {
         if let resolution = choice.resolution { object["resolution"] = resolution }
         if let representation = choice.representationID { object["representation"] = representation }
         if let estimate = choice.estimate.bitsPerSecond { object["estimate"] = estimate }
+        object["estimateSource"] = switch choice.estimate.source {
+        case .unknown: "unknown"
+        case .initial: "initial"
+        case .measured: "measured"
+        }
         return object
     }
 

@@ -30,6 +30,11 @@ struct DASHCommandTests {
         let result = try await runSeparately(reel, arguments + ["--trace", trace], timeout: .seconds(120))
         let statistics = server.statistics
         #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let variants = objects.filter { $0["type"] as? String == "variant" }
+        #expect(variants.count == 1, "\(variants)")
+        let event = try #require(variants.first)
+        let expected = expectedVariant(event, initialBandwidth: initialBandwidth, expected: expected, ladder: ladder)
         let chosen = ladder.renditions[expected].directory
         let paths = statistics.requests.map(\.path)
         #expect(paths.first == "/manifest.mpd")
@@ -40,10 +45,6 @@ struct DASHCommandTests {
             #expect(video || audio, "\(path) requested while starting on \(chosen): \(paths)")
         }
         #expect(paths.contains("/\(chosen)/init-0.m4s"))
-        let objects = try traceObjects(trace)
-        let variants = objects.filter { $0["type"] as? String == "variant" }
-        #expect(variants.count == 1, "\(variants)")
-        let event = try #require(variants.first)
         #expect((event["bandwidth"] as? NSNumber)?.int64Value == ladder.renditions[expected].bandwidth)
         #expect(event["representation"] as? String == "v\(expected)")
         #expect((event["rank"] as? NSNumber)?.intValue == expected)
