@@ -47,6 +47,48 @@ import Testing
         #expect(fake.activeRequestCount == 0, "no read is left behind")
     }
 
+    /// Byte ranges of one file (`#EXT-X-MAP:…,BYTERANGE=` and `#EXT-X-BYTERANGE:`): the init
+    /// section's range and the first segment's are started exactly as the demuxer asks for them
+    /// (its `offset`/`end_offset`), so each range is requested once.
+    @Test func byteRangePartsStartAtTheirExactRanges() async throws {
+        let stream = try PackagedStream.make(.hlsFMP4)
+        defer { stream.remove() }
+        let reference = try referenceFrames(stream.clip).map(\.md5)
+        let segments = stream.files.keys.filter { $0.hasSuffix(".m4s") }
+            .sorted { Int($0.dropFirst(4).dropLast(4))! < Int($1.dropFirst(4).dropLast(4))! }
+        #expect(segments.count >= 2)
+        var whole = stream.files["init.mp4"]!
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:2", "#EXT-X-PLAYLIST-TYPE:VOD",
+                     "#EXT-X-MAP:URI=\"all.mp4\",BYTERANGE=\"\(whole.count)@0\""]
+        var ranges: [ByteRange] = [ByteRange(offset: 0, length: Int64(whole.count))]
+        for name in segments {
+            let data = stream.files[name]!
+            ranges.append(ByteRange(offset: Int64(whole.count), length: Int64(data.count)))
+            lines += ["#EXTINF:1.0,", "#EXT-X-BYTERANGE:\(data.count)@\(whole.count)", "all.mp4"]
+            whole.append(data)
+        }
+        lines.append("#EXT-X-ENDLIST")
+        let fake = FakeResourceLoader(clock: ManualClock())
+        let item = Self.base.appendingPathComponent("ranges.m3u8")
+        let file = Self.base.appendingPathComponent("all.mp4")
+        fake.add(Data((lines.joined(separator: "\n") + "\n").utf8), at: item)
+        fake.add(whole, at: file)
+        // The first request of the file (the init section's range) holds its body back.
+        fake.enqueueScripts([.init(fault: .stallAtOffset(0))], for: file)
+        let playing = Task { try await decodedMD5s(item, loader: fake) }
+        let sideBySide = await eventually {
+            fake.stalledURLs == [file] && fake.requests.contains { $0.url == file && $0.range == ranges[1] }
+        }
+        fake.resumeStalls()
+        #expect(sideBySide, "the first segment's range was requested while the init section's was arriving: \(fake.requests.map(\.range))")
+        let played = try await playing.value
+        #expect(played == reference)
+        let fileReads = fake.requests.filter { $0.url == file }.map(\.range)
+        #expect(Array(fileReads.prefix(2)) == Array(ranges.prefix(2)))
+        #expect(Set(fileReads).count == fileReads.count, "a range asked for twice: \(fileReads)")
+        #expect(fake.activeRequestCount == 0)
+    }
+
     /// A master's playlists are read side by side (FFmpeg reads every one before anything else),
     /// and each one's init and first segment start as soon as it arrives.
     @Test func aMastersPlaylistsAreRequestedSideBySide() async throws {
