@@ -41,6 +41,8 @@ final class AVIOBridge: @unchecked Sendable {
         var bytesRead: Int64 = 0
         var requests = 0
         var sawFirstByte = false
+        /// A read of this resource started ahead (``NestedIO``'s head start), taken by the first open.
+        var handed: ByteStream?
     }
 
     let url: URL
@@ -60,6 +62,8 @@ final class AVIOBridge: @unchecked Sendable {
     /// Thread-only (the demux thread): what this resource names, when it is a playlist.
     private var scanner = DocumentScanner()
     private var countedDocument = false
+    /// Thread-only: whether the playlist read to its end was handed to ``NestedIO/headStart(_:by:)``.
+    private var offeredDocument = false
 
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
@@ -68,7 +72,8 @@ final class AVIOBridge: @unchecked Sendable {
     static let bufferSize: Int32 = 64 * 1024
 
     init(url: URL, loader: any ResourceLoader, hooks: Hooks = Hooks(), nested: NestedIO? = nil,
-         depth: Int = 0, isNested: Bool = false, startOffset: Int64 = 0, rangeEnd: Int64? = nil) throws {
+         depth: Int = 0, isNested: Bool = false, startOffset: Int64 = 0, rangeEnd: Int64? = nil,
+         started: ByteStream? = nil) throws {
         self.url = url
         self.loader = loader
         self.hooks = hooks
@@ -76,8 +81,12 @@ final class AVIOBridge: @unchecked Sendable {
         self.depth = depth
         self.isNested = isNested
         self.rangeEnd = rangeEnd
-        if startOffset > 0 { state.withTrackedLock { $0.position = startOffset } }
+        state.withTrackedLock { state in
+            state.position = max(0, startOffset)
+            state.handed = started
+        }
         guard let buffer = av_malloc(Int(Self.bufferSize)) else {
+            started?.cancel()
             throw MediaError.ffmpeg(operation: "av_malloc", code: -12, message: "out of memory", url: url)
         }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
@@ -86,6 +95,7 @@ final class AVIOBridge: @unchecked Sendable {
             avioRead, nil, avioSeek
         ) else {
             av_free(buffer)
+            started?.cancel()
             throw MediaError.ffmpeg(operation: "avio_alloc_context", code: -12, message: "out of memory", url: url)
         }
         self.context = context
@@ -97,11 +107,12 @@ final class AVIOBridge: @unchecked Sendable {
 
     /// Frees the AVIOContext and stops any read. Call after the format context is closed.
     func close() {
-        let open = state.withTrackedLock { state -> ByteStream? in
-            defer { state.stream = nil }
-            return state.stream
+        let (open, handed) = state.withTrackedLock { state -> (ByteStream?, ByteStream?) in
+            defer { state.stream = nil; state.handed = nil }
+            return (state.stream, state.handed)
         }
         open?.cancel()
+        handed?.cancel()
         if !isNested { nested?.closeAll() }
         if let context {
             av_freep(&context.pointee.buffer)
@@ -187,6 +198,11 @@ final class AVIOBridge: @unchecked Sendable {
             if let nested {
                 if let refusal = nested.scanned(scanner.finish(), by: self) { throw refusal }
                 if scanner.isLive { nested.noteLive(url) }
+                if !offeredDocument {
+                    offeredDocument = true
+                    // A playlist read whole: what the demuxer opens next can start now.
+                    if let document = scanner.takeDocument() { nested.headStart(document, by: self) }
+                }
             }
             return AVERROR_EOF_CODE
         }
@@ -299,7 +315,12 @@ final class AVIOBridge: @unchecked Sendable {
         } else {
             range = ByteRange(offset: offset)
         }
-        let fresh = loader.read(url, range: range)
+        // The first open takes the read started ahead for it, if any (at the same range).
+        let handed = state.withTrackedLock { state -> ByteStream? in
+            defer { state.handed = nil }
+            return state.handed
+        }
+        let fresh = handed ?? loader.read(url, range: range)
         let interruptedNow = state.withTrackedLock { state -> Bool in
             state.stream = fresh
             state.requests += 1

@@ -194,10 +194,17 @@ final class Demuxer: @unchecked Sendable {
     }
 
     /// Whether the header gave everything decoding needs, so probing can be skipped.
+    ///
+    /// MP4, MOV, Matroska and WebM headers usually do. So does HLS (and DASH, played as HLS)
+    /// with fMP4 segments: the HLS demuxer's header is its first playlist's init section and
+    /// the start of its first segment, read by a `mov` demuxer of its own, and the streams
+    /// carry its codec parameters; `avformat_find_stream_info` would read on for up to
+    /// `analyzeduration` (most of the first segment) before the first frame. MPEG-TS segments
+    /// leave the size and sample rate unknown until packets are parsed, so they are probed.
     private func headerIsEnough() -> Bool {
         guard let format, let iformat = format.pointee.iformat else { return false }
         let name = String(cString: iformat.pointee.name)
-        guard name.contains("mov") || name.contains("matroska") else { return false }
+        guard name.contains("mov") || name.contains("matroska") || name == "hls" else { return false }
         if let index = videoStreamIndex, let parameters = stream(index)?.pointee.codecpar {
             if parameters.pointee.width <= 0 || parameters.pointee.height <= 0 { return false }
             if parameters.pointee.codec_id == AV_CODEC_ID_NONE { return false }

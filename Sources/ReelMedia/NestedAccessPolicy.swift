@@ -128,9 +128,19 @@ struct DocumentScanner {
     /// An HLS media playlist (it lists segments) rather than a master playlist.
     private(set) var listsSegments = false
     private var stopped = false
+    /// An HLS playlist's bytes so far (it is at most `maxDocumentBytes`, or the item fails).
+    private var document = Data()
 
     /// An HLS media playlist that may still grow: reloads must reach the origin.
     var isLive: Bool { kind == .hls && listsSegments && !isFinal }
+
+    /// The whole HLS playlist, once, after it was read to its end in order (`nil` for anything
+    /// else, for a playlist read with a gap, and after the first call).
+    mutating func takeDocument() -> Data? {
+        defer { document = Data() }
+        guard kind == .hls, !stopped, !document.isEmpty else { return nil }
+        return document
+    }
 
     /// Feeds `bytes` read at `offset`; returns the references completed by them.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> [String] {
@@ -155,9 +165,13 @@ struct DocumentScanner {
             }
             let buffered = head
             head = Data()
+            if kind == .hls { document = buffered }
             return kind == .hls ? lines(buffered) : []
         }
-        return kind == .hls ? lines(Data(fresh)) : []
+        guard kind == .hls else { return [] }
+        let data = Data(fresh)
+        document.append(data)
+        return lines(data)
     }
 
     /// The references of a document that ended without a final newline.

@@ -36,7 +36,25 @@ final class NestedIO: @unchecked Sendable {
         /// What closed nested bridges read.
         var closedBytes: Int64 = 0
         var closedRequests = 0
+        /// Reads started ahead (``headStart(_:by:)``) by URL and range, waiting for the
+        /// demuxer's open of the same; and every one ever started (none starts twice).
+        var started: [HeadStartKey: ByteStream] = [:]
+        var everStarted: Set<HeadStartKey> = []
+        /// A master named more than ``maxStartedPlaylists`` playlists: no head start for the item.
+        var noHeadStart = false
+        var closed = false
     }
+
+    /// A resource read ahead: its URL (as ``NestedAccessPolicy/admit(_:)`` gave it) and range.
+    struct HeadStartKey: Hashable {
+        var url: String
+        var offset: Int64
+        var end: Int64?
+    }
+
+    /// A master naming more playlists than this gets no head start, nor do its playlists (the
+    /// variant chooser's copy names one variant and its renditions; a hostile one thousands).
+    static let maxStartedPlaylists = 8
 
     private let state = Mutex(State())
 
@@ -100,13 +118,21 @@ final class NestedIO: @unchecked Sendable {
         for child in children { child.resume() }
     }
 
-    /// Closes what the demuxer left open (after the format context is closed).
+    /// Closes what the demuxer left open (after the format context is closed), and cancels the
+    /// reads started ahead that it never took.
     func closeAll() {
         dash?.close()
-        let children = state.withTrackedLock { state -> [AVIOBridge] in
-            defer { state.children = [:] }
-            return Array(state.children.values)
+        let (children, unused) = state.withTrackedLock { state -> ([AVIOBridge], [ByteStream]) in
+            defer {
+                state.children = [:]
+                state.started = [:]
+                state.closed = true
+            }
+            // An unused read ahead was still a request.
+            state.closedRequests += state.started.count
+            return (Array(state.children.values), Array(state.started.values))
         }
+        for stream in unused { stream.cancel() }
         for child in children {
             let own = child.ownStatistics
             state.withTrackedLock { state in
@@ -141,12 +167,9 @@ final class NestedIO: @unchecked Sendable {
         let depth = bridge.depth + 1
         var mapped: [(String, String)] = []
         for reference in references {
-            guard let target = URL(string: reference, relativeTo: final)?.absoluteURL
-                    ?? URL(string: reference.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: final)?.absoluteURL else {
+            guard let name = Self.name(of: reference, in: final) else {
                 return fail(.refusedURL(url: reference, item: policy.item, reason: "not a URL"))
             }
-            // A local item's playlist may name a path; the policy checks the resolved URL.
-            let name = NestedAccessPolicy.scheme(of: reference) == nil ? target.absoluteString : reference
             if case .failure(let refusal) = policy.admit(name) { return fail(refusal) }
             let asked = URL(string: reference, relativeTo: requested)?.absoluteURL.absoluteString ?? name
             mapped.append((Self.key(asked), name))
@@ -158,6 +181,77 @@ final class NestedIO: @unchecked Sendable {
             for (asked, name) in mapped { state.references[asked] = (name, depth) }
         }
         return nil
+    }
+
+    /// What `reference`, named by a document that came from `final`, is checked and opened
+    /// as: the resolved URL, or the reference itself when it has a scheme (a local item's
+    /// playlist may name a path; the policy checks the resolved URL).
+    private static func name(of reference: String, in final: URL) -> String? {
+        guard let target = URL(string: reference, relativeTo: final)?.absoluteURL
+                ?? URL(string: reference.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: final)?.absoluteURL else {
+            return nil
+        }
+        return NestedAccessPolicy.scheme(of: reference) == nil ? target.absoluteString : reference
+    }
+
+    // MARK: Head start
+
+    /// A playlist `bridge` read to its end: what the HLS demuxer opens next, one round trip after
+    /// another, starts now, side by side, through the same loader and behind the same door, and
+    /// waits for the demuxer's open of the same URL and range (handed over whole, so nothing is
+    /// read twice; cancelled at close if never taken).
+    ///
+    /// - A master: every variant's playlist and every audio or video rendition's (the demuxer
+    ///   reads them all before anything else). One naming more than ``maxStartedPlaylists``
+    ///   turns the head start off for the item.
+    /// - A media playlist that will not change (`#EXT-X-ENDLIST` or VOD): its first segment's
+    ///   init section (`#EXT-X-MAP`) and the first segment, byte ranges exactly as the demuxer
+    ///   will ask for them. A live playlist gets none: the demuxer starts near its live edge.
+    ///
+    /// Nothing the policy refuses, nothing deeper than the depth limit, nothing after a failure
+    /// or the close, and nothing twice. A DASH item's reads are started by ``DASHAsHLS``.
+    func headStart(_ document: Data, by bridge: AVIOBridge) {
+        guard dash == nil else { return }
+        let depth = bridge.depth + 1
+        guard depth <= policy.limits.maxDepth,
+              !state.withTrackedLock({ $0.closed || $0.noHeadStart || $0.failure != nil }) else { return }
+        var parts: [(reference: String, range: ByteRange)] = []
+        if let master = HLSMasterPlaylist(document) {
+            let playlists = master.variants.map(\.uri) + master.audioVideoRenditions
+            guard playlists.count <= Self.maxStartedPlaylists else {
+                state.withTrackedLock { $0.noHeadStart = true }
+                return
+            }
+            parts = playlists.map { ($0, ByteRange.all) }
+        } else if let media = HLSMediaPlaylist(document), media.isFinal {
+            parts = [media.initSection, media.segments.first].compactMap { $0 }.map { ($0.uri, $0.range ?? .all) }
+        }
+        let final = bridge.finalURL
+        for part in parts {
+            guard let name = Self.name(of: part.reference, in: final),
+                  case .success(let url) = policy.admit(name) else { continue }
+            let key = HeadStartKey(url: url.absoluteString, offset: part.range.offset, end: part.range.end)
+            let wanted = state.withTrackedLock { state -> Bool in
+                guard !state.closed, !state.noHeadStart, state.failure == nil, !state.everStarted.contains(key),
+                      !state.live.contains(Self.key(url.absoluteString)) else { return false }
+                state.everStarted.insert(key)
+                return true
+            }
+            guard wanted else { continue }
+            let stream = loader.read(url, range: part.range)
+            let unused = state.withTrackedLock { state -> ByteStream? in
+                if state.closed { return stream }
+                state.started[key] = stream
+                return nil
+            }
+            unused?.cancel()
+        }
+    }
+
+    /// The read started ahead for `url` at `range`, taken (at most once).
+    private func takeStarted(_ url: URL, offset: Int64, end: Int64?) -> ByteStream? {
+        let key = HeadStartKey(url: url.absoluteString, offset: offset, end: end)
+        return state.withTrackedLock { $0.started.removeValue(forKey: key) }
     }
 
     // MARK: io_open / io_close
@@ -194,10 +288,12 @@ final class NestedIO: @unchecked Sendable {
                 end = parsed
             }
         }
+        // A live playlist's reload is never one read ahead.
+        let started = isLive ? nil : takeStarted(url, offset: start, end: end)
         let child: AVIOBridge
         do {
             child = try AVIOBridge(url: url, loader: isLive ? loader.unstoredLoader : loader, hooks: .init(io: io), nested: self, depth: depth,
-                                   isNested: true, startOffset: start, rangeEnd: end)
+                                   isNested: true, startOffset: start, rangeEnd: end, started: started)
         } catch {
             return reel_averror(ENOMEM)
         }

@@ -33,6 +33,10 @@ struct BenchFirstFrameCommand: AsyncParsableCommand {
     @Option(help: "Runs per scenario.")
     var runs: Int = 10
 
+    @Option(name: .customLong("scenario"),
+            help: "Measure only this scenario (cold, warm, preloaded, decode-floor, moov-at-end, hls, dash, or a row's full name); repeatable.")
+    var onlyScenarios: [String] = []
+
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
@@ -67,7 +71,7 @@ struct BenchFirstFrameCommand: AsyncParsableCommand {
         bench.verbose = global.verbose
         defer { bench.cleanUp() }
         do {
-            try await bench.prepare(inputs: inputs, clipSeconds: clipSeconds, clipSize: parsedClipSize!)
+            try await bench.prepare(inputs: inputs, clipSeconds: clipSeconds, clipSize: parsedClipSize!, only: onlyScenarios)
             try await bench.measure()
         } catch {
             await bench.stop()
@@ -154,7 +158,7 @@ final class FirstFrameBench: @unchecked Sendable {
 
     // MARK: Preparing
 
-    func prepare(inputs: [String], clipSeconds: Double, clipSize: (Int, Int)) async throws {
+    func prepare(inputs: [String], clipSeconds: Double, clipSize: (Int, Int), only: [String] = []) async throws {
         var directories: [URL] = []
         var urls: [URL] = []
         for input in inputs {
@@ -248,6 +252,22 @@ final class FirstFrameBench: @unchecked Sendable {
                 scenarios.append(ScenarioRecord(name: "decode-floor" + suffix, kind: .decodeFloor, targetIndex: index))
             }
         }
+        // --scenario: the rows named (by kind, stream kind or full name), nothing else.
+        if !only.isEmpty {
+            let wanted = Set(only.map { $0.lowercased() })
+            let known = Set(scenarios.flatMap { scenario -> [String] in
+                let target = targets[scenario.targetIndex]
+                return [scenario.name.lowercased(), scenario.kind.rawValue] + (target.isStream ? [target.streamKind] : [])
+            })
+            if let unknown = wanted.subtracting(known).sorted().first {
+                throw CommandFailure.usage("--scenario \(unknown): no such scenario (this run has \(scenarios.map(\.name).joined(separator: ", ")))")
+            }
+            scenarios = scenarios.filter { scenario in
+                let target = targets[scenario.targetIndex]
+                if target.isStream { return wanted.contains(scenario.name.lowercased()) || wanted.contains(target.streamKind) }
+                return wanted.contains(scenario.name.lowercased()) || wanted.contains(scenario.kind.rawValue)
+            }
+        }
         // Warm caches: every byte of each URL fetched once through the same stack.
         for index in targets.indices where scenarios.contains(where: { $0.targetIndex == index && $0.kind == .warm }) {
             let directory = try TemporaryDirectory("bench-warm")
@@ -272,7 +292,7 @@ final class FirstFrameBench: @unchecked Sendable {
     func measure() async throws {
         for run in 0..<runs {
             status("run \(run + 1)/\(runs)")
-            for index in targets.indices {
+            for index in targets.indices where scenarios.contains(where: { $0.targetIndex == index }) {
                 // Alternate which goes first so neither always meets a warmer origin.
                 let baselineFirst = run % 2 == 0
                 if baselineFirst { try await measureBaseline(index) }

@@ -1,0 +1,215 @@
+import Foundation
+
+/// An HLS master playlist as far as choosing a variant needs: its variants
+/// (`#EXT-X-STREAM-INF` and the URI after it) and its renditions (`#EXT-X-MEDIA`).
+/// Pure value code.
+public struct HLSMasterPlaylist: Sendable, Hashable {
+    public struct Variant: Sendable, Hashable {
+        /// `BANDWIDTH`: the peak bit rate, bits per second.
+        public var bandwidth: Int64
+        public var averageBandwidth: Int64?
+        /// `RESOLUTION` as written (`1280x720`).
+        public var resolution: String?
+        public var codecs: String?
+        /// The URI as written (relative to the playlist).
+        public var uri: String
+        /// The `AUDIO`, `VIDEO`, `SUBTITLES` and `CLOSED-CAPTIONS` groups it names.
+        public var groups: Set<String>
+        /// Where the variant is in the playlist (its `#EXT-X-STREAM-INF` line).
+        public var index: Int
+
+        /// The height of its resolution, if any.
+        public var height: Int? {
+            resolution.flatMap { $0.split(separator: "x").last.flatMap { Int($0) } }
+        }
+    }
+
+    public var variants: [Variant]
+    /// The `URI`s of its `#EXT-X-MEDIA` renditions (alternative audio, subtitles), as written.
+    public var renditions: [String]
+    /// The `URI`s of its `AUDIO` and `VIDEO` renditions, as written: the ones FFmpeg's HLS
+    /// demuxer opens beside the variants (it leaves subtitles and closed captions alone).
+    public var audioVideoRenditions: [String]
+    /// The playlist's lines (without line ends).
+    public var lines: [String]
+
+    /// `nil` when `data` is not an HLS master playlist (no `#EXTM3U`, or no `#EXT-X-STREAM-INF`,
+    /// or it lists segments).
+    public init?(_ data: Data) {
+        // Media playlists (a live one, or 100 000 segments) are most of what is read: they name
+        // no variant, and are passed over without decoding and splitting every line.
+        guard data.range(of: Data("#EXT-X-STREAM-INF".utf8)) != nil else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) }
+        if let first = lines.first, first.hasPrefix("\u{FEFF}") { lines[0] = String(first.dropFirst()) }
+        guard lines.first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })?
+            .trimmingCharacters(in: .whitespaces).hasPrefix("#EXTM3U") == true else { return nil }
+        var variants: [Variant] = []
+        var renditions: [String] = []
+        var audioVideoRenditions: [String] = []
+        var pending: (attributes: [String: String], index: Int)?
+        for (index, raw) in lines.enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#EXTINF") { return nil }
+            if line.hasPrefix("#EXT-X-STREAM-INF:") {
+                pending = (Self.attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count))), index)
+            } else if line.hasPrefix("#EXT-X-MEDIA:") {
+                let attributes = Self.attributes(String(line.dropFirst("#EXT-X-MEDIA:".count)))
+                if let uri = attributes["URI"] {
+                    renditions.append(uri)
+                    if ["AUDIO", "VIDEO"].contains(attributes["TYPE"]?.uppercased() ?? "") { audioVideoRenditions.append(uri) }
+                }
+            } else if !line.isEmpty, !line.hasPrefix("#"), let stream = pending {
+                let attributes = stream.attributes
+                let groups = Set(["AUDIO", "VIDEO", "SUBTITLES", "CLOSED-CAPTIONS"].compactMap { attributes[$0] })
+                variants.append(Variant(
+                    bandwidth: attributes["BANDWIDTH"].flatMap { Int64($0) } ?? 0,
+                    averageBandwidth: attributes["AVERAGE-BANDWIDTH"].flatMap { Int64($0) },
+                    resolution: attributes["RESOLUTION"], codecs: attributes["CODECS"],
+                    uri: line, groups: groups, index: stream.index))
+                pending = nil
+            }
+        }
+        guard !variants.isEmpty else { return nil }
+        self.variants = variants
+        self.renditions = renditions
+        self.audioVideoRenditions = audioVideoRenditions
+        self.lines = lines
+    }
+
+    /// The playlist with only `variant` (and the renditions of its groups), every URI made
+    /// absolute against `base` (where the playlist came from, after redirects).
+    public func keeping(_ variant: Variant, base: URL) -> Data {
+        var out: [String] = []
+        var skipNextURI = false
+        for (index, raw) in lines.enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#EXT-X-STREAM-INF:") {
+                skipNextURI = index != variant.index
+                if !skipNextURI { out.append(raw) }
+                continue
+            }
+            if !line.isEmpty, !line.hasPrefix("#") {
+                if skipNextURI {
+                    skipNextURI = false
+                } else {
+                    out.append(Self.absolute(line, base: base))
+                }
+                continue
+            }
+            // I-frame playlists are not played; renditions only of the chosen variant's groups.
+            if line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF") { continue }
+            if line.hasPrefix("#EXT-X-MEDIA:") {
+                let attributes = Self.attributes(String(line.dropFirst("#EXT-X-MEDIA:".count)))
+                guard let group = attributes["GROUP-ID"], variant.groups.contains(group) else { continue }
+                out.append(Self.absoluteURIAttribute(raw, base: base))
+                continue
+            }
+            if line.contains("URI=\"") {
+                out.append(Self.absoluteURIAttribute(raw, base: base))
+                continue
+            }
+            out.append(raw)
+        }
+        return Data(out.joined(separator: "\n").utf8)
+    }
+
+    static func absolute(_ reference: String, base: URL) -> String {
+        URL(string: reference, relativeTo: base)?.absoluteURL.absoluteString ?? reference
+    }
+
+    static func absoluteURIAttribute(_ line: String, base: URL) -> String {
+        guard let start = line.range(of: "URI=\"") else { return line }
+        let rest = line[start.upperBound...]
+        guard let close = rest.firstIndex(of: "\"") else { return line }
+        return String(line[..<start.upperBound]) + absolute(String(rest[..<close]), base: base) + String(rest[close...])
+    }
+
+    /// `KEY=value,KEY="quoted, value"` → a dictionary (quotes removed).
+    static func attributes(_ list: String) -> [String: String] {
+        var result: [String: String] = [:]
+        var key = ""
+        var value = ""
+        var inKey = true
+        var quoted = false
+        func commit() {
+            let name = key.trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty { result[name.uppercased()] = value }
+            key = ""
+            value = ""
+            inKey = true
+        }
+        for character in list {
+            if inKey {
+                if character == "=" { inKey = false } else if character == "," { commit() } else { key.append(character) }
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == "," && !quoted {
+                commit()
+            } else {
+                value.append(character)
+            }
+        }
+        commit()
+        return result
+    }
+}
+
+/// An HLS media playlist as far as preloading and the player's head start need: its init
+/// section and its segments, each a URI as written and the byte range, if any. Pure value code.
+public struct HLSMediaPlaylist: Sendable, Hashable {
+    public struct Part: Sendable, Hashable {
+        public var uri: String
+        public var range: ByteRange?
+    }
+
+    /// The `#EXT-X-MAP` of the first segment.
+    public var initSection: Part?
+    public var segments: [Part]
+    /// `#EXT-X-ENDLIST` or `#EXT-X-PLAYLIST-TYPE:VOD`: it will not change.
+    public var isFinal: Bool
+
+    /// `nil` when `data` is not an HLS media playlist.
+    public init?(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard lines.first(where: { !$0.isEmpty })?.hasPrefix("#EXTM3U") == true else { return nil }
+        var initSection: Part?
+        var segments: [Part] = []
+        var isFinal = false
+        var sawSegmentTag = false
+        var pendingRange: ByteRange?
+        var nextOffset: Int64 = 0
+        for line in lines where !line.isEmpty {
+            if line.hasPrefix("#EXT-X-ENDLIST") || line.hasPrefix("#EXT-X-PLAYLIST-TYPE:VOD") {
+                isFinal = true
+            } else if line.hasPrefix("#EXT-X-MAP:") {
+                let attributes = HLSMasterPlaylist.attributes(String(line.dropFirst("#EXT-X-MAP:".count)))
+                if initSection == nil, segments.isEmpty, let uri = attributes["URI"] {
+                    initSection = Part(uri: uri, range: attributes["BYTERANGE"].flatMap { Self.range($0, after: 0) })
+                }
+            } else if line.hasPrefix("#EXT-X-BYTERANGE:") {
+                pendingRange = Self.range(String(line.dropFirst("#EXT-X-BYTERANGE:".count)), after: nextOffset)
+            } else if line.hasPrefix("#EXTINF") {
+                sawSegmentTag = true
+            } else if !line.hasPrefix("#") {
+                segments.append(Part(uri: line, range: pendingRange))
+                if let range = pendingRange, let end = range.end { nextOffset = end }
+                pendingRange = nil
+            }
+        }
+        guard sawSegmentTag else { return nil }
+        self.initSection = initSection
+        self.segments = segments
+        self.isFinal = isFinal
+    }
+
+    /// `n[@o]` → bytes `o..<o+n` (`o` defaults to where the previous range ended).
+    static func range(_ text: String, after previous: Int64) -> ByteRange? {
+        let parts = text.split(separator: "@")
+        guard let length = parts.first.flatMap({ Int64($0) }), length >= 0 else { return nil }
+        let offset = parts.count > 1 ? Int64(parts[1]) ?? previous : previous
+        return ByteRange(offset: offset, length: length)
+    }
+}
