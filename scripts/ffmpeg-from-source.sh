@@ -6,8 +6,8 @@
 # original tarball from Debian's archive (unless FFMPEG_TARBALL or FFMPEG_SOURCE points at one
 # already here).
 #
-#   scripts/ffmpeg-from-source.sh                  # FFmpeg 8.1.2 into /tmp/reel-ffmpeg-8.1.2
-#   FFMPEG_VERSION=7.1.5 scripts/ffmpeg-from-source.sh
+#   scripts/ffmpeg-from-source.sh                  # FFmpeg 9.0.2 into /tmp/reel-ffmpeg-9.0.2
+#   FFMPEG_VERSION=8.1.2 scripts/ffmpeg-from-source.sh
 #   FFMPEG_SOURCE=~/src/ffmpeg scripts/ffmpeg-from-source.sh
 #
 # Environment: FFMPEG_VERSION, FFMPEG_SOURCE (an unpacked source tree), FFMPEG_TARBALL,
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-version=${FFMPEG_VERSION:-8.1.2}
+version=${FFMPEG_VERSION:-9.0.2}
 prefix=${PREFIX:-/tmp/reel-ffmpeg-$version}
 scratch=${SCRATCH:-/tmp/reel-build-ffmpeg-$version}
 jobs=${JOBS:-$(nproc)}
@@ -28,10 +28,11 @@ step() { printf '\n== %s\n' "$*"; }
 
 # Debian packages: the toolchain bits and the external codecs the fixtures are made with
 # (libx264, libx265, libvpx, libaom, libopus, libmp3lame), dav1d for AV1, libxml2 for DASH,
-# freetype for drawtext (titles drawn on demo clips), GnuTLS for the https protocol (below).
+# freetype and harfbuzz for drawtext (titles drawn on demo clips), GnuTLS for the https
+# protocol (below).
 packages=(build-essential pkg-config nasm curl xz-utils libgnutls28-dev
           libdav1d-dev libx264-dev libx265-dev libvpx-dev libaom-dev libopus-dev libmp3lame-dev
-          libxml2-dev libfreetype-dev zlib1g-dev)
+          libxml2-dev libfreetype-dev libharfbuzz-dev zlib1g-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -64,8 +65,13 @@ if [ -z "${FFMPEG_SOURCE:-}" ]; then
 fi
 
 # libpostproc left FFmpeg in 8.0; older releases build it under --enable-gpl unless told not to.
-postproc=()
-"$FFMPEG_SOURCE/configure" --help | grep -q -- --disable-postproc && postproc=(--disable-postproc)
+# drawtext needs libharfbuzz beside libfreetype in newer releases (8.1.2, 9.0.2); older ones
+# have no such option. configure drops a listed component whose dependencies are off, or whose
+# name it does not know, with only a warning: those warnings stop the script (below), and the
+# filters a listed one is built on are listed too (negate on lut).
+optional=()
+"$FFMPEG_SOURCE/configure" --help | grep -q -- --disable-postproc && optional+=(--disable-postproc)
+"$FFMPEG_SOURCE/configure" --help | grep -q -- --enable-libharfbuzz && optional+=(--enable-libharfbuzz)
 # The http, https (through GnuTLS, as Debian builds it) and crypto protocols are never used to
 # open anything — Reel's loader opens every URL and the demuxers get an empty protocol
 # whitelist — but the HLS demuxer looks a segment's scheme up among the protocols built in and
@@ -73,7 +79,7 @@ postproc=()
 configuration=(--prefix="$prefix"
     --enable-shared --disable-static --disable-programs --disable-doc
     --disable-autodetect --enable-pthreads --enable-zlib
-    --disable-everything --disable-avdevice "${postproc[@]}"
+    --disable-everything --disable-avdevice "${optional[@]}"
     --enable-avformat --enable-avcodec --enable-swscale --enable-swresample --enable-avfilter
     --enable-gpl --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom
     --enable-libdav1d --enable-libopus --enable-libmp3lame --enable-libxml2 --enable-libfreetype
@@ -85,7 +91,7 @@ configuration=(--prefix="$prefix"
     --enable-encoder=libx264,libx265,mpeg4,libvpx_vp9,libaom_av1,aac,libopus,libmp3lame,png,mjpeg,pcm_s16le,rawvideo,wrapped_avframe
     --enable-parser=h264,hevc,vp8,vp9,av1,aac,opus,mpegaudio,mpeg4video,png,mjpeg,flac,vorbis,webp
     --enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe,vp9_superframe_split,av1_frame_split,av1_frame_merge,null
-    --enable-filter=buffer,buffersink,abuffer,abuffersink,atempo,aformat,aresample,asetnsamples,anull,null,volume,sine,trim,atrim,format,scale,color,hstack,vstack,drawtext,testsrc,testsrc2,smptehdbars,rgbtestsrc,colorchart,colorspectrum,mandelbrot,life,gradients,cellauto,sierpinski,hue,negate,fps,setpts,asetpts,settb,asettb,pad,crop)
+    --enable-filter=buffer,buffersink,abuffer,abuffersink,atempo,aformat,aresample,asetnsamples,anull,null,volume,sine,trim,atrim,format,scale,color,hstack,vstack,drawtext,testsrc,testsrc2,smptehdbars,rgbtestsrc,colorchart,colorspectrum,mandelbrot,life,gradients,cellauto,sierpinski,hue,negate,lut,fps,setpts,asetpts,settb,asettb,pad,crop)
 # An installed prefix is reused only when it was configured exactly so.
 stamp="$prefix/share/reel-ffmpeg-configuration"
 if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${configuration[*]}" ]; then
@@ -93,7 +99,11 @@ if [ ! -f "$prefix/lib/pkgconfig/libavformat.pc" ] || [ "$(cat "$stamp" 2>/dev/n
     build=$(mktemp -d /tmp/ffmpeg-build.XXXXXX)
     (
         cd "$build"
-        "$FFMPEG_SOURCE/configure" "${configuration[@]}"
+        "$FFMPEG_SOURCE/configure" "${configuration[@]}" | tee configure.out
+        if grep -E 'WARNING: (Disabled .* because not all dependencies|Option .* did not match)' configure.out; then
+            echo "ffmpeg-from-source.sh: FFmpeg $version leaves out components Reel uses (above)" >&2
+            exit 1
+        fi
         step "building FFmpeg with $jobs jobs"
         make -j"$jobs"
         make install
