@@ -272,9 +272,11 @@ final class AVIOBridge: @unchecked Sendable {
             var remaining = Int(target - current)
             var scratch = [UInt8](repeating: 0, count: remaining)
             do {
-                hooks.io?.begin(open)
-                defer { hooks.io?.end() }
                 while remaining > 0 {
+                    // Each read is its own wait: a read blocked on the loader after an earlier
+                    // one returned bytes is waiting, not busy (else a manual clock never settles).
+                    hooks.io?.begin(open)
+                    defer { hooks.io?.end() }
                     let n = try scratch.withUnsafeMutableBytes { raw in
                         try open.read(into: UnsafeMutableRawBufferPointer(rebasing: raw.prefix(remaining)))
                     }
