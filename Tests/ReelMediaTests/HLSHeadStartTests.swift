@@ -14,8 +14,6 @@ import Testing
 @Suite struct HLSHeadStartTests {
     static let base = URL(string: "https://origin.example/head-start/")!
 
-    static func urls(_ names: String...) -> [URL] { names.map { base.appendingPathComponent($0) } }
-
     /// How many times each URL was requested.
     static func counts(_ fake: FakeResourceLoader) -> [URL: Int] {
         Dictionary(grouping: fake.requests, by: \.url).mapValues(\.count)
