@@ -57,7 +57,7 @@ extension PlaybackEngine {
     /// stale (a seek) or the engine is closing.
     func emit(_ frame: VideoFrame, worker: PipelineMonitor<EngineState>.Worker) -> Bool {
         let capacity = configuration.videoFrameCapacity
-        let idleCapacity = max(1, min(capacity, configuration.idleVideoFrameCapacity))
+        let idleCapacity = configuration.idleCapacity
         return monitor.wait(worker, until: { state in
             state.closing || state.serial != frame.serial
                 || state.videoFrames.count < (state.machine.hasRun ? capacity : idleCapacity)

@@ -27,8 +27,10 @@ public struct PipelineConfiguration: Sendable, Hashable {
     /// picture comes from the single-threaded first-frame decoder.
     public var idleVideoFrameCapacity = 1
 
+    /// ``idleVideoFrameCapacity`` within 1…``videoFrameCapacity``.
+    var idleCapacity: Int { max(1, min(videoFrameCapacity, idleVideoFrameCapacity)) }
     /// Frames an item that never ran keeps queued behind the one it shows.
-    var idleFramesAhead: Int { max(0, min(videoFrameCapacity, idleVideoFrameCapacity) - 1) }
+    var idleFramesAhead: Int { idleCapacity - 1 }
     /// Demux ahead until each stream has this much media queued…
     public var packetQueueDuration = MediaTime(value: 5, timescale: 1)
     /// …or, for a local file, this much: there is no network to ride out, so a read-ahead
