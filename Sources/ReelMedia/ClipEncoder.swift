@@ -419,8 +419,7 @@ public enum FontLocator {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return nil }
-        process.waitUntilExit()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return process.terminationStatus == 0 && !text.isEmpty ? text : nil
+        return process.waitForEndBlocking().status == 0 && !text.isEmpty ? text : nil
     }
 }

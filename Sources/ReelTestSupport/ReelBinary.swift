@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -84,7 +85,8 @@ public final class LockedValue<Value: Sendable>: Sendable {
 /// Each pipe is read by a thread of its own (``PipeReader``), never by a Swift concurrency
 /// thread: the reader resumes ``exitStatus(timeout:)`` once both pipes ended; the exit itself
 /// is polled with `Task.sleep` (Foundation's termination handler made libdispatch crash under
-/// ThreadSanitizer). Foundation's `FileHandle.readabilityHandler` is not used: installing and
+/// ThreadSanitizer), and asked of the kernel (`Process.end`), not of `isRunning`, which stays
+/// true while another process holds a descriptor the child inherited. Foundation's `FileHandle.readabilityHandler` is not used: installing and
 /// tearing down its dispatch sources from many threads at once corrupts libdispatch's epoll
 /// bookkeeping on Linux (swift-corelibs-libdispatch#949; here it showed as "corrupted
 /// double-linked list" in a suite running dozens of children).
@@ -206,10 +208,15 @@ public final class Child: Sendable {
     /// exit gets two more seconds before the exit status is returned without its output.
     public func exitStatus(timeout: Duration = Child.watchdog) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        // `process.end`, not `isRunning`: Foundation sees an exit late when another process
+        // inherited the socket it watches (see `Process.end`).
+        var ended = process.end
+        while ended == nil {
             guard ContinuousClock.now < deadline else { return nil }
             try? await Task.sleep(for: .milliseconds(5))
+            ended = process.end
         }
+        guard let ended else { return nil }
         _ = await withTaskGroup(of: Bool.self) { group -> Bool in
             group.addTask { await self.waitForEndOfOutput(); return true }
             group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
@@ -217,8 +224,11 @@ public final class Child: Sendable {
             group.cancelAll()
             return first
         }
-        return process.terminationStatus
+        return ended.status
     }
+
+    /// How the child ended; `nil` while it runs.
+    public var end: ProcessEnd? { process.end }
 
     public func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
 }

@@ -283,8 +283,8 @@ final class BusyLoops: @unchecked Sendable {
     /// Kills them (SIGKILL: a child inherits an ignored SIGTERM from a process that handles
     /// signals itself) and reaps them.
     func stop() {
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in processes { process.waitUntilExit() }
+        for process in processes where process.end == nil { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { _ = process.waitForEndBlocking() }
         processes = []
     }
 }

@@ -27,7 +27,7 @@ struct DASHCommandTests {
         defer { try? FileManager.default.removeItem(atPath: cache) }
         var arguments = ["play", server.url(for: "manifest.mpd").absoluteString, "--headless", "--clock", "fast", "--cache-dir", cache]
         if let initialBandwidth { arguments += ["--initial-bandwidth", String(initialBandwidth)] }
-        let result = try await runSeparately(reel, arguments + ["--trace", trace], timeout: .seconds(120))
+        let result = try await runSeparately(reel, arguments + ["--trace", trace])
         let statistics = server.statistics
         #expect(result.status == 0, "\(result.stderr)")
         let objects = try traceObjects(trace)
@@ -53,7 +53,7 @@ struct DASHCommandTests {
         #expect(shown == (try referenceMD5s(ladder.clips[expected])))
 
         server.resetStatistics()
-        let again = try await runSeparately(reel, arguments, timeout: .seconds(120))
+        let again = try await runSeparately(reel, arguments)
         let warm = server.statistics
         await server.stop()
         #expect(again.status == 0, "\(again.stderr)")
@@ -77,8 +77,7 @@ struct DASHCommandTests {
         let server = OriginServer(configuration: .init(root: scratch.url))
         _ = try await server.start()
         let url = server.url(for: "hostile.mpd")
-        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"],
-                                             timeout: .seconds(60))
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"])
         let paths = server.statistics.requests.map(\.path)
         await server.stop()
         #expect(result.status == 3, "\(result.stderr)")

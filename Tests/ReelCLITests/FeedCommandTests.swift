@@ -20,7 +20,7 @@ func runToEnd(_ executable: URL, _ arguments: [String], timeout: Duration = Chil
         return (nil, false, child.standardOutput, child.standardError)
     }
     _ = await eventually() { complete(status, child.standardOutput, child.standardError) }
-    return (status, child.process.terminationReason == .uncaughtSignal, child.standardOutput, child.standardError)
+    return (status, child.end?.signalled == true, child.standardOutput, child.standardError)
 }
 
 /// `reel feed … --headless`: a scripted session over a directory and over a shaped origin.
@@ -116,8 +116,8 @@ struct FeedCommandTests {
         try Self.makeFeedWithBadFiles(root)
         let trace = root.file("trace.jsonl")
         // Items: 0 a-broken, 1 b, 2 c, 3 d-broken, 4 e, 5 f; seven swipes wrap to 1.
-        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "0.1", "--trace", trace],
-                                        timeout: .seconds(120)) { _, stdout, _ in stdout.contains("\"type\":\"summary\"") }
+        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "7", "--dwell", "0.1", "--trace", trace]) {
+            _, stdout, _ in stdout.contains("\"type\":\"summary\"") }
         #expect(result.status == 0, "the feed ran: \(result.stderr)")
         let lines = Self.swipeLines(result.stdout)
         let failed = lines.filter { $0["type"] as? String == "failed" }
@@ -143,8 +143,8 @@ struct FeedCommandTests {
         let root = try Scratch("reel-feed-all-bad")
         defer { root.remove() }
         for i in 0..<2 { try Fixtures.garbage(seed: UInt32(20 + i)).write(to: root.url.appendingPathComponent("bad\(i).mp4")) }
-        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "3", "--dwell", "0"],
-                                        timeout: .seconds(120)) { _, stdout, stderr in stdout.contains("\"type\":\"summary\"") && stderr.hasSuffix("\n") }
+        let result = try await runToEnd(reel, ["feed", root.path, "--headless", "--swipes", "3", "--dwell", "0"]) {
+            _, stdout, stderr in stdout.contains("\"type\":\"summary\"") && stderr.hasSuffix("\n") }
         #expect(result.status == 3, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
         #expect(result.stderr.contains("failed"))

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelTestSupport
 import Testing
 
@@ -135,12 +136,12 @@ struct ReadmeSnippetTests {
         // Polled with a watchdog, as Child does: a termination handler that is never called
         // (a child reaped elsewhere) would leave the test waiting for ever.
         let deadline = ContinuousClock.now + hangWatchdog
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while process.end == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        guard !process.isRunning else {
+        guard let end = process.end else {
             process.terminate()
             return (-1, output + "\n(timed out)")
         }
-        return (process.terminationStatus, output)
+        return (end.status, output)
     }
 }

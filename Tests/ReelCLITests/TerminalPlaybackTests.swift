@@ -25,7 +25,7 @@ final class TmuxPane: Sendable {
 
     @discardableResult
     func tmux(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await run(Self.tmux, ["-L", socket, "-f", "/dev/null"] + arguments, timeout: .seconds(20))
+        try await run(Self.tmux, ["-L", socket, "-f", "/dev/null"] + arguments)
     }
 
     func send(_ keys: String...) async throws { try await tmux(["send-keys"] + keys) }

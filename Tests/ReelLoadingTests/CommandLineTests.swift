@@ -48,7 +48,7 @@ struct CommandLineTests {
                 let killAfter = Int64.random(in: 200_000...3_000_000, using: &random)
                 let child = try Child(reel, ["cache", "fetch", url, "--cache-dir", cache.path])
                 let reached = await eventually(poll: .milliseconds(5)) {
-                    !child.process.isRunning
+                    child.end != nil
                         || (origin.server.statistics.bytesServed - servedBefore >= killAfter
                             && (round > 1 || committedSpans(in: cache.url) > 0))
                 }
@@ -56,7 +56,7 @@ struct CommandLineTests {
                 child.kill(SIGKILL)
                 let status = await child.exitStatus()
                 #expect(status == SIGKILL || status == 0,
-                        "round \(round), seed \(seed): status \(status.map(String.init) ?? "none"), \(child.process.terminationReason == .uncaughtSignal ? "signalled" : "exited"): \(child.output)")
+                        "round \(round), seed \(seed): status \(status.map(String.init) ?? "none"), \(child.end?.description ?? "running"): \(child.output)")
                 let verify = try await run(reel, ["cache", "verify", "--cache-dir", cache.path])
                 #expect(verify.status == 0, "round \(round), seed \(seed): \(verify.output)")
             }

@@ -79,7 +79,7 @@ struct MD5Tests {
                 process.standardOutput = output
                 try process.run()
                 let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
+                _ = process.waitForEndBlocking()
                 return text
             }
             let digest = try #require(CacheLayout.parseSpanName(span)?.digest)

@@ -102,9 +102,9 @@ final class Nginx: Sendable {
     private func waitUntilListening() async -> Bool {
         // A watchdog, not a measurement: a busy machine may start nginx slowly.
         _ = await eventually(poll: .milliseconds(20)) {
-            !process.isRunning || canConnect(port: port)
+            process.end != nil || canConnect(port: port)
         }
-        return process.isRunning && canConnect(port: port)
+        return process.end == nil && canConnect(port: port)
     }
 }
 

@@ -101,14 +101,14 @@ extension Data {
 
 /// Ends a child process: SIGTERM, then SIGKILL if it lingers, polling without blocking a thread.
 func stopProcess(_ process: Process, grace: Duration = .seconds(3)) async {
-    guard process.isRunning else { return }
+    guard process.end == nil else { return }
     if grace > .zero { process.terminate() }
     let deadline = ContinuousClock.now + grace
-    while process.isRunning, ContinuousClock.now < deadline {
+    while process.end == nil, ContinuousClock.now < deadline {
         try? await Task.sleep(for: .milliseconds(10))
     }
-    if process.isRunning {
+    if process.end == nil {
         kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+        while process.end == nil { try? await Task.sleep(for: .milliseconds(10)) }
     }
 }

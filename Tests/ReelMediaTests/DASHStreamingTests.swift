@@ -15,8 +15,8 @@ func ffmpegFrameMD5s(_ url: URL) throws -> [String] {
     process.standardError = FileHandle.nullDevice
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw MediaError.encoding("ffmpeg exited \(process.terminationStatus)") }
+    let end = process.waitForEndBlocking()
+    guard end == ProcessEnd(status: 0, signalled: false) else { throw MediaError.encoding("ffmpeg: \(end)") }
     return String(decoding: data, as: UTF8.self).split(separator: "\n")
         .filter { !$0.hasPrefix("#") }
         .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) }

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import Synchronization
 
 /// One Xvfb server for the whole test process, on a free display number, started on first
@@ -40,11 +41,11 @@ enum XvfbDisplay {
             do { try server.run() } catch { return nil }
             // A watchdog: on a loaded machine the server can take a while to listen.
             let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline, server.isRunning, !FileManager.default.fileExists(atPath: socket) {
+            while Date() < deadline, server.end == nil, !FileManager.default.fileExists(atPath: socket) {
                 Thread.sleep(forTimeInterval: 0.02)
             }
-            guard server.isRunning, FileManager.default.fileExists(atPath: socket) else {
-                if server.isRunning { server.terminate() }
+            guard server.end == nil, FileManager.default.fileExists(atPath: socket) else {
+                if server.end == nil { server.terminate() }
                 continue
             }
             process.withTrackedLock { $0 = server }

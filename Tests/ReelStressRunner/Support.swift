@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelMedia
 
 enum Scenario: String {
@@ -76,7 +77,7 @@ enum Watchdog {
             gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
             gdb.arguments = ["-p", "\(getpid())", "-batch", "-ex", "thread apply all bt 12"]
             gdb.standardOutput = FileHandle.standardError
-            if (try? gdb.run()) != nil { gdb.waitUntilExit() }
+            if (try? gdb.run()) != nil { _ = gdb.waitForEndBlocking() }
             exit(2)
         }
         thread.name = "watchdog"
