@@ -8,6 +8,7 @@ extension PlaybackEngine {
     func runAudioLocked(_ run: Bool, _ state: inout EngineState, now: MediaTime) {
         guard let ring, let sink = audioSink else { return }
         ring.setRunning(run)
+        if run { state.audioHasRun = true }
         guard case .push = sink.mode else { return }
         state.audioStepAction?.cancel()
         state.audioStepAction = nil

@@ -54,11 +54,11 @@ extension PlaybackEngine {
             case .runClock(let rate):
                 if ring != nil, rate != state.audioRate {
                     state.audioRate = rate
-                    // Measured once audio at the new rate is heard, while the player is meant to
-                    // be playing (a loop's or a seek's moment without running time included: the
-                    // change is heard once the audio after it plays); a change while paused is
-                    // no change anyone hears.
-                    if state.machine.runRequested { state.pendingRateChange = (nil, now) }
+                    // Measured from the command that runs time at the new rate until audio at
+                    // it is heard: while playing, or on resuming after a stall or a pause in
+                    // which the rate changed (the stall's wait is not the audio path's). Not
+                    // the first run: audio that never played has no old rate to change from.
+                    if state.machine.runRequested || state.audioHasRun { state.pendingRateChange = (nil, now) }
                 }
             case .failed:
                 if let failure = state.failure { out.append(.failed(failure)) }

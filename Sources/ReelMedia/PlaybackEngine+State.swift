@@ -87,8 +87,10 @@ struct EngineState: @unchecked Sendable {
     var report = FirstFrameReport(bytesRead: 0, requests: 0, probedStreamInfo: false)
     var firstFrameReported = false
     var avOffsets = OffsetHistogram()
-    /// The ring position where audio at a new rate starts, and when the change was asked for.
+    /// The ring position where audio at a new rate starts, and when time began to run at it.
     var pendingRateChange: (position: Int?, askedAt: MediaTime)?
+    /// Whether the audio device was ever told to run (a later rate is a change from an old one).
+    var audioHasRun = false
     var rateChangeLatencies: [MediaTime] = []
 
     // MARK: Network demand (owner and demux thread)

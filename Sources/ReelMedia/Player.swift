@@ -51,7 +51,9 @@ public struct PlayerStatistics: Sendable, Hashable {
     public var avOffsetMaxMs: Double?
     /// Times the audio device found nothing to play while the player was running.
     public var audioUnderruns: Int = 0
-    /// How long each rate change took to be heard (milliseconds), in order.
+    /// How long each rate change took to be heard (milliseconds), in order: from when time runs
+    /// at the new rate (at once while playing; on resuming, for a change asked in a stall or a
+    /// pause) until the device takes the first sample rendered at it.
     public var rateChangeLatenciesMs: [Double] = []
 }
 

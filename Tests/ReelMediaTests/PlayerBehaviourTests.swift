@@ -287,6 +287,26 @@ final class ResultList<T: Sendable>: Sendable {
         #expect(harness.player.statistics.audioUnderruns == 0)
     }
 
+    /// A change asked while the player waits for data (as a starved machine's stall can make it
+    /// wait at any moment) is heard once time runs again, and measured from then: the audio
+    /// path's latency, not the stall's.
+    @Test func aRateChangeAskedWhileBufferingIsMeasuredOnceTimeRunsAgain() async throws {
+        let data = try Fixtures.data(ClipSpec(duration: 4, keyframeInterval: 30))
+        let harness = PlayerHarness(data: data, script: .init(fault: .stallAtOffset(Int64(data.count / 2))))
+        harness.load()
+        harness.player.play()
+        #expect(await harness.run(upTo: seconds(6)) { harness.player.timeControlStatus == .waitingToPlay(.buffering) })
+        harness.player.rate = 2
+        await harness.run(upTo: seconds(0.5))
+        #expect(harness.player.statistics.rateChangeLatenciesMs.isEmpty, "nothing is heard while time stands still")
+        harness.loader.resumeStalls()
+        #expect(await harness.run(upTo: seconds(1)) { harness.player.timeControlStatus == .playing })
+        await harness.run(upTo: seconds(0.3))
+        let latencies = harness.player.statistics.rateChangeLatenciesMs
+        #expect(latencies.count == 1, "the change is measured: \(latencies)")
+        #expect(latencies.allSatisfy { $0 <= 50 }, "heard after \(latencies) ms of running time")
+    }
+
     @Test func aVolumeChangeReachesTheOutputAtOnce() async throws {
         let harness = PlayerHarness(data: try Fixtures.data(Self.tone), name: "tone.m4a")
         harness.load()
