@@ -199,7 +199,7 @@ struct OriginServerTests {
 
     @Test func stopClosesOpenConnections() async throws {
         try await withOrigin(fault: .stallAfterHeaders) { server, port in
-            let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4", timeout: 60) }
+            let stalled = Task.detached { try await rawRequest(port: port, path: "/clip.mp4") }
             // The status is recorded on the event loop right before the head is written
             // and flushed; the close that stop() sends runs on that loop after it.
             #expect(await eventually() { server.statistics.requests.first?.status == 200 })

@@ -1,4 +1,5 @@
 import Foundation
+import ReelTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,14 +22,19 @@ struct RawResponse {
 
 enum RawHTTPError: Error { case connect(Int32), timeout, malformed(String) }
 
+/// ``hangWatchdog`` in seconds, for socket timeouts.
+let watchdogSeconds = TimeInterval(hangWatchdog.components.seconds)
+
 /// Sends one request with `Connection: close` and reads the whole answer, on a thread of
 /// its own so the blocking socket never holds a thread of the concurrency pool the
 /// server's route handlers need. The answer ends when the server closes, or after
 /// `timeout` of silence once the first byte came (how a stalled body shows); the first
-/// byte may take up to `firstByteTimeout` (a watchdog: a busy machine answers late).
+/// byte may take up to `firstByteTimeout`. Both default to the hang watchdog: on one loaded
+/// core a route's answer waits for the one concurrency thread, shared with the whole suite,
+/// and 60 s was once not enough. A test of a stalled body passes its own short `timeout`.
 func rawRequest(
     port: Int, method: String = "GET", path: String, headers: [(String, String)] = [],
-    timeout: TimeInterval = 30, firstByteTimeout: TimeInterval = 60
+    timeout: TimeInterval = watchdogSeconds, firstByteTimeout: TimeInterval = watchdogSeconds
 ) async throws -> RawResponse {
     let headerList = headers.map { [$0.0, $0.1] }
     return try await withCheckedThrowingContinuation { continuation in
