@@ -270,6 +270,39 @@ struct RangeCacheTests {
         #expect(fake.bytesServed < Int64(bytes.count) * 3 / 2)
     }
 
+    /// A follower waits for the writer of its bytes only while that writer makes progress: a
+    /// writer stalled for `writerStallTimeout` is taken over, the follower fetches the rest
+    /// itself, and the stalled reader, once its bytes flow again, still reads every byte right.
+    /// The stall lasts until the test ends it, so however late the timeout fires, it fires.
+    @Test func aFollowerTakesOverFromAStalledWriter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = fakeURL("a")
+        let fake = FakeResourceLoader(clock: HostClock.shared)
+        fake.add(bytes, at: url)
+        fake.enqueueScripts([.init(chunkSize: 16 * 1024, fault: .stallAtOffset(100_000))], for: url)
+        let cache = try makeTestCache(directory, segmentSize: 64 * 1024)
+        let loader = CachingLoader(upstream: fake, cache: cache, configuration: .init(writerStallTimeout: .milliseconds(100)))
+        let stalled = Task { try await loader.data(url) }
+        #expect(await eventually { fake.stalledURLs == [url] }, "the first download stalls at 100 000")
+        // A watchdog: a follower that waited for the stalled writer for ever would hang here.
+        let follower = Mutex<Data?>(nil)
+        let finished = await finishes {
+            let data = try? await loader.data(url)
+            follower.withTrackedLock { $0 = data }
+        }
+        #expect(finished, "the follower is not left waiting for a writer that makes no progress")
+        #expect(follower.withTrackedLock { $0 }?.fingerprint == bytes.fingerprint)
+        let requests = fake.requests
+        #expect(requests.count == 2, "\(requests.map(\.range))")
+        #expect(requests.last.map { $0.range.offset >= 100_000 } == true, "the follower fetched only what the stalled writer had not: \(requests.map(\.range))")
+        fake.resumeStalls()
+        #expect((try await stalled.value).fingerprint == bytes.fingerprint)
+        cache.close()
+        let report = RangeCache.inspect(directory: directory.url, verifyContents: true)
+        #expect(report.isClean, "\(report.problems)")
+    }
+
     @Test func aFullDiskStopsCachingWithOneLogLineAndReadsGoOn() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
