@@ -255,18 +255,18 @@ final class FirstFrameBench: @unchecked Sendable {
         // --scenario: the rows named (by kind, stream kind or full name), nothing else.
         if !only.isEmpty {
             let wanted = Set(only.map { $0.lowercased() })
-            let known = Set(scenarios.flatMap { scenario -> [String] in
+            // What a row answers to, for the check and the filter alike: its full name, and
+            // its stream kind (hls, dash) or else its kind (cold, warm, …).
+            let targets = targets
+            let names = { (scenario: ScenarioRecord) -> Set<String> in
                 let target = targets[scenario.targetIndex]
-                return [scenario.name.lowercased(), scenario.kind.rawValue] + (target.isStream ? [target.streamKind] : [])
-            })
+                return [scenario.name.lowercased(), target.isStream ? target.streamKind : scenario.kind.rawValue]
+            }
+            let known = scenarios.reduce(into: Set<String>()) { $0.formUnion(names($1)) }
             if let unknown = wanted.subtracting(known).sorted().first {
                 throw CommandFailure.usage("--scenario \(unknown): no such scenario (this run has \(scenarios.map(\.name).joined(separator: ", ")))")
             }
-            scenarios = scenarios.filter { scenario in
-                let target = targets[scenario.targetIndex]
-                if target.isStream { return wanted.contains(scenario.name.lowercased()) || wanted.contains(target.streamKind) }
-                return wanted.contains(scenario.name.lowercased()) || wanted.contains(scenario.kind.rawValue)
-            }
+            scenarios = scenarios.filter { !names($0).isDisjoint(with: wanted) }
         }
         // Warm caches: every byte of each URL fetched once through the same stack.
         for index in targets.indices where scenarios.contains(where: { $0.targetIndex == index && $0.kind == .warm }) {

@@ -98,6 +98,17 @@ struct BenchCommandTests {
         #expect(result.status == 2)
         let missing = try await run(reel, ["bench", "first-frame", "/nonexistent-dir-for-reel"])
         #expect(missing.status == 2)
+        // A row the run does not have is refused before anything is measured: one MP4 makes
+        // no hls row.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-bench-scenario-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try FileManager.default.copyItem(at: try Fixtures.clip(ClipSpec(width: 96, height: 160, duration: 0.5)),
+                                         to: scratch.appendingPathComponent("clip.mp4"))
+        let unknown = try await runSeparately(reel, ["bench", "first-frame", scratch.path, "--runs", "1", "--scenario", "hls"])
+        #expect(unknown.status == 2, "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("--scenario hls: no such scenario"), "\(unknown.stderr)")
+        #expect(unknown.stdout.isEmpty, "nothing measured: \(unknown.stdout)")
     }
 }
 
