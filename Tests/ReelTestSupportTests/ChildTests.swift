@@ -24,7 +24,7 @@ struct ChildTests {
         let status = await child.exitStatus()
         let descendant = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         let descendantAlive = kill(descendant, 0) == 0
-        FileManager.default.createFile(atPath: release, contents: nil)
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
         #expect(descendantAlive, "the descendant was to outlive the child")
         #expect(status == 7)
         #expect(child.end == ProcessEnd(status: 7, signalled: false))
