@@ -98,6 +98,12 @@ final class AVIOBridge: @unchecked Sendable {
             started?.cancel()
             throw MediaError.ffmpeg(operation: "avio_alloc_context", code: -12, message: "out of memory", url: url)
         }
+        // The context counts positions in the resource, as the seek callback does: a part
+        // opened at an offset starts there. Else an in-buffer seek lands `startOffset` bytes
+        // off: FFmpeg 9's HLS demuxer reads consecutive byte-range parts of one file through
+        // one open input, seeking it to each part's absolute offset, and played past the
+        // first part on the wrong bytes (and ended there).
+        context.pointee.pos = max(0, startOffset)
         self.context = context
     }
 
