@@ -51,10 +51,20 @@ extension Process {
     }
 
     /// Blocks the calling thread until the child ended. Never on a Swift concurrency thread.
+    ///
+    /// Then, once Foundation has seen the end too (at most a second later), it ends
+    /// Foundation's bookkeeping with `waitUntilExit()`, which returns at once by then: until
+    /// that call, a run-loop source and this object keep each other alive (LeakSanitizer
+    /// reported every child waited for without it). A child whose socket another process
+    /// still holds is left to Foundation.
     public func waitForEndBlocking() -> ProcessEnd {
-        while true {
-            if let end { return end }
+        var ended = end
+        while ended == nil {
             usleep(2_000)
+            ended = end
         }
+        for _ in 0..<500 where isRunning { usleep(2_000) }
+        if !isRunning { waitUntilExit() }
+        return ended!
     }
 }
