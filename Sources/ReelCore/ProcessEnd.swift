@@ -41,15 +41,6 @@ extension Process {
         return ProcessEnd(status: info._sifields._sigchld.si_status, signalled: code == CLD_KILLED || code == CLD_DUMPED)
     }
 
-    /// Suspends until the child ended (polled: nothing here blocks a concurrency thread);
-    /// throws `CancellationError` when the task is cancelled first.
-    public func waitForEnd(poll: Duration = .milliseconds(5)) async throws -> ProcessEnd {
-        while true {
-            if let end { return end }
-            try await Task.sleep(for: poll)
-        }
-    }
-
     /// Blocks the calling thread until the child ended. Never on a Swift concurrency thread.
     ///
     /// Then, once Foundation has seen the end too (at most a second later), it ends
