@@ -9,6 +9,9 @@ packages=(
     # FFmpeg: demux, decode, scale, resample, filter (atempo), and the encoders
     # that make test fixtures and the demo feed.
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    # The ffmpeg command: the reference the tests and the corpus script compare every
+    # frame with (`-f framemd5`), and the maker of clips shaped like phone uploads.
+    ffmpeg
     # SDL2 and SDL2_ttf: the window, GL context, audio device, text.
     libsdl2-dev libsdl2-ttf-dev
     # nginx: a real origin server for the HTTP loader and cache integration tests.
