@@ -96,9 +96,11 @@ final class AudioRenderer: @unchecked Sendable {
         let done = finished
         let room = minimumRoom
         let ring = ring
+        let starting = segment == nil
         let ready: (EngineState) -> Bool = { state in
             if state.closing || state.failure != nil || state.serial != mySerial { return true }
             if state.audioRate != myRate || state.volume != myVolume { return true }
+            if starting, state.audioStart == .pending { return false }
             guard ring.freeFrames >= room else { return false }
             return hasLocal || !state.audioChunks.isEmpty || (state.audioEndedSerial == state.serial && !done)
         }
@@ -125,11 +127,19 @@ final class AudioRenderer: @unchecked Sendable {
         let need = Int((Double(ring.freeFrames) * rate).rounded(.up)) + Self.block - source.pendingFrames
         var chunks: [AudioChunk] = []
         var taken = 0
-        while taken < need, !state.audioChunks.isEmpty {
+        let start = state.audioStart
+        while taken < need, start != .pending || segment != nil, !state.audioChunks.isEmpty {
             let chunk = state.audioChunks.removeFirst()
             state.audioChunksDuration = max(.zero, state.audioChunksDuration - chunk.duration)
             guard chunk.serial == serial else { continue }
-            if segment == nil { startSegmentLocked(&state, pts: chunk.pts) }
+            if segment == nil {
+                let lead = leadingSilence(before: chunk, startingAt: start)
+                startSegmentLocked(&state, pts: lead?.pts ?? chunk.pts)
+                if let lead {
+                    chunks.append(lead)
+                    taken += lead.frameCount
+                }
+            }
             chunks.append(chunk)
             taken += chunk.frameCount
         }
@@ -154,6 +164,22 @@ final class AudioRenderer: @unchecked Sendable {
         if state.audioRenderedEndSerial == serial { state.audioRenderedEndSerial = -1 }
         engine.scheduleStepLocked(&state, at: engine.clock.now)
         return .retime(rate: state.audioRate, volume: state.volume, from: from)
+    }
+
+    /// Audio longer than this after video's first frame is not padded: a timestamp jump, not a
+    /// late start (the presentation's no-sync threshold).
+    static let longestLeadingSilence = MediaTime(value: 10, timescale: 1)
+
+    /// The silence that leads a serial's first audio when it starts after the presentation
+    /// does (audio starting after video, as in most phone recordings: AAC priming in an edit
+    /// list), so the audio clock starts with video's first frame instead of skipping the
+    /// frames before the first sample. `nil` when audio starts in time.
+    private func leadingSilence(before chunk: AudioChunk, startingAt start: EngineState.AudioStart) -> AudioChunk? {
+        guard case .at(let time) = start, chunk.pts > time, chunk.pts - time <= Self.longestLeadingSilence else { return nil }
+        let frames = (chunk.pts - time).convertScale(Int32(format.sampleRate), method: .halfAwayFromZero).value
+        guard frames > 0 else { return nil }
+        return AudioChunk(samples: [Float](repeating: 0, count: Int(frames) * format.channels), pts: time,
+                          serial: chunk.serial, channels: format.channels, sampleRate: format.sampleRate)
     }
 
     private func startSegmentLocked(_ state: inout EngineState, pts: MediaTime) {

@@ -44,6 +44,11 @@ final class Packet: @unchecked Sendable {
 final class FrameBox: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVFrame>
 
+    /// The decoder marked the frame as one not to show (an edit list's pre-roll). Decoders
+    /// drop such frames themselves, except those that return frames on their own (libdav1d
+    /// in FFmpeg 5.1).
+    var isDiscarded: Bool { pointer.pointee.flags & AV_FRAME_FLAG_DISCARD != 0 }
+
     init?() {
         guard let frame = av_frame_alloc() else { return nil }
         pointer = frame

@@ -30,10 +30,14 @@ extension PlaybackEngine {
         _ = try? single.send(nil)
         var received = try? single.receive()
         while case .damaged? = received { received = try? single.receive() }
-        guard case .frame(let box)? = received else { return nil }
+        guard case .frame(let box)? = received, !box.isDiscarded else { return nil }
         let tb = TimeBase(codec.timeBase)
         let f = box.pointer.pointee
-        let pts = f.best_effort_timestamp != AV_NOPTS ? tb.time(f.best_effort_timestamp) : .zero
+        // The key frame's own timestamp: a decoder that saw one packet can only guess from
+        // it, and the frame-threaded decoder, which sees more, must find the same time to
+        // know this picture was already shown.
+        let ticks = packet.timestamp ?? (f.best_effort_timestamp != AV_NOPTS ? f.best_effort_timestamp : nil)
+        let pts = ticks.map(tb.time) ?? .zero
         return VideoFrame(box: box, pts: pts, duration: Self.frameDuration(of: box, tb), rotation: rotation, serial: serial)
     }
 
@@ -65,6 +69,10 @@ extension PlaybackEngine {
             guard !state.closing, state.serial == frame.serial else { return false }
             state.videoFrames.append(frame)
             state.decodedVideoFrames += 1
+            if state.firstVideoSerial != frame.serial {
+                state.firstVideoSerial = frame.serial
+                state.firstVideoTime = frame.pts
+            }
             if state.report.firstFrameDecodedMs == nil { state.report.firstFrameDecodedMs = phaseNowMs() }
             kickOwnerLocked(&state)
             return true

@@ -69,7 +69,15 @@ extension PlaybackEngine {
             demuxer.close()
             return nil
         }
-        item.audio = openAudioDecoder(demuxer)
+        var audioError: MediaError?
+        (item.audio, audioError) = openAudioDecoder(demuxer)
+        guard item.video != nil || item.audio != nil else {
+            // Nothing left to play (an audio codec this FFmpeg cannot open, such as xHE-AAC in
+            // 5.1): fail now, naming why, rather than wait for a stream that never comes.
+            fail(audioError ?? .noPlayableStreams(url: url))
+            demuxer.close()
+            return nil
+        }
         let streams = describe(demuxer, hasAudio: item.audio != nil)
         let opened = monitor.update { state -> Bool in
             guard !state.closing else { return false }
@@ -98,14 +106,15 @@ extension PlaybackEngine {
         return (decoder, parameters)
     }
 
-    /// The audio decoder; `nil` (the video plays silently) when there is no sink or no decoder.
-    private func openAudioDecoder(_ demuxer: Demuxer) -> Decoder? {
-        guard audioSink != nil, let index = demuxer.audioStreamIndex, let stream = demuxer.stream(index) else { return nil }
+    /// The audio decoder; `nil` (the video plays silently) when there is no sink or no decoder,
+    /// with the reason when the decoder would not open.
+    private func openAudioDecoder(_ demuxer: Demuxer) -> (Decoder?, MediaError?) {
+        guard audioSink != nil, let index = demuxer.audioStreamIndex, let stream = demuxer.stream(index) else { return (nil, nil) }
         do {
-            return try Decoder(parameters: stream.pointee.codecpar, timeBase: stream.pointee.time_base, url: url, threads: 1)
+            return (try Decoder(parameters: stream.pointee.codecpar, timeBase: stream.pointee.time_base, url: url, threads: 1), nil)
         } catch {
             logger.debug("audio disabled: \(error)")
-            return nil
+            return (nil, error as? MediaError)
         }
     }
 
@@ -123,10 +132,12 @@ extension PlaybackEngine {
         var frameDuration = MediaTime(value: 1, timescale: 30)
         var rotation = 0
         var videoTimeBase = TimeBase(AVRational(num: 1, den: 1))
+        var videoStart: MediaTime?
         if let index = demuxer.videoStreamIndex {
             videoTimeBase = demuxer.timeBase(of: index)
             rotation = demuxer.rotation(of: index)
             if let stream = demuxer.stream(index) {
+                if stream.pointee.start_time != AV_NOPTS { videoStart = videoTimeBase.time(stream.pointee.start_time) }
                 let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
                 if rate.num > 0 && rate.den > 0 && rate.num / rate.den < 1000 {
                     frameDuration = MediaTime(value: Int64(rate.den), timescale: rate.num)
@@ -138,7 +149,7 @@ extension PlaybackEngine {
             info: demuxer.info, hasVideo: demuxer.videoStreamIndex != nil,
             hasAudio: hasAudio,
             videoTimeBase: videoTimeBase, audioTimeBase: audioTimeBase, frameDuration: frameDuration,
-            rotation: rotation, duration: demuxer.info.duration ?? .indefinite)
+            rotation: rotation, duration: demuxer.info.duration ?? .indefinite, videoStart: videoStart)
     }
 
     /// Starts a decode thread per selected stream.
@@ -273,6 +284,7 @@ extension EngineState {
     }
 
     mutating func push(_ packet: Packet, isVideo: Bool, streams: OpenedStreams) {
+        mediaPacketsRead += 1
         let timeBase = isVideo ? streams.videoTimeBase : streams.audioTimeBase
         var duration = packet.duration > 0 ? timeBase.time(packet.duration) : (isVideo ? streams.frameDuration : .zero)
         if !duration.isNumeric || duration > MediaTime(value: 10, timescale: 1) { duration = .zero }

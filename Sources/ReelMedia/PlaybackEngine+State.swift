@@ -32,6 +32,9 @@ struct EngineState: @unchecked Sendable {
     /// Whether the demux thread is inside a read (a seek interrupts it).
     var demuxInIO = false
     var demuxAtEnd = false
+    /// Packets of the selected streams read over the item's life (demux thread): none at the
+    /// end of the input is a file cut short before its first sample.
+    var mediaPacketsRead = 0
     /// A stream ended early for this serial because the other filled the byte budget.
     var videoCutSerial = -1
     var audioCutSerial = -1
@@ -45,6 +48,9 @@ struct EngineState: @unchecked Sendable {
     /// Frames the video decoders queued, the first-frame decoder's included (decoder threads).
     var decodedVideoFrames = 0
     var videoEndedSerial = -1
+    /// The time of the first frame video queued for `firstVideoSerial` (video decoders).
+    var firstVideoTime: MediaTime?
+    var firstVideoSerial = -1
     /// Decoded audio in the output format, written by the audio decoder, taken by the renderer.
     var audioChunks: [AudioChunk] = []
     var audioChunksDuration: MediaTime = .zero
@@ -101,6 +107,25 @@ struct EngineState: @unchecked Sendable {
     init(machine: PresentationMachine) {
         self.machine = machine
     }
+
+    /// Where the current serial's presentation starts, for audio to start in step with it.
+    enum AudioStart: Equatable {
+        /// Video's first frame is still to come: audio waits to know where time starts.
+        case pending
+        /// No video to start with: audio starts at its own first sample.
+        case own
+        /// Time starts here (video's first frame, or the seek target it lands on): audio that
+        /// starts later is preceded by silence from here, as mpv pads it.
+        case at(MediaTime)
+    }
+
+    var audioStart: AudioStart {
+        guard streams?.hasVideo == true else { return .own }
+        if firstVideoSerial == serial, let first = firstVideoTime {
+            return .at(discardUntil.map { max(first, $0) } ?? first)
+        }
+        return videoEndedSerial == serial ? .own : .pending
+    }
 }
 
 /// What the demux thread learned when the container opened.
@@ -113,6 +138,9 @@ struct OpenedStreams: Sendable {
     var frameDuration: MediaTime
     var rotation: Int
     var duration: MediaTime
+    /// The video stream's start (its first presentation time, an edit list's start): frames
+    /// timed before it are decoded to reach it, never shown. `nil` when the container says none.
+    var videoStart: MediaTime?
 }
 
 /// A seek for the demux thread: where to go and for which serial.

@@ -28,6 +28,8 @@ final class VideoDecodeLoop {
     private let timeBase: TimeBase
     private let frameDuration: MediaTime
     private let rotation: Int
+    /// The stream's start: frames before it are decoded, not shown.
+    private let start: MediaTime?
     private var fastFirst: Bool
     private var state = Serial()
 
@@ -37,7 +39,9 @@ final class VideoDecodeLoop {
         self.decoder = decoder
         self.codec = codec
         timeBase = TimeBase(codec.timeBase)
-        (frameDuration, rotation) = engine.monitor.read { ($0.streams?.frameDuration ?? .zero, $0.streams?.rotation ?? 0) }
+        (frameDuration, rotation, start) = engine.monitor.read {
+            ($0.streams?.frameDuration ?? .zero, $0.streams?.rotation ?? 0, $0.streams?.videoStart)
+        }
         fastFirst = engine.configuration.fastFirstFrame
     }
 
@@ -54,7 +58,7 @@ final class VideoDecodeLoop {
         }
         if fastFirst, packet.isKeyframe, state.discardUntil == nil {
             fastFirst = false
-            if let frame = engine.decodeAlone(packet, codec: codec, serial: entry.serial, rotation: rotation) {
+            if let frame = engine.decodeAlone(packet, codec: codec, serial: entry.serial, rotation: rotation), shows(frame) {
                 state.skipThrough = frame.pts
                 state.lastPts = frame.pts
                 guard engine.emit(frame, worker: worker) else { return true }
@@ -105,6 +109,7 @@ final class VideoDecodeLoop {
             case .frame(let box):
                 state.packetsSinceFrame = 0
                 let frame = makeFrame(box, serial: serial)
+                guard !box.isDiscarded, shows(frame) else { continue }
                 if let skip = state.skipThrough, frame.pts <= skip { continue }
                 state.skipThrough = nil
                 guard process(frame) else { return false }
@@ -126,6 +131,13 @@ final class VideoDecodeLoop {
         }
         state.lastPts = pts
         return VideoFrame(box: box, pts: pts, duration: PlaybackEngine.frameDuration(of: box, timeBase), rotation: rotation, serial: serial)
+    }
+
+    /// Whether a frame is at or after the stream's start (pre-roll before it is never shown:
+    /// the first frame shown is the first at or after the start, as FFmpeg decodes it).
+    private func shows(_ frame: VideoFrame) -> Bool {
+        guard let start else { return true }
+        return frame.pts >= start
     }
 
     /// Applies the seek window, then queues; `false` when the serial went stale.
