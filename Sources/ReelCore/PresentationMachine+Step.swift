@@ -122,7 +122,7 @@ extension PresentationMachine {
                 // The input ended without a single frame: go on as audio if there is audio.
                 let audioGaveNothing = !hasAudio || (buffers.audioEnded && !sawAudio)
                 if audioGaveNothing {
-                    fail(.nothingDecoded, now: now, into: &out)
+                    endWithNothing(buffers, now: now, into: &out)
                     return
                 }
                 videoAbsent = true
@@ -137,7 +137,7 @@ extension PresentationMachine {
             } else {
                 // Audio only: the first "frame" is the first decoded audio.
                 if buffers.audioEnded, !sawAudio {
-                    fail(.nothingDecoded, now: now, into: &out)
+                    endWithNothing(buffers, now: now, into: &out)
                     return
                 }
                 guard sawAudio else { return }
@@ -247,6 +247,22 @@ extension PresentationMachine {
             readyReported = true
             out.actions.append(.reportReady)
         }
+        out.actions += retime(at: now)
+    }
+
+    /// Every stream ended having given nothing: the end of an input that held no media, else
+    /// a failure (nothing in it decodes).
+    private mutating func endWithNothing(_ buffers: Buffers, now: MediaTime, into out: inout Step) {
+        guard buffers.inputHeldNoMedia else {
+            fail(.nothingDecoded, now: now, into: &out)
+            return
+        }
+        phase = .ended
+        if !readyReported {
+            readyReported = true
+            out.actions.append(.reportReady)
+        }
+        out.actions.append(.reportEnd)
         out.actions += retime(at: now)
     }
 

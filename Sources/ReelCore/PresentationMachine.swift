@@ -69,6 +69,10 @@ public struct PresentationMachine: Sendable {
         public var audioClock: MediaTime?
         /// The audio device ran out of samples while time ran.
         public var audioStarved = false
+        /// The input ended before a single packet of its streams: a file cut short after its
+        /// header (an MP4 ending at its `moov`). It plays what it holds — nothing — and ends,
+        /// as FFmpeg does, where an input whose packets decode to nothing fails.
+        public var inputHeldNoMedia = false
 
         public init(serial: Int) { self.serial = serial }
     }

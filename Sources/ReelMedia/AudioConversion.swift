@@ -17,8 +17,11 @@ struct AudioChunk: Sendable {
 /// Converts decoded frames of any layout, rate and sample format to the output
 /// format with libswresample.
 final class Resampler {
-    private var context: OpaquePointer?
-    private var inputKey: (Int32, Int32, UInt64, Int32)?
+    fileprivate var context: OpaquePointer?
+    fileprivate var inputKey: (Int32, Int32, UInt64, Int32)?
+    /// Frames given to and taken from the current context (for the tail at the end).
+    fileprivate var inputFrames: Int64 = 0
+    fileprivate var outputFrames: Int64 = 0
     let output: AudioFormat
 
     init(output: AudioFormat) {
@@ -49,6 +52,8 @@ final class Resampler {
             }
             try ffcall("swr_init") { swr_init(context) }
             inputKey = key
+            inputFrames = 0
+            outputFrames = 0
         }
         let delayFrames = swr_get_delay(context, Int64(output.sampleRate))
         let capacity = Int(swr_get_out_samples(context, f.nb_samples)) + 32
@@ -64,7 +69,41 @@ final class Resampler {
             throw MediaError.ffmpeg(operation: "swr_convert", code: produced, message: ffmpegErrorString(produced), url: nil)
         }
         samples.removeSubrange(Int(produced) * output.channels..<samples.count)
+        inputFrames += Int64(f.nb_samples)
+        outputFrames += Int64(produced)
         return (samples, MediaTime(value: delayFrames, timescale: Int32(output.sampleRate)))
+    }
+}
+
+extension Resampler {
+    /// What the resampler still holds at the end of the input (its filter's delay: a few
+    /// milliseconds, or all of an input shorter than the filter), converted; empty when it holds
+    /// nothing. libswresample releases held input only once it has produced output, so silence
+    /// is pushed in behind it, and the output is cut where the input's own samples end.
+    func flush() -> [Float] {
+        guard let context, let inputRate = inputKey?.1, inputRate > 0, inputFrames > 0 else { return [] }
+        let expected = (inputFrames * Int64(output.sampleRate) + Int64(inputRate) / 2) / Int64(inputRate)
+        let missing = Int(expected - outputFrames)
+        guard missing > 0 else { return [] }
+        swr_inject_silence(context, Int32(swr_get_delay(context, Int64(inputRate))) + inputRate / 100 + 64)
+        let capacity = Int(swr_get_out_samples(context, 0)) + 32
+        var samples = [Float](repeating: 0, count: capacity * output.channels)
+        let produced = samples.withUnsafeMutableBytes { raw -> Int32 in
+            var out: UnsafeMutablePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            return withUnsafeMutablePointer(to: &out) { swr_convert(context, $0, Int32(capacity), nil, 0) }
+        }
+        inputFrames = 0
+        outputFrames = 0
+        guard produced > 0 else { return [] }
+        return Array(samples.prefix(min(Int(produced), missing) * output.channels))
+    }
+
+    /// Forgets what the resampler holds (a seek: the next input does not follow on).
+    func reset() {
+        swr_free(&context)
+        inputKey = nil
+        inputFrames = 0
+        outputFrames = 0
     }
 }
 

@@ -7,6 +7,8 @@ private struct AudioDecodeState {
     var serial = -1
     var discardUntil: MediaTime?
     var nextPts: MediaTime?
+    /// Where the converted audio so far ends (the resampler's tail follows on from here).
+    var convertedEnd: MediaTime?
     var packetsSinceOutput = 0
     var produced = false
     var gaveUp = false
@@ -31,6 +33,8 @@ extension PlaybackEngine {
                     var pts = f.best_effort_timestamp != AV_NOPTS ? tb.time(f.best_effort_timestamp) : (state.nextPts ?? .zero)
                     guard let (samples, delay) = try? resampler.convert(box.pointer) else { continue }
                     pts = pts - delay
+                    state.convertedEnd = pts + MediaTime(value: Int64(samples.count / sink.format.channels),
+                                                         timescale: Int32(sink.format.sampleRate))
                     if f.sample_rate > 0 {
                         state.nextPts = pts + MediaTime(value: Int64(f.nb_samples), timescale: f.sample_rate)
                     }
@@ -47,13 +51,20 @@ extension PlaybackEngine {
         while let (entry, discardUntil) = nextPacket(worker, video: false) {
             if entry.serial != state.serial {
                 decoder.flush()
+                resampler.reset()
                 state = AudioDecodeState(serial: entry.serial, discardUntil: discardUntil)
             }
             if state.gaveUp { continue }
             guard let packet = entry.packet else {
                 _ = try? decoder.send(nil)
-                _ = drain(serial: entry.serial)
+                if drain(serial: entry.serial), let end = state.convertedEnd {
+                    // The resampler's last samples: the end of every resampled stream, and the
+                    // whole of one shorter than its filter (a 20-sample file).
+                    let tail = resampler.flush()
+                    if !tail.isEmpty { _ = queue(tail, pts: end, serial: entry.serial, state: &state, worker: worker) }
+                }
                 decoder.flush()
+                resampler.reset()
                 markEnded(video: false, serial: entry.serial)
                 continue
             }

@@ -76,6 +76,7 @@ extension PlaybackEngine {
         buffers.video = state.videoFrames.map { PresentationMachine.FrameHead(pts: $0.pts, duration: $0.duration) }
         buffers.videoEnded = state.videoEndedSerial == state.serial
         buffers.firstAudioTime = state.firstAudioSerial == state.serial ? state.firstAudioTime : nil
+        buffers.inputHeldNoMedia = state.demuxAtEnd && state.mediaPacketsRead == 0
         guard let ring, let sink = audioSink else {
             buffers.audioEnded = state.audioEndedSerial == state.serial
             return buffers

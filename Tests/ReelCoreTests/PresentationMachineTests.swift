@@ -212,6 +212,20 @@ import Testing
         #expect(!step.wantsData && step.wake == nil, "a failed item waits for nothing")
     }
 
+    @Test func anInputCutShortBeforeItsFirstPacketEndsInsteadOfFailing() {
+        // An MP4 that ends at its moov: FFmpeg plays what it holds (nothing) and exits 0.
+        for streams in [Self.videoOnly, PM.Streams(hasVideo: false, hasAudio: true, duration: .indefinite, frameDuration: .zero)] {
+            var machine = PM()
+            _ = machine.handle(.opened(streams), now: .zero)
+            var buffers = Self.buffers([], videoEnded: true, audioEnded: true)
+            buffers.inputHeldNoMedia = true
+            let step = machine.step(now: .zero, buffers: buffers)
+            #expect(step.actions.contains(.reportReady) && step.actions.contains(.reportEnd), "\(step.actions)")
+            #expect(!step.actions.contains(.reportNoProgress(.nothingDecoded)))
+            #expect(machine.phase == .ended)
+        }
+    }
+
     @Test func videoThatDecodesNothingLeavesTheAudioToPlay() {
         var machine = PM()
         _ = machine.handle(.opened(Self.audioAndVideo), now: .zero)
