@@ -21,20 +21,16 @@ final class Decoder: @unchecked Sendable {
         guard let context = avcodec_alloc_context3(codec) else {
             throw MediaError.ffmpeg(operation: "avcodec_alloc_context3", code: -12, message: "out of memory", url: url)
         }
+        // Every stored property is set from here on, so a throw below runs `deinit`, which
+        // frees the context: freeing it here too crashed on any codec that fails to open.
         self.context = context
-        do {
-            try ffcall("avcodec_parameters_to_context", url: url) { avcodec_parameters_to_context(context, parameters) }
-            context.pointee.pkt_timebase = timeBase
-            context.pointee.thread_count = threads
-            if threads != 1 {
-                context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-            }
-            try ffcall("avcodec_open2 (\(String(cString: codec.pointee.name)))", url: url) { avcodec_open2(context, codec, nil) }
-        } catch {
-            var pointer: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&pointer)
-            throw error
+        try ffcall("avcodec_parameters_to_context", url: url) { avcodec_parameters_to_context(context, parameters) }
+        context.pointee.pkt_timebase = timeBase
+        context.pointee.thread_count = threads
+        if threads != 1 {
+            context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         }
+        try ffcall("avcodec_open2 (\(String(cString: codec.pointee.name)))", url: url) { avcodec_open2(context, codec, nil) }
     }
 
     deinit {
