@@ -67,8 +67,14 @@ def reference_frames(path, stream_index, timeout):
 
 
 def audio_decodes(path, timeout):
-    code, _, err = run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "null", "-"], timeout)
-    return code == 0, err.decode(errors="replace").strip().splitlines()[-1:]
+    """Whether FFmpeg decodes at least one frame of the first audio stream, and its last
+    error line."""
+    code, out, err = run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "framemd5", "-"], timeout)
+    decoded = sum(1 for line in out.decode().splitlines() if line and not line.startswith("#"))
+    why = err.decode(errors="replace").strip().splitlines()[-1:]
+    if code == 0 and decoded == 0:
+        why = ["FFmpeg decodes no audio sample"]
+    return code == 0 and decoded > 0, why
 
 
 def parse_pts(text):
@@ -129,16 +135,14 @@ def compare(reference, shown):
     if repeated:
         problems.append(f"{repeated} frame(s) presented twice")
     matcher = difflib.SequenceMatcher(a=ref_keys, b=got_keys, autojunk=False)
-    missing, extra, first_gap = 0, 0, None
+    extra = 0
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
-        if op in ("delete", "replace"):
-            missing += a1 - a0
-            if a0 > 0 and first_gap is None:
-                first_gap = reference[a0][0]
+        if op in ("delete", "replace") and a0 >= leading:
+            where = "right after the first frame" if a0 == 1 and leading == 0 else f"from FFmpeg's frame {a0}"
+            problems.append(f"{a1 - a0} frame(s) not shown {where}: FFmpeg's frames {a0}-{a1 - 1} "
+                            f"(pts {fmt(reference[a0][0])}-{fmt(reference[a1 - 1][0])})")
         if op in ("insert", "replace"):
             extra += b1 - b0
-    if missing - leading > 0:
-        problems.append(f"{missing - leading} of FFmpeg's frames missing after the start (first near {fmt(first_gap)})")
     if extra - repeated > 0:
         problems.append(f"{extra - repeated} frame(s) that FFmpeg does not show at those times")
     problems.append(f"reel {len(shown)} frames, FFmpeg {len(reference)}")

@@ -75,8 +75,10 @@ make_clip() {
     [ -f "$target" ] && return 0
     base
     case $name in
-    late-audio-100ms.mp4)       # the reproduction: audio 100 ms after video (an empty edit)
+    late-audio-100ms.mp4)       # the reproduction: -itsoffset 0.1, audio 76 ms after video (an empty edit; AAC priming)
         ff -i "$work/a.mp4" -itsoffset 0.1 -i "$work/a.mp4" -map 0:v -map 1:a -c copy "$target" ;;
+    late-audio-67ms.mp4)        # audio 67 ms late behind an empty edit (90 ms less the 23 ms of AAC priming)
+        ff -i "$work/a.mp4" -itsoffset 0.090 -i "$work/a.mp4" -map 0:v -map 1:a -c copy "$target" ;;
     late-audio-43ms.mkv)        # audio 43 ms late in Matroska (block timestamps, no edit list; 23 ms of it is priming)
         ff -i "$work/a.mp4" -itsoffset 0.066 -i "$work/a.mp4" -map 0:v -map 1:a -c copy "$target" ;;
     late-audio-priming.mov)     # audio 1024 samples (23 ms) late behind an edit list that also skips the AAC priming
@@ -170,7 +172,7 @@ PY
     esac
 }
 
-all=(late-audio-100ms.mp4 late-audio-43ms.mkv late-audio-priming.mov late-video-67ms.mp4 editlist-midgop.mp4
+all=(late-audio-100ms.mp4 late-audio-67ms.mp4 late-audio-43ms.mkv late-audio-priming.mov late-video-67ms.mp4 editlist-midgop.mp4
      rotate-90.mp4 rotate-180.mp4 rotate-270.mp4 mirror.mp4 vfr.mp4 hevc-10bit-hdr.mp4
      pcm-s16.mov pcm-s24.mov flac.mkv flac-24bit.mp4 fragmented-sidx.mp4
      truncated-60pc.mp4 truncated-60pc.mkv truncated-60pc.ts start-3of30.avi duration0-5frames.mp4
