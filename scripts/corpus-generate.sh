@@ -118,8 +118,12 @@ make_clip() {
     truncated-60pc.ts)
         ff -i "$work/gop.mp4" -c copy "$work/t.ts"
         head -c $(( $(stat -c%s "$work/t.ts") * 6 / 10 )) "$work/t.ts" > "$target" ;;
-    start-3of30.avi)            # first video timestamp 3/30: the stream header's dwStart is 3
-        ff -f lavfi -i testsrc2=s=320x240:r=30:d=1 -c:v mpeg4 -q:v 5 "$work/s.avi"
+    start-3of30.avi|start-3of30-pcm.avi)   # first video timestamp 3/30: the stream header's dwStart is 3
+        if [ "$name" = start-3of30.avi ]; then   # video only
+            ff -f lavfi -i testsrc2=s=320x240:r=30:d=1 -c:v mpeg4 -q:v 5 "$work/s.avi"
+        else                                     # with PCM audio from 0
+            ff -f lavfi -i testsrc2=s=320x240:r=30:d=1 -f lavfi -i sine=r=44100:d=1 -c:v mpeg4 -q:v 5 -c:a pcm_s16le "$work/s.avi"
+        fi
         python3 - "$work/s.avi" <<'PY'
 import struct, sys
 data = bytearray(open(sys.argv[1], 'rb').read())
@@ -175,7 +179,7 @@ PY
 all=(late-audio-100ms.mp4 late-audio-67ms.mp4 late-audio-43ms.mkv late-audio-priming.mov late-video-67ms.mp4 editlist-midgop.mp4
      rotate-90.mp4 rotate-180.mp4 rotate-270.mp4 mirror.mp4 vfr.mp4 hevc-10bit-hdr.mp4
      pcm-s16.mov pcm-s24.mov flac.mkv flac-24bit.mp4 fragmented-sidx.mp4
-     truncated-60pc.mp4 truncated-60pc.mkv truncated-60pc.ts start-3of30.avi duration0-5frames.mp4
+     truncated-60pc.mp4 truncated-60pc.mkv truncated-60pc.ts start-3of30.avi start-3of30-pcm.avi duration0-5frames.mp4
      audio-wav-80k-20samples.wav audio-wav-8k.wav audio-wav-11025-u8.wav audio-wav-192k-s32.wav
      audio-wav-384k-f32.wav audio-wav-96k-s24-6ch.wav audio-flac-24bit-96k.flac audio-m4b-cut-after-moov.m4b
      audio-opus.ogg audio-mp3-vbr.mp3 audio-truncated.flac)
