@@ -12,6 +12,9 @@ packages=(
     # The ffmpeg command: the reference the tests and the corpus script compare every
     # frame with (`-f framemd5`), and the maker of clips shaped like phone uploads.
     ffmpeg
+    # python3 (standard library only): scripts/corpus.sh's comparison, and the box
+    # patches scripts/corpus-generate.sh makes in the clips the corpus tests generate.
+    python3
     # SDL2 and SDL2_ttf: the window, GL context, audio device, text.
     libsdl2-dev libsdl2-ttf-dev
     # nginx: a real origin server for the HTTP loader and cache integration tests.
