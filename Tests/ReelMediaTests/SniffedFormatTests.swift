@@ -116,6 +116,31 @@ import Testing
         #expect(paths == ["/hidden"], "only the document was read, by Reel: \(paths)")
     }
 
+    /// Media at a URL with no extension passes through the variant loader's look at it, whole,
+    /// and plays; the second time the loader knows it is media.
+    @Test func mediaWithNoExtensionPlaysThroughTheVariantLoader() async throws {
+        let clip = try Fixtures.clip(StreamingTests.spec)
+        let reference = try await offThePool { try referenceFrames(clip).map(\.md5) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sniff-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try FileManager.default.copyItem(at: clip, to: scratch.appendingPathComponent("video"))
+        let server = OriginServer(configuration: .init(root: scratch))
+        _ = try await server.start()
+        let http = HTTPLoader()
+        let loader = VariantSelectingLoader(upstream: http, bandwidth: nil)
+        let item = server.url(for: "video")
+        for _ in 0..<2 {
+            let played = await Self.outcome { try decodedMD5sOnThisThread(item, loader: loader) }
+            #expect(try played.get() == reference)
+        }
+        let paths = server.statistics.requests.map(\.path)
+        await http.shutdown()
+        await server.stop()
+        #expect(paths.allSatisfy { $0 == "/video" }, "\(paths)")
+        #expect(loader.choice(for: item) == nil)
+    }
+
     /// What every open allows: every demuxer of this FFmpeg but its DASH one (which opens
     /// segments with its own protocols), the HLS one and the containers segments come in included.
     @Test func opensAllowEveryDemuxerButDASH() {
