@@ -52,7 +52,8 @@ import Testing
         let server = try await Self.origin(stream.directory, "/stream", document, headers: typing.header(for: format))
         let http = HTTPLoader()
         let loader = VariantSelectingLoader(upstream: http, bandwidth: nil)
-        let item = server.url(for: "stream")
+        // As an API would name it: no extension, and a query.
+        let item = URL(string: server.url(for: "stream").absoluteString + "?id=7&quality=auto")!
         let played = await Self.outcome { try decodedMD5sOnThisThread(item, loader: loader) }
         let paths = server.statistics.requests.map(\.path)
         await http.shutdown()
