@@ -42,8 +42,7 @@ public enum StreamingFormat: String, Sendable, Hashable, CaseIterable {
     public static func decide(contentType: String?, head: Data, name: URL?) -> StreamingFormat {
         if case .format(let format) = evidence(head) { return format }
         if let declared = fromContentType(contentType) { return declared }
-        if let name, let named = fromName(name), named != .other { return named }
-        return .other
+        return name.flatMap(fromName) ?? .other
     }
 
     /// Asks `peek` for the first bytes until they decide (or ``sniffLimit`` bytes, or the end),
@@ -114,13 +113,14 @@ public enum StreamingFormat: String, Sendable, Hashable, CaseIterable {
     /// What `head`, a resource's first bytes, says.
     public static func evidence(_ head: Data) -> Evidence {
         let bytes = [UInt8](head.prefix(sniffLimit))
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
         var i = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+        if bytes.starts(with: bom) {
             i = 3
         } else if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
             // UTF-16 (or UTF-32): not read here; the type or the name decides.
             return .silent
-        } else if bytes.count < 3, [UInt8](bytes).elementsEqual([0xEF, 0xBB, 0xBF].prefix(bytes.count)), !bytes.isEmpty {
+        } else if !bytes.isEmpty, bytes.count < bom.count, bom.starts(with: bytes) {
             return .needsMore
         }
         i = skipSpace(bytes, from: i)
