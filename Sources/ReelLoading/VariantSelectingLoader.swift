@@ -132,19 +132,26 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         let (stream, continuation) = ByteStream.makeStream()
         let task = Task {
             let source = self.upstream.read(url, range: .all)
+            let format: StreamingFormat
             do {
                 let information = try await source.contentInformation()
-                let format = try await StreamingFormat.detect(contentType: information.contentType, name: information.finalURL ?? url) {
+                format = try await StreamingFormat.detect(contentType: information.contentType, name: information.finalURL ?? url) {
                     try await source.prefix(atLeast: $0, atMost: StreamingFormat.sniffLimit)
                 }
+            } catch {
+                source.cancel()
+                continuation.finish(throwing: error)
+                return
+            }
+            do {
                 if format == .other {
                     self.rememberMedia(url)
                     try await Self.relay(source, to: continuation)
                 } else {
+                    // The read is the document's now (shared with anyone who joins it).
                     try await Self.relay(self.document(url, range: .all, started: source), to: continuation)
                 }
             } catch {
-                source.cancel()
                 continuation.finish(throwing: error)
             }
         }
