@@ -186,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelMediaTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelOriginTests",

@@ -53,6 +53,8 @@ public final class ByteStream: AsyncSequence, Sendable {
         var failure: (any Error)?
         var cancelled = false
         var producerIdle = false
+        /// While a blocking ``waitForPrefix(atLeast:atMost:)`` waits: how many bytes it waits for.
+        var peekMinimum = 0
         var consumerProgress = 0
         var cancelHandlers: [@Sendable () -> Void] = []
         var nextWaiterID: UInt64 = 0
@@ -267,7 +269,8 @@ public final class ByteStream: AsyncSequence, Sendable {
     public var isIdle: Bool {
         let pulled = pull != nil
         return state.withTrackedLock { state in
-            !pulled && !state.cancelled && !state.finished && state.chunks.isEmpty && state.producerIdle
+            !pulled && !state.cancelled && !state.finished && state.bufferedBytes < Swift.max(1, state.peekMinimum)
+                && state.producerIdle
         }
     }
 
@@ -377,7 +380,7 @@ public final class ByteStream: AsyncSequence, Sendable {
     public func read(maxLength: Int) throws -> Data? {
         precondition(maxLength > 0)
         if let pull {
-            if isCancelled { throw CancellationError() }
+            if let peeked = try takePeeked(maxLength) { return peeked }
             return try pull(maxLength)
         }
         let highWaterMark = self.highWaterMark
@@ -514,12 +517,107 @@ public final class ByteStream: AsyncSequence, Sendable {
         }
         if let pull {
             try Task.checkCancellation()
-            if isCancelled { throw CancellationError() }
+            if let peeked = try takePeeked(256 * 1024) { return peeked }
             return try pull(256 * 1024)
         }
         while true {
             if let result = try pollChunk() { return result }
             try await waitForChange { !$0.chunks.isEmpty }
+        }
+    }
+
+    // MARK: - Looking ahead
+
+    /// The first bytes not read yet, left unread: waits until at least `minimum` are buffered,
+    /// the stream has ended (or failed), or the producer waits for the reader (more than the
+    /// high-water mark is buffered), and returns at most `maximum`. Throws `CancellationError`
+    /// once cancelled, and the stream's error when it failed with nothing buffered. Blocks the
+    /// calling thread: call it only from a thread of your own, never from a task. A pulled
+    /// stream pulls what it needs and keeps it for the reads.
+    ///
+    /// What sniffing a resource's format needs (``StreamingFormat``): the bytes stay for the
+    /// reader the stream is handed to.
+    public func waitForPrefix(atLeast minimum: Int, atMost maximum: Int) throws -> Data {
+        if pull != nil { return try pullPrefix(atLeast: minimum, atMost: maximum) }
+        let highWaterMark = self.highWaterMark
+        defer { state.withTrackedLock { $0.peekMinimum = 0 } }
+        return try blockingWait { state -> Data? in
+            if let ready = try Self.prefixIfReady(&state, minimum, maximum, highWaterMark: highWaterMark) { return ready }
+            state.peekMinimum = minimum
+            return nil
+        }
+    }
+
+    /// The same for tasks.
+    public func prefix(atLeast minimum: Int, atMost maximum: Int) async throws -> Data {
+        if pull != nil { return try pullPrefix(atLeast: minimum, atMost: maximum) }
+        let highWaterMark = self.highWaterMark
+        while true {
+            let outcome = state.withTrackedLock { state -> Outcome<Data?> in
+                do {
+                    return .value(try Self.prefixIfReady(&state, minimum, maximum, highWaterMark: highWaterMark))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let ready = try outcome.get() { return ready }
+            try await waitForChange { $0.bufferedBytes >= minimum || $0.bufferedBytes > highWaterMark }
+        }
+    }
+
+    /// The buffered prefix when a peek need not wait, `nil` when it must.
+    private static func prefixIfReady(_ state: inout State, _ minimum: Int, _ maximum: Int, highWaterMark: Int) throws -> Data? {
+        if state.cancelled { throw CancellationError() }
+        let ended = state.finished
+        guard state.bufferedBytes >= minimum || ended || state.bufferedBytes > highWaterMark else { return nil }
+        if ended, state.bufferedBytes == 0, let failure = state.failure { throw failure }
+        return bufferedPrefix(state, maximum)
+    }
+
+    private static func bufferedPrefix(_ state: State, _ maximum: Int) -> Data {
+        var result = Data()
+        var offset = state.headOffset
+        for chunk in state.chunks {
+            guard result.count < maximum else { break }
+            let start = chunk.startIndex + offset
+            let n = Swift.min(chunk.count - offset, maximum - result.count)
+            result.append(chunk[start..<(start + n)])
+            offset = 0
+        }
+        return result
+    }
+
+    /// A pulled stream's peek: pulls into the buffer (on the calling thread) until it holds
+    /// `minimum` bytes or the source ends; the reads take those bytes first.
+    private func pullPrefix(atLeast minimum: Int, atMost maximum: Int) throws -> Data {
+        guard let pull else { return Data() }
+        while true {
+            let (ready, wanted) = try state.withTrackedLock { state -> (Data?, Int) in
+                if state.cancelled { throw CancellationError() }
+                if state.bufferedBytes >= minimum || state.finished { return (Self.bufferedPrefix(state, maximum), 0) }
+                return (nil, Swift.max(1, maximum - state.bufferedBytes))
+            }
+            if let ready { return ready }
+            let data = try pull(wanted)
+            state.withTrackedLock { state in
+                if let data, !data.isEmpty {
+                    state.chunks.append(data)
+                    state.bufferedBytes += data.count
+                } else if data == nil {
+                    state.finished = true
+                }
+            }
+        }
+    }
+
+    /// For a pulled stream: bytes a peek pulled that nobody read yet (`.some(nil)`: the peek
+    /// found the end), or `nil` when there are none and the reader pulls.
+    private func takePeeked(_ maxLength: Int) throws -> Data?? {
+        try state.withTrackedLock { state -> Data?? in
+            if state.cancelled { throw CancellationError() }
+            if !state.chunks.isEmpty { return .some(Self.take(&state, maxLength, highWaterMark: .max).data) }
+            if state.finished { return .some(nil) }
+            return nil
         }
     }
 

@@ -14,8 +14,14 @@ import Synchronization
 /// `@bandwidth`) and the lowest-bandwidth audio Representation; every other video and audio
 /// Representation (and an AdaptationSet left empty) is removed, the rest kept as written.
 ///
-/// Which documents it looks at: URLs whose path ends in `.m3u8`, `.m3u` or `.mpd`, read from offset 0.
-/// Such a document is read whole (at most `maxDocumentBytes`; a longer one passes through and
+/// Which documents it looks at: what ``StreamingFormat`` finds HLS or DASH — by the server's
+/// `Content-Type` and the first bytes, the name only as a hint. A read from offset 0 of a URL
+/// named like a playlist or manifest (`.m3u8`, `.m3u`, `.mpd`) is one; a whole read of a URL
+/// with no such name and no media extension (`/play/123`, `/manifest`) is looked at first: its
+/// content information and first bytes decide, and media passes on through (the URL is then
+/// remembered as media, and later reads go straight upstream). A URL named like media (`.mp4`)
+/// passes straight through; the player still tells its format by its bytes, and plays it, but
+/// without a variant choice. A document is read whole (at most `maxDocumentBytes`; a longer one passes through and
 /// the demuxer's own limits refuse it), then served from memory. Reads of one document that
 /// overlap — the player's header probe and the demuxer's read, the preloader and the player —
 /// share one upstream request and one choice; the probe (``contentInformation(for:)``) waits
@@ -60,10 +66,14 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         var order: [String] = []
         var inFlight: [String: InFlight] = [:]
         var observers: [@Sendable (VariantChoice) -> Void] = []
+        /// URLs whose content said media (the last ``keptMedia``): read straight upstream.
+        var media: Set<String> = []
+        var mediaOrder: [String] = []
     }
 
     private let state = Mutex(State())
     private static let keptMasters = 64
+    private static let keptMedia = 256
 
     public init(upstream: any ResourceLoader, bandwidth: (any BandwidthEstimating)?, policy: VariantPolicy = VariantPolicy(),
                 maxDocumentBytes: Int = 4 << 20) {
@@ -92,20 +102,77 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// a master is never reloaded.
     public var unstored: any ResourceLoader { upstream.unstoredLoader }
 
-    /// Whether reads of `url` are looked at (an HLS playlist by its name).
+    /// Whether `url` is named like an HLS playlist or a DASH manifest (``StreamingFormat/fromName(_:)``).
     public static func mayBePlaylist(_ url: URL) -> Bool {
-        let ext = url.pathExtension.lowercased()
-        return ext == "m3u8" || ext == "m3u" || ext == "mpd"
+        let named = StreamingFormat.fromName(url)
+        return named == .hls || named == .dash
     }
 
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
-        guard Self.mayBePlaylist(url) else { return upstream.read(url, range: range) }
         if let chosen = state.withTrackedLock({ $0.chosen[url.absoluteString] }) {
             return Self.serve(chosen.data, information: chosen.information, url: url, range: range)
         }
         guard range.offset == 0 else { return upstream.read(url, range: range) }
+        switch StreamingFormat.fromName(url) {
+        case .hls, .dash:
+            return document(url, range: range, started: nil)
+        case .other:
+            return upstream.read(url, range: range)
+        case nil:
+            let known = state.withTrackedLock { $0.media.contains(url.absoluteString) }
+            guard range == .all, !known else { return upstream.read(url, range: range) }
+            return sniffed(url)
+        }
+    }
+
+    /// A whole read of a URL whose name says nothing: its content information and first bytes
+    /// say whether it is a playlist or manifest (read whole and chosen from, like a named one,
+    /// from this same read) or media (passed on as it comes).
+    private func sniffed(_ url: URL) -> ByteStream {
         let (stream, continuation) = ByteStream.makeStream()
-        let inspection = join(url)
+        let task = Task {
+            let source = self.upstream.read(url, range: .all)
+            let format: StreamingFormat
+            do {
+                let information = try await source.contentInformation()
+                format = try await StreamingFormat.detect(contentType: information.contentType, name: information.finalURL ?? url) {
+                    try await source.prefix(atLeast: $0, atMost: StreamingFormat.sniffLimit)
+                }
+            } catch {
+                source.cancel()
+                continuation.finish(throwing: error)
+                return
+            }
+            do {
+                if format == .other {
+                    self.rememberMedia(url)
+                    try await Self.relay(source, to: continuation)
+                } else {
+                    // The read is the document's now (shared with anyone who joins it).
+                    try await Self.relay(self.document(url, range: .all, started: source), to: continuation)
+                }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onCancel { task.cancel() }
+        return stream
+    }
+
+    private func rememberMedia(_ url: URL) {
+        let key = url.absoluteString
+        state.withTrackedLock { state in
+            guard state.media.insert(key).inserted else { return }
+            state.mediaOrder.append(key)
+            if state.mediaOrder.count > Self.keptMedia { state.media.remove(state.mediaOrder.removeFirst()) }
+        }
+    }
+
+    /// A read of the playlist or manifest at `url`: read whole once (from `started`, a whole
+    /// read under way, when given) and served from the choice.
+    private func document(_ url: URL, range: ByteRange, started: ByteStream?) -> ByteStream {
+        let (stream, continuation) = ByteStream.makeStream()
+        let inspection = join(url, started: started)
         let departure = Departure { self.leave(url, inspection) }
         let task = Task {
             defer { departure.run() }
@@ -132,13 +199,13 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// for the whole document (and the choice) instead of leaving after the headers: the
     /// demuxer's read that follows is then served from the choice, with no second request.
     public func contentInformation(for url: URL) async throws -> ContentInformation {
-        guard Self.mayBePlaylist(url) else { return try await upstream.contentInformation(for: url) }
         if let chosen = state.withTrackedLock({ $0.chosen[url.absoluteString] }) {
             var information = chosen.information
             information.length = Int64(chosen.data.count)
             return information
         }
-        let inspection = join(url)
+        guard Self.mayBePlaylist(url) else { return try await upstream.contentInformation(for: url) }
+        let inspection = join(url, started: nil)
         let departure = Departure { self.leave(url, inspection) }
         defer { departure.run() }
         let found = try await withTaskCancellationHandler {
@@ -155,19 +222,21 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         }
     }
 
-    /// The read of `url` under way, joined, or a new one.
-    private func join(_ url: URL) -> Task<Inspection, any Error> {
+    /// The read of `url` under way, joined (`started` is then not needed), or a new one.
+    private func join(_ url: URL, started: ByteStream?) -> Task<Inspection, any Error> {
         let key = url.absoluteString
-        return state.withTrackedLock { state in
+        let (task, unused) = state.withTrackedLock { state -> (Task<Inspection, any Error>, ByteStream?) in
             if var running = state.inFlight[key] {
                 running.waiters += 1
                 state.inFlight[key] = running
-                return running.task
+                return (running.task, started)
             }
-            let task = Task { try await self.inspect(url) }
+            let task = Task { try await self.inspect(url, started: started) }
             state.inFlight[key] = InFlight(task: task, waiters: 1)
-            return task
+            return (task, nil)
         }
+        unused?.cancel()
+        return task
     }
 
     /// A reader is done with `task`: the last one to leave ends it (finished or not), so a
@@ -188,8 +257,8 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     }
 
     /// Reads the playlist whole and chooses when it is a master.
-    private func inspect(_ url: URL) async throws -> Inspection {
-        let source = upstream.read(url, range: .all)
+    private func inspect(_ url: URL, started: ByteStream?) async throws -> Inspection {
+        let source = started ?? upstream.read(url, range: .all)
         defer { source.cancel() }
         let information = try await source.contentInformation()
         var data = Data()
@@ -208,7 +277,8 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
             rewritten = master.keeping(variant, base: base)
             choice = chosen
             tag = "variant-\(variant.index)"
-        } else if let (manifest, representation, chosen) = Self.dash(data, url: url, base: base, policy: policy, estimate: estimate),
+        } else if StreamingFormat.decide(contentType: information.contentType, head: data, name: url) == .dash,
+                  let (manifest, representation, chosen) = Self.dash(data, url: url, base: base, policy: policy, estimate: estimate),
                   let kept = try? DASHManifest.keeping(data, video: representation.index, audio: manifest.preferredAudio?.index) {
             rewritten = kept
             choice = chosen
@@ -240,8 +310,7 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// says what is wrong with it.
     private static func dash(_ data: Data, url: URL, base: URL, policy: VariantPolicy, estimate: BandwidthEstimate)
         -> (DASHManifest, DASHManifest.Representation, VariantChoice)? {
-        guard url.pathExtension.lowercased() == "mpd", DASHManifest.looksLikeManifest(data),
-              let manifest = try? DASHManifest(data, url: base),
+        guard let manifest = try? DASHManifest(data, url: base),
               let (representation, choice) = policy.choose(from: manifest, url: url, estimate: estimate) else { return nil }
         return (manifest, representation, choice)
     }

@@ -390,6 +390,28 @@ final class AVIOBridge: @unchecked Sendable {
         }
     }
 
+    /// Which path the resource takes (``StreamingFormat``): opens the first read, waits for
+    /// its content information and as many first bytes as the decision needs, and consumes
+    /// none of them. Demux thread; ``interrupt()`` stops the wait.
+    func detectFormat() throws -> StreamingFormat {
+        let stream = try openStreamIfNeeded()
+        let information = contentInformation
+        hooks.io?.begin(stream)
+        defer { hooks.io?.end() }
+        return try StreamingFormat.detect(contentType: information?.contentType, name: information?.finalURL ?? url) { atLeast in
+            try stream.waitForPrefix(atLeast: atLeast, atMost: StreamingFormat.sniffLimit)
+        }
+    }
+
+    /// Takes the open read out of the bridge (unconsumed after ``detectFormat()``), to hand it
+    /// to whoever reads the resource next.
+    func takeStream() -> ByteStream? {
+        state.withTrackedLock { state in
+            defer { state.stream = nil }
+            return state.stream
+        }
+    }
+
     /// Whether the resource read so far is an HLS playlist or a DASH manifest (demux thread).
     var documentKind: DocumentScanner.Kind { scanner.kind }
 

@@ -33,19 +33,21 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         /// Reads started when the manifest was read, by URL, waiting to be taken by the
         /// demuxer's first open of that URL.
         var started: [String: ByteStream] = [:]
+        /// The manifest's read the item started to tell its format, until the manifest is read.
+        var manifestRead: ByteStream?
         var closed = false
     }
 
     private let state = Mutex(State())
 
-    init(upstream: any ResourceLoader, manifest: URL, policy: NestedAccessPolicy) {
+    /// `started`: a read of the whole manifest already under way (the one the item's format was
+    /// told by, none of it consumed); the manifest is read from it, not requested again.
+    init(upstream: any ResourceLoader, manifest: URL, policy: NestedAccessPolicy, started: ByteStream? = nil) {
         self.upstream = upstream
         self.manifest = manifest
         self.policy = policy
+        state.withTrackedLock { $0.manifestRead = started }
     }
-
-    /// Whether `url` names a DASH manifest (by its extension).
-    static func isManifest(_ url: URL) -> Bool { url.pathExtension.lowercased() == "mpd" }
 
     /// The refusal, limit or parse failure that stopped the manifest, if any.
     var failure: MediaError? { state.withTrackedLock { $0.failure } }
@@ -92,13 +94,32 @@ final class DASHAsHLS: ResourceLoader, Sendable {
 
     static func isSynthetic(_ url: URL) -> Bool { url.lastPathComponent.contains(".reel-dash-") }
 
+    /// Where the media playlist of the Representation at `index` lives (in memory): beside the
+    /// manifest, named after it (`manifest.mpd` → `manifest.reel-dash-0.m3u8`; a manifest with
+    /// no name or no extension, or a query, gets a plain name in its directory).
+    static func playlistURL(for manifest: URL, index: Int) -> URL {
+        var stem = (manifest.lastPathComponent as NSString).deletingPathExtension
+        if stem.isEmpty || stem == "/" { stem = "manifest" }
+        stem = stem.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }
+        if stem.isEmpty { stem = "manifest" }
+        let name = "\(stem).reel-dash-\(index).m3u8"
+        if manifest.hasDirectoryPath {
+            return manifest.appendingPathComponent(name)
+        }
+        return URL(string: name, relativeTo: manifest)?.absoluteURL ?? manifest.deletingLastPathComponent().appendingPathComponent(name)
+    }
+
     // MARK: Translating
 
     /// Reads, parses and checks the manifest, and writes its playlists (once).
     private func translate() async throws -> [String: Data] {
         if let done = state.withTrackedLock({ $0.documents }) { return done }
         let limits = policy.limits
-        let source = upstream.read(manifest, range: .all)
+        let started = state.withTrackedLock { state -> ByteStream? in
+            defer { state.manifestRead = nil }
+            return state.manifestRead
+        }
+        let source = started ?? upstream.read(manifest, range: .all)
         defer { source.cancel() }
         state.withTrackedLock { $0.manifestRequests += 1 }
         let information = try await source.contentInformation()
@@ -164,8 +185,8 @@ final class DASHAsHLS: ResourceLoader, Sendable {
     func close() {
         let started = state.withTrackedLock { state -> [ByteStream] in
             state.closed = true
-            defer { state.started = [:] }
-            return Array(state.started.values)
+            defer { state.started = [:]; state.manifestRead = nil }
+            return Array(state.started.values) + [state.manifestRead].compactMap { $0 }
         }
         for stream in started { stream.cancel() }
     }
@@ -208,10 +229,8 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         for representation in chosen {
             for segment in [representation.initialization].compactMap({ $0 }) + representation.segments { try admit(segment.url) }
         }
-        let folder = manifest.deletingLastPathComponent()
-        let stem = manifest.deletingPathExtension().lastPathComponent
         func name(_ representation: DASHManifest.Representation) -> URL {
-            folder.appendingPathComponent("\(stem).reel-dash-\(representation.index).m3u8")
+            Self.playlistURL(for: manifest, index: representation.index)
         }
         var documents: [String: Data] = [:]
         for representation in chosen {

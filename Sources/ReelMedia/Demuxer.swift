@@ -10,6 +10,8 @@ final class Demuxer: @unchecked Sendable {
     let nested: NestedIO
     /// A DASH item's manifest, read by Reel and handed to the HLS demuxer.
     let dash: DASHAsHLS?
+    /// What the item was found to be (its Content-Type and first bytes; see ``StreamingFormat``).
+    let streamingFormat: StreamingFormat
     private(set) var format: UnsafeMutablePointer<AVFormatContext>?
     private(set) var videoStreamIndex: Int32?
     private(set) var audioStreamIndex: Int32?
@@ -30,21 +32,36 @@ final class Demuxer: @unchecked Sendable {
         FFmpegLog.applyDefault()
         self.url = url
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
+        // What the resource is — HLS, DASH or anything else — is decided by what the loader says
+        // (Content-Type) and its first bytes, the name only as a last hint (StreamingFormat). The
+        // first read is looked at before anything is opened, then handed on unconsumed.
+        let (streamingFormat, started) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge)
+        self.streamingFormat = streamingFormat
         // Streaming documents open what they name through `nested`, behind the closed door.
         let policy = NestedAccessPolicy(item: url, limits: limits)
         // A DASH manifest is read by Reel and played as HLS (see DASHAsHLS).
-        let dash = DASHAsHLS.isManifest(url) ? DASHAsHLS(upstream: loader, manifest: url, policy: policy) : nil
+        let dash = streamingFormat == .dash ? DASHAsHLS(upstream: loader, manifest: url, policy: policy, started: started) : nil
         let loader: any ResourceLoader = dash ?? loader
         self.dash = dash
         let nested = NestedIO(policy: policy, loader: loader, io: io, dash: dash)
         self.nested = nested
-        let bridge = try AVIOBridge(url: url, loader: loader, hooks: hooks, nested: nested)
+        // The content information was reported when the format was looked at.
+        let itemHooks = AVIOBridge.Hooks(io: io, onFirstByte: onFirstByte)
+        let bridge: AVIOBridge
+        do {
+            bridge = try AVIOBridge(url: url, loader: loader, hooks: itemHooks, nested: nested, started: dash == nil ? started : nil)
+        } catch {
+            if dash == nil { started?.cancel() }
+            dash?.close()
+            throw error
+        }
         // The owner can interrupt the open from now on (a close while the network stalls).
         onBridge?(bridge)
         self.bridge = bridge
         self.info = MediaInfo(container: "", containerLongName: "", duration: nil, bitRate: nil, streams: [])
 
         guard let context = avformat_alloc_context() else {
+            bridge.close()
             throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
         }
         context.pointee.pb = bridge.context
@@ -55,11 +72,14 @@ final class Demuxer: @unchecked Sendable {
 
         var options = Self.openOptions(fastStart: fastStart)
         defer { av_dict_free(&options) }
-        // The item's URL is the base the HLS and DASH demuxers resolve relative names against
-        // (and the extension hints the format); FFmpeg opens nothing by it.
+        // The item's URL is the base the HLS demuxer resolves relative names against; FFmpeg
+        // opens nothing by it. HLS (and DASH, played as HLS) is opened as HLS whatever the name
+        // (the HLS probe wants an .m3u8 name or type on newer FFmpeg); anything else is probed,
+        // never by FFmpeg's DASH demuxer (`format_whitelist`).
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
         let name = url.absoluteString.isEmpty ? "input" : url.absoluteString
-        let code = avformat_open_input(&opened, name, dash == nil ? nil : av_find_input_format("hls"), &options)
+        let forced = streamingFormat == .other ? nil : av_find_input_format("hls")
+        let code = avformat_open_input(&opened, name, forced, &options)
         if code < 0 {
             // avformat_open_input frees the context on failure.
             if let failure = dash?.failure {
@@ -98,8 +118,40 @@ final class Demuxer: @unchecked Sendable {
         info = describe()
     }
 
-    /// The options `avformat_open_input` gets: a small probe with `fastStart`, and no protocol
-    /// of FFmpeg's own (nested opens come through `NestedIO`).
+    /// Looks at the item's first read through a bridge of its own (interruptible by the owner,
+    /// counted as waiting for the loader) and returns the format and the read, unconsumed.
+    private static func detectFormat(url: URL, loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
+                                     onBridge: ((AVIOBridge) -> Void)?) throws -> (StreamingFormat, ByteStream?) {
+        let probe = try AVIOBridge(url: url, loader: loader, hooks: hooks)
+        onBridge?(probe)
+        defer { probe.close() }
+        do {
+            let format = try probe.detectFormat()
+            return (format, probe.takeStream())
+        } catch {
+            if probe.isInterrupted || error is CancellationError { throw MediaError.cancelled }
+            if let loading = error as? ResourceLoaderError { throw MediaError.loading(loading) }
+            if let media = error as? MediaError { throw media }
+            throw MediaError.ffmpeg(operation: "open", code: -1, message: "\(error)", url: url)
+        }
+    }
+
+    /// Every demuxer this FFmpeg has except `dash`: FFmpeg's DASH demuxer opens segments with
+    /// its own protocols, not through `io_open` (before 8.1.2), so it would bypass the loader and
+    /// the closed door; a manifest Reel did not recognise must fail, not reach it. (The HLS
+    /// demuxer's inner demuxers inherit the list.)
+    static let formatWhitelist: String = {
+        var names: [String] = []
+        var opaque: UnsafeMutableRawPointer?
+        while let format = av_demuxer_iterate(&opaque) {
+            guard let name = format.pointee.name else { continue }
+            names += String(cString: name).split(separator: ",").map(String.init).filter { $0 != "dash" }
+        }
+        return names.joined(separator: ",")
+    }()
+
+    /// The options `avformat_open_input` gets: a small probe with `fastStart`, no protocol
+    /// of FFmpeg's own (nested opens come through `NestedIO`) and no DASH demuxer.
     private static func openOptions(fastStart: Bool) -> OpaquePointer? {
         var options: OpaquePointer?
         if fastStart {
@@ -109,6 +161,7 @@ final class Demuxer: @unchecked Sendable {
         }
         // The HLS demuxer must not reuse an HTTP connection it does not have.
         av_dict_set(&options, "protocol_whitelist", "none", 0)
+        av_dict_set(&options, "format_whitelist", formatWhitelist, 0)
         av_dict_set(&options, "http_persistent", "0", 0)
         av_dict_set(&options, "http_multiple", "0", 0)
         return options
@@ -122,10 +175,10 @@ final class Demuxer: @unchecked Sendable {
         bridge.close()
         if let failure = nested.failure { return failure }
         if kind == .dash {
-            // libavformat's DASH demuxer opens segments with its own protocols, never io_open:
-            // Reel reads a manifest itself (DASHAsHLS), and knows one by its name.
-            return MediaError.unsupportedStream(
-                url: url, reason: "a DASH manifest is played only from a URL whose path ends in .mpd")
+            // Markup whose first element is not MPD within what StreamingFormat looks at (a
+            // manifest is read by DASHAsHLS; FFmpeg's DASH demuxer is not allowed).
+            return MediaError.unrecognizedFormat(
+                url: url, message: "markup whose first element in its first \(StreamingFormat.sniffLimit / 1024) KiB is not a DASH MPD")
         }
         if let loaderError { return MediaError.loading(loaderError) }
         if bridge.isInterrupted || code == AVERROR_EXIT_CODE { return MediaError.cancelled }

@@ -135,6 +135,67 @@ private let info = ContentInformation(length: 10, contentType: "video/mp4")
         })
         #expect(try await stream.collect() == Data([1, 1, 2, 2, 3, 3]))
     }
+
+    // MARK: Looking ahead
+
+    @Test func aPeekWaitsForEnoughBytesAndLeavesThemForTheReader() async throws {
+        let (stream, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        continuation.yield(Data([1, 2]))
+        #expect(stream.isIdle == false)
+        continuation.setIdle(true)
+        #expect(stream.isIdle == false, "2 bytes buffered and nobody waits for more: not idle")
+        let peek = onThread { try stream.waitForPrefix(atLeast: 4, atMost: 5) }
+        // The peek waits for 4: the stream waits for its producer (a watchdog, not a timing).
+        let deadline = Date().addingTimeInterval(10)
+        while !stream.isIdle, Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(stream.isIdle, "2 bytes buffered, the peek waits for 4: waiting for the producer")
+        continuation.yield(Data([3, 4, 5, 6]))
+        #expect(try await peek.value() == Data([1, 2, 3, 4, 5]))
+        #expect(try await stream.prefix(atLeast: 1, atMost: 3) == Data([1, 2, 3]))
+        continuation.finish()
+        #expect(try await stream.collect() == Data([1, 2, 3, 4, 5, 6]))
+    }
+
+    @Test func aPeekReturnsWhatThereIsAtTheEndAndThrowsAFailureWithNothingBuffered() async throws {
+        let (short, continuation) = ByteStream.makeStream()
+        continuation.respond(with: info)
+        continuation.yield(Data([7]))
+        continuation.finish()
+        #expect(try await short.prefix(atLeast: 100, atMost: 100) == Data([7]))
+        #expect(try short.read(maxLength: 10) == Data([7]))
+        #expect(try await short.prefix(atLeast: 1, atMost: 10) == Data())
+
+        let url = URL(string: "https://origin.example/a")!
+        let failed = ByteStream.failed(ResourceLoaderError.notFound(url: url), contentInformation: info)
+        #expect(throws: ResourceLoaderError.notFound(url: url)) { try failed.waitForPrefix(atLeast: 1, atMost: 8) }
+        await #expect(throws: ResourceLoaderError.notFound(url: url)) { try await failed.prefix(atLeast: 1, atMost: 8) }
+    }
+
+    @Test func aPeekDoesNotWaitForAProducerThatWaitsForTheReader() async throws {
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: 4)
+        continuation.respond(with: info)
+        let producer = Task { try await continuation.send(Data(repeating: 1, count: 6)) }
+        #expect(try await stream.prefix(atLeast: 100, atMost: 100).count == 6)
+        #expect(try stream.read(maxLength: 100)?.count == 6)
+        try await producer.value
+    }
+
+    @Test func aPulledStreamsPeekIsReadFirst() async throws {
+        let source = ManagedCounter()
+        let stream = ByteStream(contentInformation: info, pull: { max in
+            source.increment()
+            return source.value <= 3 ? Data(repeating: UInt8(source.value), count: min(max, 2)) : nil
+        })
+        #expect(try stream.waitForPrefix(atLeast: 3, atMost: 8) == Data([1, 1, 2, 2]))
+        #expect(try await stream.prefix(atLeast: 1, atMost: 3) == Data([1, 1, 2]), "peeked bytes are not pulled again")
+        #expect(try stream.read(maxLength: 3) == Data([1, 1, 2]))
+        #expect(try await stream.collect() == Data([2, 3, 3]))
+
+        let tiny = ByteStream(contentInformation: info, pull: { _ in nil })
+        #expect(try tiny.waitForPrefix(atLeast: 1, atMost: 8) == Data())
+        #expect(try tiny.read(maxLength: 8) == nil)
+    }
 }
 
 final class ManagedCounter: @unchecked Sendable {
