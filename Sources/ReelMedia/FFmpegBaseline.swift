@@ -95,7 +95,8 @@ public enum FFmpegBaseline {
 
     /// Decodes every video frame of a local file as fast as possible: FFmpeg's own file
     /// I/O, the decoder with `threads` (0: FFmpeg picks, as the `ffmpeg` tool does).
-    public static func decodeThroughput(file: URL, threads: Int = 0) throws -> DecodeThroughput {
+    /// `maxFrames` stops after that many frames (the first seconds of a file).
+    public static func decodeThroughput(file: URL, threads: Int = 0, maxFrames: Int? = nil) throws -> DecodeThroughput {
         FFmpegLog.applyDefault()
         let cpuStart = processCPUSeconds()
         let start = DispatchTime.now().uptimeNanoseconds
@@ -124,15 +125,19 @@ public enum FFmpegBaseline {
                 av_frame_unref(frame)
             }
         }
-        while av_read_frame(format, packet) >= 0 {
+        let limit = maxFrames ?? .max
+        while frames < limit, av_read_frame(format, packet) >= 0 {
             if packet.pointee.stream_index == index {
                 while avcodec_send_packet(context, packet) == AVERROR_EAGAIN_CODE { drain() }
                 drain()
             }
             av_packet_unref(packet)
         }
-        _ = avcodec_send_packet(context, nil)
-        drain()
+        if frames < limit {
+            _ = avcodec_send_packet(context, nil)
+            drain()
+        }
+        frames = min(frames, limit)
         let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return DecodeThroughput(frames: frames, wallSeconds: wall, cpuSeconds: processCPUSeconds() - cpuStart)
     }

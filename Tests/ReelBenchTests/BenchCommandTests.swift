@@ -110,6 +110,34 @@ struct BenchCommandTests {
         #expect(unknown.stderr.contains("--scenario hls: no such scenario"), "\(unknown.stderr)")
         #expect(unknown.stdout.isEmpty, "nothing measured: \(unknown.stdout)")
     }
+
+    @Test func startPlaysEachVideoInRealTimeBesideFFmpegsDecodeOfTheSameFrames() async throws {
+        let reel = try await ReelBinary.locate()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-bench-start-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: try Fixtures.clip(ClipSpec(width: 96, height: 160, duration: 1)),
+                                         to: directory.appendingPathComponent("clip.mp4"))
+        try FileManager.default.copyItem(at: try Fixtures.clip(ClipSpec(duration: 0.5, videoCodec: nil, container: .mp4)),
+                                         to: directory.appendingPathComponent("sound.m4a"))
+        try Data("not media".utf8).write(to: directory.appendingPathComponent("notes.txt"))
+        let child = try Child(reel, ["bench", "start", directory.path, "--seconds", "2", "--json"])
+        let status = await child.exitStatus()
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
+                                  "\(child.standardOutput)")
+        let items = try #require(object["items"] as? [[String: Any]])
+        #expect(items.count == 1, "only the video is measured: \(items)")
+        let item = try #require(items.first)
+        #expect((item["file"] as? String)?.hasSuffix("clip.mp4") == true)
+        let shown = (item["presented"] as? Double ?? 0) + (item["dropped"] as? Double ?? 0)
+        #expect(shown >= 25, "the 1 s clip's frames were presented or dropped: \(item)")
+        #expect((item["ffmpegDecodeMs"] as? Double ?? 0) > 0, "FFmpeg decoded the same frames: \(item)")
+        #expect(item["failure"] is NSNull)
+        let none = try await run(reel, ["bench", "start"])
+        #expect(none.status == 2)
+    }
 }
 
 final class SVGCollector: NSObject, XMLParserDelegate, @unchecked Sendable {
