@@ -116,6 +116,34 @@ import Testing
         #expect(abs(onset - 0.1) < 0.03, "sound starts \(onset) s in")
     }
 
+    @Test func lateAudioDropsNoFrameWhenTheItemLoopsOrSeeksToItsStart() async throws {
+        let directory = try Self.source()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.ffmpeg(["-i", "a.mp4", "-itsoffset", "0.1", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
+                        in: directory)
+        let file = directory.appendingPathComponent("late.mp4")
+        let reference = try Self.ffmpegFramesFromStart(file)
+        let harness = PlayerHarness(data: try Data(contentsOf: file), name: "late.mp4")
+        harness.player.actionAtItemEnd = .loop
+        harness.load()
+        harness.player.play()
+        // Three passes: the first, and two loops (each a seek to the start).
+        let looped = await harness.run(upTo: seconds(20)) { harness.video.frames.count >= 3 * reference.count }
+        #expect(looped, "\(harness.video.frames.count) frames in 20 s")
+        let shown = harness.video.frames.prefix(3 * reference.count).map(\.md5)
+        #expect(Array(shown) == reference + reference + reference)
+        #expect(harness.player.statistics.droppedFrames == 0)
+        // A seek back to the start, paused, then played: every frame again.
+        harness.player.pause()
+        let before = harness.video.frames.count
+        #expect(await harness.seek(to: .zero))
+        harness.player.play()
+        await harness.run(upTo: seconds(3)) { harness.video.frames.count >= before + reference.count }
+        let again = harness.video.frames.dropFirst(before).prefix(reference.count).map(\.md5)
+        #expect(Array(again) == reference)
+        #expect(harness.player.statistics.droppedFrames == 0)
+    }
+
     @Test func videoThatStartsAfterAudioShowsEveryFrame() async throws {
         let directory = try Self.source()
         defer { try? FileManager.default.removeItem(at: directory) }
