@@ -46,9 +46,11 @@ struct RealWorldCorpusTests {
 
     static let corpus = ReelBinary.packageRoot.appendingPathComponent("corpus")
 
-    /// The generated clips, made once for the suite into a scratch directory.
+    /// The generated clips, made once for the suite into the package's build directory (kept
+    /// out of git and reused by later runs, so runs leave nothing behind in the temporary
+    /// directory; the script writes every clip anew each time).
     static let generated: Task<URL, any Error> = Task {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-corpus-\(UUID().uuidString)")
+        let directory = ReelBinary.packageRoot.appendingPathComponent(".build/reel-corpus-generated")
         let names = items.compactMap { item -> String? in
             if case .generated(let name) = item.source { return name }
             return nil
