@@ -41,7 +41,9 @@ struct SniffedFormatCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         let shown = frames(try traceObjects(trace)).compactMap { $0["md5"] as? String }
         #expect(shown == (try referenceMD5s(clip)))
-        #expect(paths.filter { $0 == "/play" }.count == 1, "\(paths)")
+        // Read once by Reel; a child on a starved core may see a request time out and retry it
+        // (the in-process SniffedFormatTests hold the count to the loader's own retries).
+        #expect((1...HTTPLoader.Configuration().maxAttemptsWithoutProgress).contains(paths.filter { $0 == "/play" }.count), "\(paths)")
     }
 
     @Test(arguments: [
@@ -76,7 +78,9 @@ struct SniffedFormatCommandTests {
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "one line: \(result.stderr)")
             #expect(result.stderr.contains(url) && result.stderr.contains(says), "\(result.stderr)")
-            #expect(paths == ["/\(name)"], "\(paths)")
+            // Only the manifest, nothing it names (a retry after a time-out on a starved core aside).
+            #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/\(name)" }
+                    && paths.count <= HTTPLoader.Configuration().maxAttemptsWithoutProgress, "\(paths)")
         }
     }
 }

@@ -56,12 +56,15 @@ import Testing
         let item = URL(string: server.url(for: "stream").absoluteString + "?id=7&quality=auto")!
         let played = await Self.outcome { try decodedMD5sOnThisThread(item, loader: loader) }
         let paths = server.statistics.requests.map(\.path)
+        let retries = http.statistics.retries
         await http.shutdown()
         await server.stop()
         #expect(try played.get() == reference, "\(format) \(typing)")
-        // The document was read once, by Reel; the rest are the stream's own files (a DASH
+        // The document was read once, by Reel (again only as a retry the loader counted: on a
+        // starved core a request can time out); the rest are the stream's own files (a DASH
         // item's playlists live in memory and are never asked for).
-        #expect(paths.filter { $0 == "/stream" }.count == 1, "\(paths)")
+        let documentReads = paths.filter { $0 == "/stream" }.count
+        #expect(documentReads >= 1 && documentReads <= 1 + retries, "\(paths), \(retries) retries")
         for path in paths where path != "/stream" {
             #expect(stream.files[String(path.dropFirst())] != nil, "\(path) is one of the stream's files: \(paths)")
         }
@@ -212,6 +215,7 @@ import Testing
         let item = server.url(for: name)
         let outcome = await Self.outcome { try decodedMD5sOnThisThread(item, loader: VariantSelectingLoader(upstream: http, bandwidth: nil)) }
         let paths = server.statistics.requests.map(\.path)
+        let retries = http.statistics.retries
         await http.shutdown()
         await server.stop()
         switch outcome {
@@ -227,7 +231,9 @@ import Testing
             #expect(reason.contains(says), "\(name): \(reason)")
             #expect(!media.description.contains("\n"))
         }
-        #expect(paths == ["/\(name)"], "nothing the manifest names was read: \(paths)")
+        // Only the manifest was read, once (again only as a retry the loader counted: on a
+        // starved core a request can time out).
+        #expect(paths.allSatisfy { $0 == "/\(name)" } && paths.count == 1 + retries, "nothing the manifest names was read: \(paths), \(retries) retries")
     }
 
     /// Not a manifest at all, though the server says so: the bytes win, FFmpeg finds nothing
