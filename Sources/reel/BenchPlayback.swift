@@ -153,7 +153,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
     }
 
     /// Delivered once when `player` reaches the end (nil) or fails (its message).
-    private static func endOrFailure(of player: Player) -> OneShot<String?> {
+    static func endOrFailure(of player: Player) -> OneShot<String?> {
         let done = OneShot<String?>()
         player.addEventObserver { event in
             switch event {

@@ -44,6 +44,7 @@ struct BenchStartCommand: AsyncParsableCommand {
         var dropped = 0
         var failure: String?
         var ffmpegMs: Double?
+        var ffmpegFrames = 0
     }
 
     func run() async throws {
@@ -66,10 +67,11 @@ struct BenchStartCommand: AsyncParsableCommand {
                 row.failure = describe(error)
             }
             let frames = row.presented + row.dropped
-            if frames > 0 {
-                row.ffmpegMs = try? await onThread(named: "reel.baseline") {
-                    Result { try FFmpegBaseline.decodeThroughput(file: file, maxFrames: frames) }
-                }.get().wallSeconds * 1000
+            if frames > 0, let decoded = try? await onThread(named: "reel.baseline", {
+                Result { try FFmpegBaseline.decodeThroughput(file: file, maxFrames: frames) }
+            }).get() {
+                row.ffmpegMs = decoded.wallSeconds * 1000
+                row.ffmpegFrames = decoded.frames
             }
             rows.append(row)
         }
@@ -104,14 +106,7 @@ struct BenchStartCommand: AsyncParsableCommand {
     /// Plays `file` in real time for `seconds` (or to its end): frames presented and dropped.
     static func play(_ file: URL, seconds: Double) async throws -> (presented: Int, dropped: Int) {
         let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
-        let done = OneShot<String?>()
-        player.addEventObserver { event in
-            switch event {
-            case .ended: done.fulfil(nil)
-            case .failed(let error): done.fulfil(error.description)
-            default: break
-            }
-        }
+        let done = BenchPlaybackCommand.endOrFailure(of: player)
         player.replaceCurrentItem(with: PlayerItem(url: file, loader: FileLoader()))
         player.play()
         let outcome = await done.wait(timeout: seconds)
@@ -148,7 +143,7 @@ struct BenchStartCommand: AsyncParsableCommand {
     static func json(_ rows: [Row], seconds: Double) -> String {
         let items = rows.map { row in
             "{\"file\":\(jsonString(row.name)),\"presented\":\(row.presented),\"dropped\":\(row.dropped),"
-                + "\"ffmpegDecodeMs\":\(jsonNumber(row.ffmpegMs)),\"failure\":\(row.failure.map(jsonString) ?? "null")}"
+                + "\"ffmpegDecodeMs\":\(jsonNumber(row.ffmpegMs)),\"ffmpegFrames\":\(row.ffmpegFrames),\"failure\":\(row.failure.map(jsonString) ?? "null")}"
         }
         return "{\"seconds\":\(jsonNumber(seconds)),\"items\":[\(items.joined(separator: ","))]}"
     }

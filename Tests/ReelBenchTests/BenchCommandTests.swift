@@ -131,9 +131,11 @@ struct BenchCommandTests {
         #expect(items.count == 1, "only the video is measured: \(items)")
         let item = try #require(items.first)
         #expect((item["file"] as? String)?.hasSuffix("clip.mp4") == true)
+        // How many frames 2 s of real time reach depends on the machine; FFmpeg decodes as many.
         let shown = (item["presented"] as? Double ?? 0) + (item["dropped"] as? Double ?? 0)
-        #expect(shown >= 25, "the 1 s clip's frames were presented or dropped: \(item)")
-        #expect((item["ffmpegDecodeMs"] as? Double ?? 0) > 0, "FFmpeg decoded the same frames: \(item)")
+        #expect(shown >= 1 && shown <= 30, "the 1 s clip's frames presented or dropped: \(item)")
+        #expect(item["ffmpegFrames"] as? Double == shown, "FFmpeg decoded the same frames: \(item)")
+        #expect((item["ffmpegDecodeMs"] as? Double ?? 0) > 0, "\(item)")
         #expect(item["failure"] is NSNull)
         let none = try await run(reel, ["bench", "start"])
         #expect(none.status == 2)
