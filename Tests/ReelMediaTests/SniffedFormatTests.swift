@@ -104,6 +104,7 @@ import Testing
         let item = server.url(for: "hidden")
         let outcome = await Self.outcome { try decodedMD5sOnThisThread(item, loader: VariantSelectingLoader(upstream: http, bandwidth: nil)) }
         let paths = server.statistics.requests.map(\.path)
+        let retries = http.statistics.retries
         await http.shutdown()
         await server.stop()
         switch outcome {
@@ -117,7 +118,9 @@ import Testing
             #expect(url == item)
             #expect(message.contains("MPD"), "\(message)")
         }
-        #expect(paths == ["/hidden"], "only the document was read, by Reel: \(paths)")
+        // Only the document, once (again only as a retry the loader counted: on a starved core
+        // a request can time out).
+        #expect(paths.allSatisfy { $0 == "/hidden" } && paths.count == 1 + retries, "only the document was read, by Reel: \(paths), \(retries) retries")
     }
 
     /// Media at a URL with no extension passes through the variant loader's look at it, whole,
