@@ -13,7 +13,7 @@ import Testing
 struct SniffedFormatCommandTests {
     /// How long a refusal may take before the test calls it a hang (a watchdog: the refusals
     /// take well under a second on an idle machine; before, they never ended).
-    static let watchdog: Duration = .seconds(60)
+    static let watchdog: Duration = Child.watchdog
 
     func origin(_ root: URL, _ path: String, _ document: Data, type: String?) async throws -> OriginServer {
         let route = OriginRoute(pathPrefix: path, methods: ["GET", "HEAD"]) { _ in

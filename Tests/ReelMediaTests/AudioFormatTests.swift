@@ -13,7 +13,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-audio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try StartTimeTests.ffmpeg(arguments + [name], in: directory)
+        try await StartTimeTests.ffmpeg(arguments + [name], in: directory)
         return try await play(Data(contentsOf: directory.appendingPathComponent(name)), name: name, upTo: limit)
     }
 
@@ -69,7 +69,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-audio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try StartTimeTests.ffmpeg(["-f", "lavfi", "-i", "sine=r=44100:d=2", "-c:a", "aac", "-movflags", "+faststart", "book.m4b"],
+        try await StartTimeTests.ffmpeg(["-f", "lavfi", "-i", "sine=r=44100:d=2", "-c:a", "aac", "-movflags", "+faststart", "book.m4b"],
                                   in: directory)
         let whole = try Data(contentsOf: directory.appendingPathComponent("book.m4b"))
         let mdat = try #require(whole.range(of: Data("mdat".utf8)))

@@ -10,8 +10,13 @@ import Testing
 /// such files are made, played on the manual clock, and every frame shown is compared with
 /// what `ffmpeg -f framemd5` decodes from the same file.
 @Suite struct StartTimeTests {
-    /// Runs `ffmpeg` with `arguments` (inputs and output in `directory`).
-    static func ffmpeg(_ arguments: [String], in directory: URL) throws {
+    /// Runs `ffmpeg` with `arguments` (inputs and output in `directory`) on a thread of its
+    /// own: the wait for the child never blocks the concurrency pool.
+    static func ffmpeg(_ arguments: [String], in directory: URL) async throws {
+        try await offThePool { try ffmpegBlocking(arguments, in: directory) }
+    }
+
+    static func ffmpegBlocking(_ arguments: [String], in directory: URL) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y"] + arguments
@@ -66,10 +71,10 @@ import Testing
 
     /// A directory of its own holding `a.mp4` (1 s of 30000/1001 fps H.264 with AAC), the
     /// issue's own recipe, for the variants below to be cut from.
-    static func source(video: String = "testsrc2=s=320x240:r=30000/1001:d=1", gop: Int = 250) throws -> URL {
+    static func source(video: String = "testsrc2=s=320x240:r=30000/1001:d=1", gop: Int = 250) async throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-start-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try ffmpeg(["-f", "lavfi", "-i", video, "-f", "lavfi", "-i", "sine=r=44100:d=1",
+        try await ffmpeg(["-f", "lavfi", "-i", video, "-f", "lavfi", "-i", "sine=r=44100:d=1",
                     "-c:v", "libx264", "-g", "\(gop)", "-bf", "2", "-c:a", "aac", "-shortest", "a.mp4"], in: directory)
         return directory
     }
@@ -86,8 +91,8 @@ import Testing
     }
 
     /// The frames shown equal FFmpeg's decode of the same file, every one, none dropped.
-    static func expectEveryFrameAsFFmpeg(_ file: URL, harness: PlayerHarness) throws {
-        let reference = try ffmpegFramesFromStart(file)
+    static func expectEveryFrameAsFFmpeg(_ file: URL, harness: PlayerHarness) async throws {
+        let reference = try await offThePool { try ffmpegFramesFromStart(file) }
         let shown = harness.video.frames
         #expect(reference.count >= 5, "FFmpeg decoded \(reference.count) frames")
         #expect(shown.map(\.md5) == reference, "\(file.lastPathComponent): \(shown.count) frames shown, FFmpeg decodes \(reference.count)")
@@ -99,13 +104,13 @@ import Testing
     }
 
     @Test func audioThatStartsAfterVideoDropsNoFrameAndIsPrecededBySilence() async throws {
-        let directory = try Self.source(video: "testsrc2=s=1080x720:r=30000/1001:d=1")
+        let directory = try await Self.source(video: "testsrc2=s=1080x720:r=30000/1001:d=1")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-i", "a.mp4", "-itsoffset", "0.1", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
+        try await Self.ffmpeg(["-i", "a.mp4", "-itsoffset", "0.1", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
                         in: directory)
         let file = directory.appendingPathComponent("late.mp4")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
         #expect(harness.video.frames.count == 30)
         #expect(harness.video.frames.first?.pts == .zero)
         // The device heard silence until the audio's own first sample, 0.1 s in, then the tone.
@@ -117,12 +122,12 @@ import Testing
     }
 
     @Test func lateAudioDropsNoFrameWhenTheItemLoopsOrSeeksToItsStart() async throws {
-        let directory = try Self.source()
+        let directory = try await Self.source()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-i", "a.mp4", "-itsoffset", "0.1", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
+        try await Self.ffmpeg(["-i", "a.mp4", "-itsoffset", "0.1", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
                         in: directory)
         let file = directory.appendingPathComponent("late.mp4")
-        let reference = try Self.ffmpegFramesFromStart(file)
+        let reference = try await offThePool { try Self.ffmpegFramesFromStart(file) }
         let harness = PlayerHarness(data: try Data(contentsOf: file), name: "late.mp4")
         harness.player.actionAtItemEnd = .loop
         harness.load()
@@ -145,26 +150,26 @@ import Testing
     }
 
     @Test func videoThatStartsAfterAudioShowsEveryFrame() async throws {
-        let directory = try Self.source()
+        let directory = try await Self.source()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-itsoffset", "0.1", "-i", "a.mp4", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
+        try await Self.ffmpeg(["-itsoffset", "0.1", "-i", "a.mp4", "-i", "a.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "late.mp4"],
                         in: directory)
         let file = directory.appendingPathComponent("late.mp4")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
         let first = try #require(harness.video.frames.first?.pts)
         #expect(abs(first.seconds - 0.1) < 0.01, "the first frame keeps its own time: \(first)")
     }
 
     @Test func anEditListStartingBetweenKeyFramesShowsFromItsStart() async throws {
-        let directory = try Self.source(video: "testsrc2=s=320x240:r=30:d=3", gop: 30)
+        let directory = try await Self.source(video: "testsrc2=s=320x240:r=30:d=3", gop: 30)
         defer { try? FileManager.default.removeItem(at: directory) }
         // A stream copy cut half a second in: the edit list starts 15 frames after a key frame,
         // so those 15 are decoded to reach it and never shown.
-        try Self.ffmpeg(["-ss", "0.5", "-i", "a.mp4", "-c", "copy", "cut.mp4"], in: directory)
+        try await Self.ffmpeg(["-ss", "0.5", "-i", "a.mp4", "-c", "copy", "cut.mp4"], in: directory)
         let file = directory.appendingPathComponent("cut.mp4")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
         #expect(harness.video.frames.first?.pts == .zero)
         #expect(harness.video.frames.allSatisfy { $0.pts >= .zero })
     }
@@ -172,33 +177,33 @@ import Testing
     @Test func aDecoderThatKeepsThePreRollStillShowsFromTheStart() async throws {
         // libdav1d returns the frames an edit list marks as pre-roll (FFmpeg 5.1 drops them
         // only for decoders it drives itself): Reel must not show them either way.
-        let directory = try Self.source()
+        let directory = try await Self.source()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=3", "-c:v", "libaom-av1", "-cpu-used", "8", "-g", "30",
+        try await Self.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=3", "-c:v", "libaom-av1", "-cpu-used", "8", "-g", "30",
                          "-an", "av1.mp4"], in: directory)
-        try Self.ffmpeg(["-ss", "0.5", "-i", "av1.mp4", "-c", "copy", "cut.mp4"], in: directory)
+        try await Self.ffmpeg(["-ss", "0.5", "-i", "av1.mp4", "-c", "copy", "cut.mp4"], in: directory)
         let file = directory.appendingPathComponent("cut.mp4")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
         #expect(harness.video.frames.first?.pts == .zero)
     }
 
     @Test(arguments: ["mkv", "ts", "mp4"])
     func aFirstTimestampOtherThanZeroIsShownOnceAtItsOwnTime(_ container: String) async throws {
-        let directory = try Self.source()
+        let directory = try await Self.source()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-i", "a.mp4", "-c", "copy", "-output_ts_offset", "0.1", "offset.\(container)"], in: directory)
+        try await Self.ffmpeg(["-i", "a.mp4", "-c", "copy", "-output_ts_offset", "0.1", "offset.\(container)"], in: directory)
         let file = directory.appendingPathComponent("offset.\(container)")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
     }
 
     @Test func aVideoWhoseContainerDeclaresNoDurationPlaysEveryFrame() async throws {
-        let directory = try Self.source(video: "testsrc2=s=320x240:r=30:d=0.1667")
+        let directory = try await Self.source(video: "testsrc2=s=320x240:r=30:d=0.1667")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.ffmpeg(["-i", "a.mp4", "-an", "-c", "copy", "five.mkv"], in: directory)
+        try await Self.ffmpeg(["-i", "a.mp4", "-an", "-c", "copy", "five.mkv"], in: directory)
         let file = directory.appendingPathComponent("five.mkv")
         let harness = try await Self.play(file)
-        try Self.expectEveryFrameAsFFmpeg(file, harness: harness)
+        try await Self.expectEveryFrameAsFFmpeg(file, harness: harness)
     }
 }
