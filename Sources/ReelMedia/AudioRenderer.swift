@@ -133,7 +133,7 @@ final class AudioRenderer: @unchecked Sendable {
             state.audioChunksDuration = max(.zero, state.audioChunksDuration - chunk.duration)
             guard chunk.serial == serial else { continue }
             if segment == nil {
-                let lead = leadingSilence(before: chunk, startingAt: start)
+                let lead = leadingSilence(before: chunk, startingAt: start, upTo: state.machine.configuration.discontinuity)
                 startSegmentLocked(&state, pts: lead?.pts ?? chunk.pts)
                 if let lead {
                     chunks.append(lead)
@@ -166,16 +166,14 @@ final class AudioRenderer: @unchecked Sendable {
         return .retime(rate: state.audioRate, volume: state.volume, from: from)
     }
 
-    /// Audio longer than this after video's first frame is not padded: a timestamp jump, not a
-    /// late start (the presentation's no-sync threshold).
-    static let longestLeadingSilence = MediaTime(value: 10, timescale: 1)
-
     /// The silence that leads a serial's first audio when it starts after the presentation
     /// does (audio starting after video, as in most phone recordings: AAC priming in an edit
     /// list), so the audio clock starts with video's first frame instead of skipping the
-    /// frames before the first sample. `nil` when audio starts in time.
-    private func leadingSilence(before chunk: AudioChunk, startingAt start: EngineState.AudioStart) -> AudioChunk? {
-        guard case .at(let time) = start, chunk.pts > time, chunk.pts - time <= Self.longestLeadingSilence else { return nil }
+    /// frames before the first sample. `nil` when audio starts in time, or more than `limit`
+    /// late (the presentation's no-sync threshold: a timestamp jump, not a late start).
+    private func leadingSilence(before chunk: AudioChunk, startingAt start: EngineState.AudioStart,
+                                upTo limit: MediaTime) -> AudioChunk? {
+        guard case .at(let time) = start, chunk.pts > time, chunk.pts - time <= limit else { return nil }
         let frames = (chunk.pts - time).convertScale(Int32(format.sampleRate), method: .halfAwayFromZero).value
         guard frames > 0 else { return nil }
         return AudioChunk(samples: [Float](repeating: 0, count: Int(frames) * format.channels), pts: time,
