@@ -5,19 +5,26 @@ import ReelMedia
 import ReelTestSupport
 import Testing
 
-/// `ffmpeg -f framemd5` of the first video stream of `url`, as FFmpeg's own demuxer plays it.
-func ffmpegFrameMD5s(_ url: URL) throws -> [String] {
+/// What a command (looked up on the PATH) prints on standard output, or a thrown error naming
+/// how it ended. Blocks the calling thread: call it from a thread of the test's own.
+func commandOutput(_ command: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-i", url.path, "-map", "0:v:0", "-f", "framemd5", "-"]
+    process.arguments = command
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     let end = process.waitForEndBlocking()
-    guard end == ProcessEnd(status: 0, signalled: false) else { throw MediaError.encoding("ffmpeg: \(end)") }
-    return String(decoding: data, as: UTF8.self).split(separator: "\n")
+    guard end == ProcessEnd(status: 0, signalled: false) else { throw MediaError.encoding("\(command[0]): \(end)") }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// `ffmpeg -f framemd5` of the first video stream of `url`, as FFmpeg's own demuxer plays it.
+func ffmpegFrameMD5s(_ url: URL) throws -> [String] {
+    try commandOutput(["ffmpeg", "-nostdin", "-v", "error", "-i", url.path, "-map", "0:v:0", "-f", "framemd5", "-"])
+        .split(separator: "\n")
         .filter { !$0.hasPrefix("#") }
         .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) }
 }

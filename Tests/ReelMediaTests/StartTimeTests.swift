@@ -29,29 +29,14 @@ import Testing
         }
     }
 
-    /// What the `ffmpeg` command prints, or a thrown error naming its exit.
-    static func output(of command: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        let end = process.waitForEndBlocking()
-        guard end == ProcessEnd(status: 0, signalled: false) else { throw MediaError.encoding("\(command[0]): \(end)") }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// FFmpeg's decode of the first video stream, every frame with its own timestamp
     /// (`-copyts`, no frame rate conversion), from the stream's start on: a decoder that does
     /// not drop an edit list's pre-roll itself (libdav1d in FFmpeg 5.1) returns it too.
     static func ffmpegFramesFromStart(_ file: URL) throws -> [String] {
-        let start = try output(of: ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time",
+        let start = try commandOutput(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time",
                                     "-of", "default=noprint_wrappers=1:nokey=1", file.path])
         let startSeconds = Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -.infinity
-        let lines = try output(of: ["ffmpeg", "-nostdin", "-v", "error", "-copyts", "-i", file.path, "-map", "0:v:0",
+        let lines = try commandOutput(["ffmpeg", "-nostdin", "-v", "error", "-copyts", "-i", file.path, "-map", "0:v:0",
                                     "-vsync", "passthrough", "-f", "framemd5", "-"]).split(separator: "\n")
         var timeBase = 1.0
         var md5s: [String] = []
