@@ -153,7 +153,8 @@ final class SpanWriter: @unchecked Sendable {
     // MARK: Waiting for the writer
 
     /// Waits until bytes past `position` are written, the writer finishes, or `timeout`
-    /// passes. Returns whether the writer moved (wrote or finished).
+    /// passes. Returns whether the writer moved (wrote or finished) or already had bytes past
+    /// `position`.
     ///
     /// The condition is checked and the waiter registered under the cache's lock, which
     /// `append`, `finish` and invalidation take to move the writer and take its waiters;
@@ -183,7 +184,9 @@ final class SpanWriter: @unchecked Sendable {
             self.resumeWaiter(id)
         }
         timer.cancel()
-        return cache.withLock { isFinished || writtenEnd != startEnd }
+        // Bytes past `position` count even when they were written before this call began
+        // (a reader that saw the gap and got here late): the wait was not a stall.
+        return cache.withLock { isFinished || writtenEnd > position || writtenEnd != startEnd }
     }
 
     private func resumeWaiter(_ id: UUID) {

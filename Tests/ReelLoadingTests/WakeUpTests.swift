@@ -244,6 +244,23 @@ struct WakeUpTests {
         #expect(moved.value == true)
     }
 
+    @Test func aWaitThatBeginsAfterTheBytesArrivedSaysTheWriterMoved() async throws {
+        // A reader saw the gap, the writer filled it before the reader began to wait: the
+        // wait returns at once and is no stall (a stall would take the fetch over).
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = try makeTestCache(directory)
+        defer { cache.close() }
+        let lease = cache.lease(fakeURL("late-waiter"))
+        defer { lease.release() }
+        _ = lease.reconcile(ContentInformation(length: 1000, entityTag: "\"w\""))
+        let writer = try #require(lease.prepareFetch(at: 0, takeOver: false, priority: .playback).writer)
+        defer { writer.finish() }
+        #expect(writer.append(Data(repeating: 5, count: 10)) == 10)
+        #expect(await writer.waitForProgress(beyond: 0, timeout: .seconds(3600)))
+        #expect(await writer.waitForProgress(beyond: 9, timeout: .seconds(3600)))
+    }
+
     // MARK: Preloader
 
     @Test func waitingForAnIdlePreloaderEndsWithItsTask() async throws {
