@@ -184,9 +184,12 @@ public final class HTTPLoader: ResourceLoader, Sendable {
     fileprivate var log: Logger { logger }
 }
 
-/// One read: the state carried across its requests (where it got to, what entity it
-/// is reading, where the redirects led).
+/// One read: a ``RangeResponseMachine`` that decides, and the task that carries out what it
+/// decides — sends its requests, hands it each response head and body buffer, delivers,
+/// waits out its backoffs.
 private final class HTTPRead: Sendable {
+    typealias Machine = RangeResponseMachine
+
     let loader: HTTPLoader
     let url: URL
     let range: ByteRange
@@ -199,52 +202,21 @@ private final class HTTPRead: Sendable {
         self.continuation = continuation
     }
 
-    /// Why an attempt ended without finishing the read.
-    private enum AttemptFailure: Error {
-        /// Worth another attempt (from where the read got to), after a backoff.
-        case retryable(ResourceLoaderError)
-        /// The read is over.
-        case fatal(ResourceLoaderError)
-    }
-
-    /// The mutable state of the read; only `run()`'s task touches it.
-    private struct Progress {
-        var currentURL: URL
-        var position: Int64
-        /// One past the last byte to deliver, once known.
-        var end: Int64?
-        var information: ContentInformation?
-        var redirects = 0
-        var attemptsWithoutProgress = 0
-        var lastError: ResourceLoaderError?
-        var isFinished = false
-    }
-
     func run() async {
-        var progress = Progress(currentURL: url, position: range.offset, end: range.end)
+        let configuration = loader.configuration
+        // The read's state: owned by this task alone.
+        var machine = Machine(url: url, range: range, configuration: .init(
+            maxAttemptsWithoutProgress: configuration.maxAttemptsWithoutProgress,
+            initialBackoff: configuration.initialBackoff,
+            maxBackoff: configuration.maxBackoff,
+            maxRedirects: configuration.maxRedirects
+        ))
         do {
-            while !progress.isFinished {
+            while true {
                 try Task.checkCancellation()
-                if let end = progress.end, progress.information != nil, progress.position >= end {
-                    break
-                }
-                let before = progress.position
-                do {
-                    try await attempt(&progress)
-                } catch AttemptFailure.fatal(let error) {
-                    throw error
-                } catch AttemptFailure.retryable(let error) {
-                    if progress.position > before { progress.attemptsWithoutProgress = 0 }
-                    progress.attemptsWithoutProgress += 1
-                    progress.lastError = error
-                    guard progress.attemptsWithoutProgress < loader.configuration.maxAttemptsWithoutProgress else {
-                        throw error
-                    }
-                    let delay = backoff(attempt: progress.attemptsWithoutProgress)
-                    loader.log.debug("retrying \(url) from byte \(progress.position) in \(delay): \(error)")
-                    loader.countRetry()
-                    try await loader.backoffClock.sleep(for: MediaTime(delay))
-                }
+                guard case .send(let request) = machine.startAttempt() else { break }
+                let outcome = try await attempt(request, &machine)
+                guard try await carryOut(outcome) else { break }
             }
             continuation.finish()
         } catch let error as ResourceLoaderError {
@@ -258,191 +230,88 @@ private final class HTTPRead: Sendable {
         }
     }
 
-    private func backoff(attempt: Int) -> Duration {
-        let configuration = loader.configuration
-        var delay = configuration.initialBackoff
-        for _ in 1..<max(1, attempt) {
-            delay *= 2
-            if delay >= configuration.maxBackoff { return configuration.maxBackoff }
+    /// Carries out how an attempt ended: true when another attempt follows, false when the
+    /// read is finished; a failure is thrown.
+    private func carryOut(_ outcome: Machine.Outcome) async throws -> Bool {
+        switch outcome {
+        case .nextRequest:
+            return true
+        case .redirect:
+            loader.countRedirect()
+            return true
+        case .retry(let delay, let position, let error):
+            loader.log.debug("retrying \(url) from byte \(position) in \(delay): \(error)")
+            loader.countRetry()
+            try await loader.backoffClock.sleep(for: MediaTime(delay))
+            return true
+        case .finish(let information):
+            if let information { continuation.respond(with: information) }
+            return false
+        case .fail(let error, let information):
+            if let information { continuation.respond(with: information) }
+            throw error
         }
-        return min(delay, configuration.maxBackoff)
     }
 
-    /// One request and as much of its body as it delivers. Returns normally when the
-    /// read is finished or must simply go on with a new request (a short `206`).
-    private func attempt(_ progress: inout Progress) async throws {
-        let request = makeRequest(progress)
+    /// One request and as much of its body as it delivers.
+    private func attempt(_ request: Machine.Request, _ machine: inout Machine) async throws -> Machine.Outcome {
         let response: HTTPClientResponse
         do {
-            response = try await loader.execute(request)
+            response = try await loader.execute(makeRequest(request))
         } catch {
-            throw classify(error, progress)
+            return machine.attemptFailed(try classify(error))
         }
-        let status = Int(response.status.code)
-        let headers = response.headers
+        switch machine.headReceived(Self.head(of: response)) {
+        case .readBody(let information):
+            if let information { continuation.respond(with: information) }
+            return try await readBody(of: response, &machine)
+        case .discardBody(let outcome):
+            await discard(response)
+            return outcome
+        case .respondAndFinish(let information):
+            continuation.respond(with: information)
+            await discard(response)
+            return .finish(respond: nil)
+        case .dropBody(let error):
+            return .fail(error, respond: nil)
+        }
+    }
 
-        if (300...399).contains(status), status != 304 {
-            try await follow(response: response, progress: &progress)
-            return
-        }
-        switch status {
-        case 404, 410:
-            await discard(response)
-            throw AttemptFailure.fatal(.notFound(url: url))
-        case 401, 403:
-            await discard(response)
-            throw AttemptFailure.fatal(.unauthorized(url: url, status: status))
-        case 416:
-            await discard(response)
-            try unsatisfiable(headers: headers, progress: &progress)
-            return
-        case 500...599:
-            await discard(response)
-            throw AttemptFailure.retryable(.httpStatus(url: url, range: range, status: status))
-        case 200, 206:
-            break
-        default:
-            await discard(response)
-            throw AttemptFailure.fatal(.httpStatus(url: url, range: range, status: status))
-        }
-
-        // Work out which bytes this body holds, and check them against what was asked.
-        let entityTag = headers.first(name: "etag")
-        let lastModified = headers.first(name: "last-modified")
-        let contentLength = headers.first(name: "content-length").flatMap { Int64($0) }
-        let bodyStart: Int64
-        let bodyLength: Int64?
-        let completeLength: Int64?
-        if status == 206 {
-            guard let header = headers.first(name: "content-range") else {
-                throw AttemptFailure.fatal(.invalidResponse(url: url, range: range, reason: "206 without Content-Range"))
-            }
-            guard let contentRange = ContentRangeValue.parse(header), let first = contentRange.first, let last = contentRange.last else {
-                throw AttemptFailure.fatal(.invalidResponse(url: url, range: range, reason: "unreadable Content-Range \"\(header)\""))
-            }
-            let askedLast = progress.end.map { max($0, progress.position + 1) - 1 }
-            if first != progress.position || (askedLast.map { last > $0 } ?? false) {
-                let asked = askedLast.map { "\(progress.position)-\($0)" } ?? "\(progress.position)-"
-                throw AttemptFailure.fatal(.invalidResponse(
-                    url: url, range: range,
-                    reason: "asked for bytes \(asked), Content-Range says \(first)-\(last)"
-                ))
-            }
-            if let contentLength, contentLength != last - first + 1 {
-                throw AttemptFailure.fatal(.invalidResponse(
-                    url: url, range: range,
-                    reason: "Content-Length \(contentLength) does not match Content-Range \(first)-\(last)"
-                ))
-            }
-            if let known = progress.information?.length, let total = contentRange.completeLength, known != total {
-                throw AttemptFailure.fatal(.contentChanged(url: url, expected: progress.information?.entityTag, found: entityTag))
-            }
-            bodyStart = first
-            bodyLength = last - first + 1
-            completeLength = contentRange.completeLength ?? progress.information?.length
-        } else {
-            bodyStart = 0
-            bodyLength = contentLength
-            completeLength = contentLength
-        }
-
-        if let previous = progress.information {
-            // A resumed request: it must be the same entity.
-            if Self.entityChanged(previous: previous, entityTag: entityTag, lastModified: lastModified) {
-                await discard(response)
-                throw AttemptFailure.fatal(.contentChanged(url: url, expected: previous.entityTag, found: entityTag))
-            }
-            if let known = previous.length, let now = completeLength, known != now {
-                await discard(response)
-                throw AttemptFailure.fatal(.contentChanged(url: url, expected: previous.entityTag, found: entityTag))
-            }
-        } else {
-            let acceptRanges = headers.first(name: "accept-ranges")?.lowercased()
-            let info = ContentInformation(
-                length: completeLength,
-                contentType: headers.first(name: "content-type"),
-                isByteRangeAccessSupported: status == 206 || (acceptRanges == "bytes" && range.offset == 0),
-                entityTag: entityTag,
-                lastModified: lastModified,
-                finalURL: progress.currentURL
-            )
-            if let length = completeLength, range.offset > length {
-                await discard(response)
-                continuation.respond(with: info)
-                throw AttemptFailure.fatal(.rangeNotSatisfiable(url: url, range: range, length: length))
-            }
-            progress.information = info
-            if let length = completeLength {
-                progress.end = min(progress.end ?? length, length)
-            }
-            continuation.respond(with: info)
-        }
-        if let end = progress.end, progress.position >= end {
-            progress.isFinished = true
-            await discard(response)
-            return
-        }
-
-        // Stream the body: skip what comes before the position, stop at the end.
-        // The body is one transfer for the bandwidth meter, from here to however it ends.
+    /// Streams the body: the machine says which bytes of each buffer to deliver. The body is
+    /// one transfer for the bandwidth meter, from here to however it ends.
+    private func readBody(of response: HTTPClientResponse, _ machine: inout Machine) async throws -> Machine.Outcome {
         let listener = loader.transferListener
         listener?.transferStarted(url)
         defer { listener?.transferEnded(url) }
-        var skip = progress.position - bodyStart
-        var received: Int64 = 0
         do {
             for try await buffer in response.body {
-                received += Int64(buffer.readableBytes)
                 loader.count(received: buffer.readableBytes)
                 listener?.bytesTransferred(buffer.readableBytes, url: url)
-                var data = buffer.readableBytesView[...]
-                if skip > 0 {
-                    let dropped = Int(min(Int64(data.count), skip))
-                    data = data.dropFirst(dropped)
-                    skip -= Int64(dropped)
+                let action = machine.bodyReceived(byteCount: buffer.readableBytes)
+                let bytes: Range<Int>
+                switch action {
+                case .skip: continue
+                case .deliver(let range), .deliverAndFinish(let range): bytes = range
                 }
-                if data.isEmpty { continue }
-                var done = false
-                if let end = progress.end, Int64(data.count) >= end - progress.position {
-                    data = data.prefix(Int(end - progress.position))
-                    done = true
-                }
-                progress.position += Int64(data.count)
-                progress.attemptsWithoutProgress = 0
+                let data = buffer.readableBytesView[...].dropFirst(bytes.lowerBound).prefix(bytes.count)
                 try await continuation.send(Data(data))
-                if done {
+                if case .deliverAndFinish = action {
                     // Leaving the loop drops the body, which cancels the request and closes
                     // its connection: nothing of a longer answer is left to mislead the next one.
-                    progress.isFinished = true
-                    return
+                    return .finish(respond: nil)
                 }
             }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             if continuation.isCancelled { throw CancellationError() }
-            throw classify(error, progress)
+            return machine.attemptFailed(try classify(error))
         }
-        if let bodyLength, received < bodyLength {
-            throw AttemptFailure.retryable(.network(
-                url: url, range: range,
-                reason: "connection closed after \(received) of \(bodyLength) bytes"
-            ))
-        }
-        if bodyLength == nil && progress.end == nil {
-            // A body of unknown length ended: that is the end of the resource.
-            progress.isFinished = true
-            return
-        }
-        if status == 200 {
-            // A whole body was read; whatever is left is past the end of the resource.
-            progress.isFinished = true
-        }
-        // A 206 shorter than asked: the loop asks for the rest.
+        return machine.bodyEnded()
     }
 
-    private func makeRequest(_ progress: Progress) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: progress.currentURL.absoluteString)
+    private func makeRequest(_ wanted: Machine.Request) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: wanted.url.absoluteString)
         request.method = .GET
         let configuration = loader.configuration
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
@@ -451,113 +320,60 @@ private final class HTTPRead: Sendable {
             request.headers.replaceOrAdd(name: header.name, value: header.value)
         }
         let token = configuration.bearerTokenProvider.map { $0() } ?? configuration.bearerToken
-        if let token, Self.sameOrigin(url, progress.currentURL) {
+        if let token, Self.sameOrigin(url, wanted.url) {
             request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token)")
         }
-        let first = progress.position
-        if let end = progress.end {
-            // An empty range still needs an answer for its information: ask for one byte.
-            let last = max(end, first + 1) - 1
-            request.headers.add(name: "Range", value: "bytes=\(first)-\(last)")
-        } else {
-            request.headers.add(name: "Range", value: "bytes=\(first)-")
-        }
-        if let info = progress.information {
-            if let tag = info.entityTag, !tag.hasPrefix("W/") {
-                request.headers.add(name: "If-Range", value: tag)
-            } else if info.entityTag == nil, let modified = info.lastModified {
-                request.headers.add(name: "If-Range", value: modified)
-            }
+        request.headers.add(name: "Range", value: wanted.range)
+        if let ifRange = wanted.ifRange {
+            request.headers.add(name: "If-Range", value: ifRange)
         }
         return request
     }
 
-    private func follow(response: HTTPClientResponse, progress: inout Progress) async throws {
-        await discard(response)
-        guard let location = response.headers.first(name: "location"),
-              let target = URL(string: location, relativeTo: progress.currentURL)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw AttemptFailure.fatal(.invalidResponse(
-                url: url, range: range, reason: "HTTP \(response.status.code) without a usable Location"
-            ))
-        }
-        progress.redirects += 1
-        guard progress.redirects <= loader.configuration.maxRedirects else {
-            throw AttemptFailure.fatal(.invalidResponse(url: url, range: range, reason: "more than \(loader.configuration.maxRedirects) redirects"))
-        }
-        loader.countRedirect()
-        progress.currentURL = target
-    }
-
-    private func unsatisfiable(headers: HTTPHeaders, progress: inout Progress) throws {
-        let length = headers.first(name: "content-range").flatMap(ContentRangeValue.parse)?.completeLength
-            ?? progress.information?.length
-        let position = progress.position
-        if let length, position > length {
-            if progress.information == nil {
-                continuation.respond(with: information(headers: headers, length: length, progress: progress))
-            }
-            throw AttemptFailure.fatal(.rangeNotSatisfiable(url: url, range: range, length: length))
-        }
-        if let length, position < length {
-            throw AttemptFailure.fatal(.invalidResponse(
-                url: url, range: range, reason: "416 for byte \(position) of a \(length)-byte resource"
-            ))
-        }
-        // At the end (or the length is unknown): the end of input.
-        if progress.information == nil {
-            let info = information(headers: headers, length: length, progress: progress)
-            progress.information = info
-            continuation.respond(with: info)
-        }
-        progress.isFinished = true
-    }
-
-    private func information(headers: HTTPHeaders, length: Int64?, progress: Progress) -> ContentInformation {
-        ContentInformation(
-            length: length,
-            contentType: nil,
-            isByteRangeAccessSupported: true,
+    /// The head as the machine reads it.
+    private static func head(of response: HTTPClientResponse) -> Machine.Head {
+        let headers = response.headers
+        return Machine.Head(
+            status: Int(response.status.code),
+            contentRange: headers.first(name: "content-range"),
+            contentLength: headers.first(name: "content-length"),
             entityTag: headers.first(name: "etag"),
             lastModified: headers.first(name: "last-modified"),
-            finalURL: progress.currentURL
+            contentType: headers.first(name: "content-type"),
+            acceptRanges: headers.first(name: "accept-ranges"),
+            location: headers.first(name: "location")
         )
     }
 
-    private func classify(_ error: any Error, _ progress: Progress) -> any Error {
+    /// What the transport's error means for the read: retryable or fatal, or thrown as a
+    /// cancellation.
+    private func classify(_ error: any Error) throws -> Machine.Failure {
         if error is CancellationError || Task.isCancelled || continuation.isCancelled {
-            return CancellationError()
+            throw CancellationError()
         }
-        if let error = error as? AttemptFailure { return error }
         if let client = error as? HTTPClientError {
             switch client {
             case .cancelled:
-                return CancellationError()
+                throw CancellationError()
             case .invalidURL, .emptyHost, .emptyScheme, .alreadyShutdown:
-                return AttemptFailure.fatal(.network(url: url, range: range, reason: client.shortDescription))
+                return .fatal(.network(url: url, range: range, reason: client.shortDescription))
             default:
                 if client.description.contains("unsupportedScheme") {
-                    return AttemptFailure.fatal(.notFound(url: url))
+                    return .fatal(.notFound(url: url))
                 }
-                return AttemptFailure.retryable(.network(url: url, range: range, reason: client.shortDescription.lowercased()))
+                return .retryable(.network(url: url, range: range, reason: client.shortDescription.lowercased()))
             }
         }
         if let io = error as? IOError {
-            return AttemptFailure.retryable(.network(url: url, range: range, reason: String(cString: strerror(io.errnoCode)).lowercased()))
+            return .retryable(.network(url: url, range: range, reason: String(cString: strerror(io.errnoCode)).lowercased()))
         }
-        return AttemptFailure.retryable(.network(url: url, range: range, reason: "\(error)"))
+        return .retryable(.network(url: url, range: range, reason: "\(error)"))
     }
 
     private func discard(_ response: HTTPClientResponse) async {
         // Small bodies (errors, redirects) are read so the connection can be reused;
         // anything bigger is dropped, which closes the connection.
         _ = try? await response.body.collect(upTo: 64 * 1024)
-    }
-
-    static func entityChanged(previous: ContentInformation, entityTag: String?, lastModified: String?) -> Bool {
-        if let old = previous.entityTag, let new = entityTag { return old != new }
-        if let old = previous.lastModified, let new = lastModified { return old != new }
-        return false
     }
 
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
