@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "reel", targets: ["reel"]),
         .library(name: "ReelCore", targets: ["ReelCore"]),
+        .library(name: "ReelThreads", targets: ["ReelThreads"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
@@ -51,8 +52,11 @@ let package = Package(
             providers: [.apt(["libargon2-dev"])]
         ),
 
+        // The concurrency toolkit: blocking work on a thread of its own, awaited; the parker.
+        .target(name: "ReelThreads", exclude: ["README.md"]),
+
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
-        .target(name: "ReelCore", exclude: ["README.md"]),
+        .target(name: "ReelCore", dependencies: ["ReelThreads"], exclude: ["README.md"]),
 
         // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
@@ -83,7 +87,7 @@ let package = Package(
         .target(
             name: "ReelMedia",
             dependencies: [
-                "ReelCore", "CFFmpeg",
+                "ReelCore", "ReelThreads", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]
@@ -100,7 +104,7 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore", "ReelMedia"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelMedia"],
             exclude: ["README.md"]
         ),
 
@@ -149,7 +153,7 @@ let package = Package(
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
-            dependencies: ["ReelCore", "ReelMedia"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelMedia"],
             exclude: ["README.md"]
         ),
 
@@ -158,6 +162,7 @@ let package = Package(
             name: "reel",
             dependencies: [
                 "ReelCore",
+                "ReelThreads",
                 "ReelLoading",
                 "ReelMedia",
                 "ReelOrigin",
@@ -182,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelTestSupportTests",
-            dependencies: ["ReelCore", "ReelLoading", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelLoading", "ReelThreads", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelMediaTests",

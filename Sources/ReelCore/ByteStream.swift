@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ReelThreads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +34,9 @@ import Glibc
 /// - async producers (``Continuation/send(_:)``) park a continuation above the
 ///   high-water mark; they are resumed when a read brings the buffer down to it, on
 ///   `cancel`, or when their own task is cancelled;
-/// - plain threads (the blocking reads) park on a ``ThreadParker`` — never a thread of
-///   the concurrency pool — woken by the same changes as async consumers.
+/// - plain threads (the blocking reads) park on a ReelThreads `Parker`, one per wait,
+///   registered under the stream's lock after the condition was found false there —
+///   never a thread of the concurrency pool — woken by the same changes as async consumers.
 ///
 /// Every continuation is taken out of the state before it is resumed, so each is
 /// resumed exactly once.
@@ -60,7 +62,7 @@ public final class ByteStream: AsyncSequence, Sendable {
         var nextWaiterID: UInt64 = 0
         var consumerWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var producerWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var threadWaiters: [ThreadParker] = []
+        var threadWaiters: [Parker] = []
 
         mutating func makeWaiterID() -> UInt64 {
             nextWaiterID &+= 1
@@ -80,7 +82,7 @@ public final class ByteStream: AsyncSequence, Sendable {
     /// Waiters taken out of the state under the lock, woken after it is released.
     private struct WakeUps {
         var continuations: [CheckedContinuation<Void, Never>] = []
-        var parkers: [ThreadParker] = []
+        var parkers: [Parker] = []
 
         func wake() {
             continuations.forEach { $0.resume() }
@@ -322,7 +324,7 @@ public final class ByteStream: AsyncSequence, Sendable {
     private enum BlockingStep<Value: Sendable>: Sendable {
         case done(Value)
         case failed(any Error)
-        case wait(ThreadParker)
+        case wait(Parker)
     }
 
     /// Runs `attempt` under the lock until it has an answer, parking the calling
@@ -340,7 +342,7 @@ public final class ByteStream: AsyncSequence, Sendable {
                     state.consumerProgress += 1
                     return .failed(error)
                 }
-                let parker = ThreadParker()
+                let parker = Parker()
                 state.threadWaiters.append(parker)
                 return .wait(parker)
             }
@@ -651,22 +653,4 @@ public final class ByteStream: AsyncSequence, Sendable {
         }
         return result
     }
-}
-
-/// The one blocking primitive of the loading path: a one-shot wake-up for a thread of
-/// the engine's own (FFmpeg's AVIO thread, a test's helper thread) that must wait for a
-/// ``ByteStream`` to change. It is never used on a thread of the concurrency pool.
-///
-/// A waiter is created and registered under the stream's `Mutex` after the condition
-/// was found false there; whoever changes the condition takes the registered parkers
-/// under the same `Mutex` and unparks each once. The wake-up is latched (a semaphore),
-/// so an `unpark()` that comes before `park()` is not lost.
-final class ThreadParker: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    /// Blocks the calling thread until ``unpark()`` (at once if it already came).
-    func park() { semaphore.wait() }
-
-    /// Wakes the parked thread (or the next `park()`). Called once per parker.
-    func unpark() { semaphore.signal() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelThreads
 
 /// Decodes pictures (covers, image posts, thumbnails) through FFmpeg, reading
 /// through a loader like everything else, and downsamples them as they are
@@ -10,7 +11,7 @@ public enum ImageDecoder {
     /// scaled to fit inside `maxWidth` × `maxHeight` with its aspect kept. Never
     /// scales up. The full-size frame exists only while it is being scaled.
     public static func decode(_ url: URL, loader: any ResourceLoader, maxWidth: Int, maxHeight: Int) async throws -> RGBImage {
-        try await runOnDedicatedThread(name: "reel.image") {
+        try await onOwnThread(named: "reel.image") {
             try decodeNow(url, loader: loader, maxWidth: maxWidth, maxHeight: maxHeight)
         }
     }

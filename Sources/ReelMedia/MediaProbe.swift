@@ -1,11 +1,12 @@
 import Foundation
 import ReelCore
+import ReelThreads
 
 /// Reads what a media file holds, through a loader.
 public enum MediaProbe {
     /// Opens `url` through `loader`, probes every stream fully, and describes it.
     public static func probe(_ url: URL, loader: any ResourceLoader) async throws -> MediaInfo {
-        try await runOnDedicatedThread(name: "reel.probe") {
+        try await onOwnThread(named: "reel.probe") {
             let demuxer = try Demuxer(url: url, loader: loader, fastStart: false)
             defer { demuxer.close() }
             return demuxer.info
@@ -22,7 +23,7 @@ extension MediaProbe {
     /// loader keeps.
     public static func byteCount(forSeconds seconds: Double, of url: URL, loader: any ResourceLoader) async -> Int64? {
         guard seconds > 0 else { return 0 }
-        return try? await runOnDedicatedThread(name: "reel.estimate") { () -> Int64? in
+        return try? await onOwnThread(named: "reel.estimate") { () -> Int64? in
             let demuxer = try Demuxer(url: url, loader: loader, fastStart: true)
             defer { demuxer.close() }
             var end: Int64?

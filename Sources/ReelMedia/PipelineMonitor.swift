@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelThreads
 import Synchronization
 
 /// One pipeline's shared state behind one mutex, and the threads that wait on it.
@@ -8,8 +9,8 @@ import Synchronization
 /// Every queue and flag the pipeline's threads share lives in `State` and is reached only
 /// through ``update(_:)`` and ``read(_:)``. A worker thread that cannot go on parks in
 /// ``wait(_:until:then:)``: its condition is kept beside the state, and every update wakes
-/// exactly the parked workers whose condition now holds — each parks on a semaphore of its
-/// own, signalled after the mutex is released — so a change never wakes the whole player,
+/// exactly the parked workers whose condition now holds — each parks on a `Parker` of its
+/// own, unparked after the mutex is released — so a change never wakes the whole player,
 /// and a wake-up is never lost (the condition is registered under the mutex the waker takes).
 ///
 /// The monitor also knows what each worker waits for, so a driver of a manual clock can wait
@@ -24,7 +25,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     final class Worker: Sendable {
         let name: String
         fileprivate let id: Int
-        fileprivate let parker = DispatchSemaphore(value: 0)
+        fileprivate let parker = Parker()
         fileprivate init(name: String, id: Int) {
             self.name = name
             self.id = id
@@ -34,7 +35,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     /// What a worker is doing, as far as settling is concerned (guarded by the mutex).
     private struct WorkerState: @unchecked Sendable {
         let name: String
-        let parker: DispatchSemaphore
+        let parker: Parker
         /// While parked: the condition it waits for.
         var condition: ((State) -> Bool)?
         /// While blocked reading the loader: the stream and its progress count at the start.
@@ -51,7 +52,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
 
     private let storage: Mutex<Storage>
     /// Where settle waiters park; signalled when a worker may have just settled.
-    private let settleParker = DispatchSemaphore(value: 0)
+    private let settleParker = Parker()
     private let settleQueue = DispatchQueue(label: "reel.pipeline.settle")
     static var logger: Logger { Logger(label: "reel.pipeline") }
 
@@ -72,13 +73,13 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     /// Changes the state, then wakes every parked worker whose condition now holds.
     @discardableResult
     func update<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        var wake: [DispatchSemaphore] = []
+        var wake: [Parker] = []
         let result = try storage.withTrackedLock { storage -> R in
             let result = try body(&storage.state)
             wake = Self.takeReady(&storage)
             return result
         }
-        for parker in wake { parker.signal() }
+        for parker in wake { parker.unpark() }
         return result
     }
 
@@ -87,8 +88,8 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         try storage.withTrackedLock { try body($0.state) }
     }
 
-    private static func takeReady(_ storage: inout Storage) -> [DispatchSemaphore] {
-        var wake: [DispatchSemaphore] = []
+    private static func takeReady(_ storage: inout Storage) -> [Parker] {
+        var wake: [Parker] = []
         for index in storage.workers.indices {
             guard let condition = storage.workers[index].condition, condition(storage.state) else { continue }
             storage.workers[index].condition = nil
@@ -104,7 +105,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, then body: (inout State) -> R) -> R {
         while true {
             if let result = attempt(worker, ready: ready, body: body) { return result }
-            worker.parker.wait()
+            worker.parker.park()
         }
     }
 
@@ -114,9 +115,9 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, orAfter seconds: Double,
                  then body: (inout State) -> R) -> R? {
         if let result = attempt(worker, ready: ready, body: body) { return result }
-        _ = worker.parker.wait(timeout: .now() + seconds)
+        worker.parker.park(seconds: seconds)
         // Woken or timed out: no longer parked; look once more.
-        var wake: [DispatchSemaphore] = []
+        var wake: [Parker] = []
         let result = storage.withTrackedLock { storage -> R? in
             storage.workers[worker.id].condition = nil
             guard ready(storage.state) else { return nil }
@@ -124,12 +125,12 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             wake = Self.takeReady(&storage)
             return result
         }
-        for parker in wake { parker.signal() }
+        for parker in wake { parker.unpark() }
         return result
     }
 
     private func attempt<R>(_ worker: Worker, ready: @escaping (State) -> Bool, body: (inout State) -> R) -> R? {
-        var wake: [DispatchSemaphore] = []
+        var wake: [Parker] = []
         var signalSettler = false
         let result = storage.withTrackedLock { storage -> R? in
             if ready(storage.state) {
@@ -142,8 +143,8 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             signalSettler = storage.settleWaiters > 0
             return nil
         }
-        for parker in wake { parker.signal() }
-        if signalSettler { settleParker.signal() }
+        for parker in wake { parker.unpark() }
+        if signalSettler { settleParker.unpark() }
         return result
     }
 
@@ -154,7 +155,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             storage.workers[worker.id].io = (stream, mark)
             return storage.settleWaiters > 0
         }
-        if signal { settleParker.signal() }
+        if signal { settleParker.unpark() }
     }
 
     /// The worker is back from the loader read.
@@ -170,7 +171,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             storage.workers[worker.id].io = nil
             return storage.settleWaiters > 0
         }
-        if signal { settleParker.signal() }
+        if signal { settleParker.unpark() }
     }
 
     // MARK: Settling
@@ -209,7 +210,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             if settled { return true }
             // Workers signal when they begin to wait, read or exit; the short timeout covers
             // loader streams, whose state changes do not go through this mutex.
-            _ = settleParker.wait(timeout: .now() + 0.0005)
+            settleParker.park(seconds: 0.0005)
             storage.withTrackedLock { $0.settleWaiters -= 1 }
             if DispatchTime.now() > giveUp {
                 Self.logger.error("pipeline did not settle: busy \(busyWorkers())")

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelThreads
 
 /// What the engine tells its owner (the ``Player``). Always called without any lock of the
 /// engine held, from the engine's owner context (the clock's).
@@ -172,7 +173,7 @@ final class PlaybackEngine: @unchecked Sendable {
         exited.enter()
         let group = exited
         let thread = Thread {
-            nameKernelThread(name)
+            nameCurrentThread(name)
             body()
             group.leave()
         }
@@ -292,14 +293,6 @@ final class PlaybackEngine: @unchecked Sendable {
     func kickOwnerLocked(_ state: inout EngineState) {
         if state.ownerWantsData { scheduleStepLocked(&state, at: clock.now) }
     }
-}
-
-/// Gives the calling thread `name` in the kernel too (top, gdb, /proc show it; Foundation names
-/// only its own object). Linux keeps 15 characters.
-func nameKernelThread(_ name: String) {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/thread-self/comm") else { return }
-    handle.write(Data(name.prefix(15).utf8))
-    try? handle.close()
 }
 
 extension EngineState {

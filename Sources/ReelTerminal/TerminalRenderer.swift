@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelMedia
 import Synchronization
+import ReelThreads
 
 /// A video sink that draws in a terminal: the player presents each frame at its time (from
 /// the player's clock); the renderer keeps only the latest, and its own thread scales it
@@ -69,7 +70,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
         get { shared.withTrackedLock { $0.overlay } }
         set {
             shared.withTrackedLock { $0.overlay = newValue }
-            wakeup.signal()
+            wakeup.unpark()
         }
     }
 
@@ -80,7 +81,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
     private let configuration: Configuration
     private let output: @Sendable ([UInt8]) -> Void
     /// Wakes the render thread after a change to `shared` (signalled with the mutex released).
-    private let wakeup = Wakeup()
+    private let wakeup = Parker()
     /// Resumed when the render thread has exited (``finished()``).
     private let exit = ExitSignal()
 
@@ -122,7 +123,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
     /// Changes `shared` under the mutex, then wakes the render thread (lock released).
     private func update(_ body: (inout Shared) -> Void) {
         shared.withTrackedLock { body(&$0) }
-        wakeup.signal()
+        wakeup.unpark()
     }
 
     // MARK: VideoSink
@@ -243,7 +244,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
                 let (stopped, hasOverlay) = shared.withTrackedLock { ($0.stopped, $0.overlay != nil) }
                 if stopped { return }
                 // Wake now and then so the progress bar moves while paused or stalled.
-                if !wakeup.wait(seconds: 0.25), hasOverlay {
+                if !wakeup.park(seconds: 0.25), hasOverlay {
                     shared.withTrackedLock { $0.chromeDirty = true }
                 }
                 continue

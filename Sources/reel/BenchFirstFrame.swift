@@ -6,6 +6,7 @@ import ReelFeed
 import ReelLoading
 import ReelMedia
 import ReelOrigin
+import ReelThreads
 
 /// `reel bench first-frame`: time to the first frame, Reel against FFmpeg opening the
 /// same URL itself, interleaved run by run on the same shaped origin.
@@ -180,17 +181,17 @@ final class FirstFrameBench: @unchecked Sendable {
             for (name, container) in [("moov-first.mp4", ClipSpec.Container.mp4), ("moov-at-end.mp4", .mp4MoovAtEnd)] {
                 let spec = ClipSpec(width: clipSize.0, height: clipSize.1, frameRate: 30, duration: clipSeconds,
                                     keyframeInterval: 60, container: container, preset: "veryfast", bitRateKbps: 2500)
-                try await onThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) } }.get()
+                try await onOwnThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) } }.get()
             }
             // The moov-first clip as HLS with fMP4 segments, in its own directory.
             let clip = scratch.url.appendingPathComponent("moov-first.mp4")
             let hls = scratch.url.appendingPathComponent("hls", isDirectory: true)
-            try await onThread(named: "reel.encode") {
+            try await onOwnThread(named: "reel.encode") {
                 Result { try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4, into: hls, segmentSeconds: 2) }
             }.get()
             // And as DASH (fMP4 segments), in its own directory.
             let dash = scratch.url.appendingPathComponent("dash", isDirectory: true)
-            try await onThread(named: "reel.encode") {
+            try await onOwnThread(named: "reel.encode") {
                 Result { try StreamPackager.package(clip, loader: FileLoader(), format: .dash, into: dash, segmentSeconds: 2) }
             }.get()
             directories.append(scratch.url)
@@ -306,12 +307,12 @@ final class FirstFrameBench: @unchecked Sendable {
 
     private func measureBaseline(_ index: Int) async throws {
         let url = targets[index].url
-        let timing = await onThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: url) } }
+        let timing = await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: url) } }
         do { targets[index].baseline.append(try timing.get()) } catch {
             throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
         }
         if let file = targets[index].localFile, scenarios.contains(where: { $0.targetIndex == index && $0.kind == .decodeFloor }) {
-            let local = await onThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: file) } }
+            let local = await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: file) } }
             do { targets[index].floorBaseline.append(try local.get()) } catch {
                 throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
             }

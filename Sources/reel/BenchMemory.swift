@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReelCore
+import ReelThreads
 
 /// Peak resident memory of whole processes, from the kernel's own accounting: the high-water
 /// mark of the child's resident pages (`VmHWM` in `/proc/PID/status`), read every 5 ms until it
@@ -26,7 +27,7 @@ enum PeakMemory {
     /// Runs `arguments[0]` with the rest (stdin, stdout and stderr to /dev/null) to its end on a
     /// thread of its own, and returns its exit status and peak resident memory.
     static func run(_ arguments: [String]) async throws -> Run {
-        let outcome = await onThread(named: "reel.memory") { Result { try spawnAndWait(arguments) } }
+        let outcome = await onOwnThread(named: "reel.memory") { Result { try spawnAndWait(arguments) } }
         return try outcome.get()
     }
 

@@ -4,6 +4,7 @@ import ReelCore
 import ReelLoading
 import ReelMedia
 import ReelSDL
+import ReelThreads
 
 /// `reel bench playback`: headless decode-and-present throughput against FFmpeg's
 /// decode-only throughput of the same file in the same run, and dropped frames when
@@ -83,7 +84,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             let spec = ClipSpec(width: parts[0], height: parts[1], frameRate: 30, duration: clipSeconds,
                                 keyframeInterval: 60, preset: "veryfast", bitRateKbps: 6000)
             url = directory.url.appendingPathComponent("playback.mp4")
-            try await onThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: url) } }.get()
+            try await onOwnThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: url) } }.get()
         }
         let info: MediaInfo
         do { info = try await MediaProbe.probe(url, loader: FileLoader()) } catch { throw CommandFailure.media(describe(error)) }
@@ -126,7 +127,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
     private func decodeOnly(_ url: URL) async throws -> FFmpegBaseline.DecodeThroughput {
         do {
-            return try await onThread(named: "reel.baseline") { Result { try FFmpegBaseline.decodeThroughput(file: url) } }.get()
+            return try await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.decodeThroughput(file: url) } }.get()
         } catch {
             throw CommandFailure.media("FFmpeg decode: \(describe(error))")
         }
@@ -204,7 +205,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         let wall = (monotonicMs() - start) / 1000
         let cpu = FFmpegBaseline.processCPUSeconds() - cpuStart
         let callbacks = audio.output?.callbackStatistics
-        await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+        await onOwnThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
         if let message = outcome?.0 { throw CommandFailure.media(message) }
         return RealtimeResult(rate: rate, seconds: wall, presented: stats.presentedFrames, dropped: stats.droppedFrames,
                               cpuSeconds: cpu, avOffsetP95Ms: stats.avOffsetP95Ms, avOffsetMaxMs: stats.avOffsetMaxMs,
@@ -228,7 +229,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         // Watchdogs, not bounds: a starved machine may take a while to start, and a change
         // made before the first sample is not a change anyone hears.
         guard await ready.wait(timeout: 120) != nil else {
-            await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+            await onOwnThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
             return []
         }
         let step = duration.isNumeric ? min(1, duration.seconds / 4) : 1
@@ -243,7 +244,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             }
         }
         let latencies = player.statistics.rateChangeLatenciesMs
-        await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+        await onOwnThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
         return latencies
     }
 }

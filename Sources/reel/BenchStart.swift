@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelThreads
 
 /// `reel bench start`: frames dropped in the first seconds of each item, played in real time,
 /// beside the time FFmpeg takes to decode the same frames in the same run. The start of an
@@ -67,7 +68,7 @@ struct BenchStartCommand: AsyncParsableCommand {
                 row.failure = describe(error)
             }
             let frames = row.presented + row.dropped
-            if frames > 0, let decoded = try? await onThread(named: "reel.baseline", {
+            if frames > 0, let decoded = try? await onOwnThread(named: "reel.baseline", {
                 Result { try FFmpegBaseline.decodeThroughput(file: file, maxFrames: frames) }
             }).get() {
                 row.ffmpegMs = decoded.wallSeconds * 1000
@@ -111,7 +112,7 @@ struct BenchStartCommand: AsyncParsableCommand {
         player.play()
         let outcome = await done.wait(timeout: seconds)
         let stats = player.statistics
-        await onThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
+        await onOwnThread(named: "reel.bench-close") { player.replaceCurrentItem(with: nil) }
         if let message = outcome?.0 { throw CommandFailure.media(message) }
         return (stats.presentedFrames, stats.droppedFrames)
     }

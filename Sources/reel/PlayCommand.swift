@@ -4,6 +4,7 @@ import ReelCore
 import ReelLoading
 import ReelMedia
 import Synchronization
+import ReelThreads
 
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -205,7 +206,7 @@ final class HeadlessSession: Sendable {
         }
         // Closing the item joins the engine's threads: not on the concurrency pool.
         let player = self.player
-        await onThread(named: "reel.close") {
+        await onOwnThread(named: "reel.close") {
             player.pause()
             player.replaceCurrentItem(with: nil)
         }
@@ -306,15 +307,5 @@ final class TerminationSignals: Sendable {
             state.sources = []
         }
         for number in Self.numbers { signal(number, SIG_DFL) }
-    }
-}
-
-/// Runs blocking work on a thread of its own (never on the concurrency pool).
-func onThread<T: Sendable>(named name: String, _ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.name = name
-        thread.stackSize = 8 << 20
-        thread.start()
     }
 }

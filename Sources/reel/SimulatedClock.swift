@@ -1,13 +1,14 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import ReelThreads
 
 /// `--clock fast`: time jumps to the next thing due as soon as the pipeline has done
 /// all it can, so playback runs as fast as decoding allows while every decision
 /// (pacing, drops, the audio clock) is the one real time would make. Runs on a thread
 /// of its own until `done` holds; returns a message when nothing progressed for 30 s.
 func driveSimulatedClock(_ clock: ManualClock, player: Player, until done: @escaping @Sendable () -> Bool) async -> String? {
-    await onThread(named: "reel.simulation") {
+    await onOwnThread(named: "reel.simulation") {
         var idleSince: Date?
         while !done() {
             player.waitUntilSettled()

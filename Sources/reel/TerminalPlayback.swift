@@ -8,6 +8,7 @@ import ReelTerminal
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import ReelThreads
 #endif
 
 /// Options of the terminal renderer, shared by `play` and `feed`.
@@ -199,7 +200,7 @@ final class TerminalApp: Sendable {
         // closing it joins its players' threads, so not on the concurrency pool.
         renderer.stop()
         await renderer.finished()
-        await onThread(named: "reel.close") { content.close() }
+        await onOwnThread(named: "reel.close") { content.close() }
         session.restore()
         audio.close()
         writeStatistics()

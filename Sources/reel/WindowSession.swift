@@ -5,6 +5,7 @@ import ReelSDL
 import ArgumentParser
 import ReelFeed
 import Synchronization
+import ReelThreads
 
 /// `--renderer gl|software`.
 enum WindowRendererOption: String, ExpressibleByArgument, CaseIterable {
@@ -33,7 +34,7 @@ enum WindowSession {
 
     static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
                     renderer: RendererKind, hud: Bool, frames limit: Int? = nil, trace writer: TraceWriter) async -> PlaybackEnd {
-        await onThread(named: "reel.window") {
+        await onOwnThread(named: "reel.window") {
             let frames = FrameStore()
             let audio = WindowAudio.makeSink?() ?? NullAudioSink()
             let trace = PlaybackTrace(writer: writer, clock: HostClock.shared)
@@ -128,7 +129,7 @@ enum FeedWindowSession {
             FeedSession(source: source, loader: stack.mediaLoader, preloader: stack.preloader, coordinator: stack.coordinator,
                         configuration: configuration, audioSink: audio)
         }
-        let outcome: SessionOutcome = await onThread(named: "reel.window") {
+        let outcome: SessionOutcome = await onOwnThread(named: "reel.window") {
             do {
                 // The account side (tab bar, sign-in, profile, upload) for a `reel serve` feed.
                 let session = accounts.map {
