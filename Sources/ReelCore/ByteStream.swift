@@ -276,6 +276,21 @@ public final class ByteStream: AsyncSequence, Sendable {
         }
     }
 
+    /// The stream's state in a few words, for a log line that says why a reader still waits.
+    public var diagnosticDescription: String {
+        let pulled = pull != nil
+        return state.withTrackedLock { state in
+            var words = ["\(state.bufferedBytes) bytes buffered"]
+            if state.info == nil { words.append("no response yet") }
+            if state.finished { words.append("finished") }
+            if state.cancelled { words.append("cancelled") }
+            if pulled { words.append("pulled") }
+            words.append(state.producerIdle ? "producer idle" : "producer busy")
+            words.append("\(state.threadWaiters.count + state.consumerWaiters.count) readers waiting")
+            return words.joined(separator: ", ")
+        }
+    }
+
     /// Whether a reader (a task or a blocked thread) is waiting on this stream right now
     /// with nothing buffered for it: only the producer can move it. Waiters leave in the
     /// critical section that wakes them, so this never reports a reader that was handed

@@ -55,9 +55,12 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     private let settleParker = Parker()
     private let settleQueue = DispatchQueue(label: "reel.pipeline.settle")
     static var logger: Logger { Logger(label: "reel.pipeline") }
+    /// What the pipeline plays (its item's URL), for diagnostics.
+    private let label: String
 
-    init(_ state: State) {
+    init(_ state: State, label: String = "") {
         storage = Mutex(Storage(state: state))
+        self.label = label
     }
 
     func register(_ name: String) -> Worker {
@@ -213,12 +216,12 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             settleParker.park(seconds: 0.0005)
             storage.withTrackedLock { $0.settleWaiters -= 1 }
             if DispatchTime.now() > giveUp {
-                Self.logger.error("pipeline did not settle: busy \(busyWorkers())")
+                Self.logger.error("pipeline of \(label) did not settle in \(Int(timeout)) s: \(busyDescription())")
                 return false
             }
             if !warned, DispatchTime.now() > giveUp - (timeout - 2) {
                 warned = true
-                Self.logger.debug("settling slowly: busy \(busyWorkers())")
+                Self.logger.debug("pipeline of \(label) settling slowly: \(busyDescription())")
             }
         }
     }
@@ -230,6 +233,23 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
             settleQueue.async {
                 continuation.resume(returning: self.waitUntilSettled(timeout: timeout))
             }
+        }
+    }
+
+    /// What each worker that is not settled is doing, for the log: running, woken and not yet
+    /// back, or reading a stream that is not idle (and that stream's state).
+    func busyDescription() -> String {
+        storage.withTrackedLock { storage in
+            storage.workers.compactMap { worker -> String? in
+                if worker.exited { return nil }
+                if let io = worker.io {
+                    guard let stream = io.stream else { return "\(worker.name): reading, no stream yet" }
+                    if stream.isIdle, stream.consumerProgressCount == io.mark { return nil }
+                    return "\(worker.name): reading (\(stream.diagnosticDescription))"
+                }
+                guard let condition = worker.condition else { return "\(worker.name): running" }
+                return condition(storage.state) ? "\(worker.name): woken, not yet back" : nil
+            }.joined(separator: "; ")
         }
     }
 

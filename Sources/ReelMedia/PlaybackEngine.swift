@@ -131,7 +131,7 @@ final class PlaybackEngine: @unchecked Sendable {
         // Audio is rendered ahead at the rate the item will most likely play at, so starting
         // it does not flush the ring.
         state.audioRate = rate > 0 ? rate : 1
-        monitor = PipelineMonitor(state)
+        monitor = PipelineMonitor(state, label: url.absoluteString)
         if let audioSink {
             let format = audioSink.format
             let frames = Int((configuration.audioRingDuration.seconds * Double(format.sampleRate)).rounded(.up))
