@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "reel", targets: ["reel"]),
         .library(name: "ReelCore", targets: ["ReelCore"]),
         .library(name: "ReelThreads", targets: ["ReelThreads"]),
+        .library(name: "ReelFeedModel", targets: ["ReelFeedModel"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
@@ -55,6 +56,10 @@ let package = Package(
         // The concurrency toolkit: blocking work on a thread of its own, awaited; the parker.
         .target(name: "ReelThreads", exclude: ["README.md"]),
 
+        // What a feed is, as values: items, categories, pages, the source protocol, the
+        // feed API's JSON. The accounts server uses it without linking the player.
+        .target(name: "ReelFeedModel", exclude: ["README.md"]),
+
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore", dependencies: ["ReelThreads"], exclude: ["README.md"]),
 
@@ -96,7 +101,7 @@ let package = Package(
         // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
         .target(
             name: "ReelFeed",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ReelCore", "ReelFeedModel", "ReelMedia", "ReelLoading", .product(name: "Logging", package: "swift-log")],
             exclude: ["README.md"]
         ),
 
@@ -130,7 +135,8 @@ let package = Package(
         .target(
             name: "ReelAccounts",
             dependencies: [
-                "ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelOrigin", "ReelAccountClient", "CArgon2", "CFFmpeg",
+                // CFFmpeg for the token SHA-256 (libavutil's av_sha) only: no player, no loader.
+                "ReelCore", "ReelFeedModel", "ReelOrigin", "ReelAccountClient", "CArgon2", "CFFmpeg",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -207,7 +213,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelAccountsTests",
-            dependencies: ["ReelAccounts", "ReelAccountClient", "ReelOrigin", "ReelFeed", "ReelMedia", "ReelTestSupport",
+            dependencies: ["ReelAccounts", "ReelAccountClient", "ReelOrigin", "ReelFeed", "ReelMedia", "ReelLoading",
+                           "ReelTestSupport",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "GRDB", package: "GRDB.swift")]

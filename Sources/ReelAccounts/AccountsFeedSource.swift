@@ -1,5 +1,5 @@
 import Foundation
-import ReelFeed
+import ReelFeedModel
 
 /// A feed that shows uploads beside another source's items: each category's uploads
 /// (newest first) come before the base's items of that category, categories that only
@@ -50,12 +50,5 @@ public struct AccountsFeedSource: FeedSource {
 
     private func allOfBase(category: String?) async throws -> [FeedItem] {
         try await base.page(category: category, page: 1, size: 1 << 30).items
-    }
-
-    static func slice(_ items: [FeedItem], page: Int, size: Int) -> FeedPage {
-        guard page >= 1, size >= 1 else { return FeedPage(items: [], hasMore: false) }
-        let start = (page - 1) * size
-        guard start < items.count else { return FeedPage(items: [], hasMore: false) }
-        return FeedPage(items: Array(items[start..<min(items.count, start + size)]), hasMore: start + size < items.count)
     }
 }

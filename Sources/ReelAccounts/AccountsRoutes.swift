@@ -1,6 +1,6 @@
 import Foundation
 import ReelAccountClient
-import ReelFeed
+import ReelFeedModel
 import ReelOrigin
 
 extension AccountsService {

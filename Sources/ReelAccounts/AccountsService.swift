@@ -2,9 +2,7 @@ import Foundation
 import Logging
 import ReelAccountClient
 import ReelCore
-import ReelFeed
-import ReelLoading
-import ReelMedia
+import ReelFeedModel
 import ReelOrigin
 import NIOPosix
 
@@ -36,9 +34,14 @@ public final class AccountsService: Sendable {
         public var passwordParameters: PasswordHasher.Parameters
         /// The clock tokens and the throttle read (tests move it).
         public var now: @Sendable () -> Date
+        /// Why an uploaded file (its path and size) is not a playable video, `nil` when it is.
+        /// The server does not link the player: `reel serve` passes ReelMedia's
+        /// `MediaProbe.playabilityProblem`.
+        public var playabilityProblem: PlayabilityCheck
 
         public init(
             dataDirectory: URL,
+            playabilityProblem: @escaping PlayabilityCheck,
             tokenLifetime: Duration = .seconds(7 * 24 * 3600),
             uploadLimit: Int64 = 512 << 20,
             avatarLimit: Int64 = 5 << 20,
@@ -55,8 +58,12 @@ public final class AccountsService: Sendable {
             self.failedLoginWindow = failedLoginWindow
             self.passwordParameters = passwordParameters
             self.now = now
+            self.playabilityProblem = playabilityProblem
         }
     }
+
+    /// Says why a file (its path, its size in bytes) is not a playable video, or `nil`.
+    public typealias PlayabilityCheck = @Sendable (_ file: URL, _ size: Int64) async -> String?
 
     /// The path prefix uploaded files are served under.
     public static let mediaPathPrefix = "/_uploads"
@@ -244,7 +251,7 @@ public final class AccountsService: Sendable {
     // MARK: - Uploads
 
     /// Receives a video: authenticates, checks the fields, streams the body to
-    /// `incoming/`, probes it with ReelMedia, then moves it into place and records it.
+    /// `incoming/`, checks it is a playable video, then moves it into place and records it.
     /// Any failure removes the partial file; the item exists only once both are done.
     func upload(request: OriginRequest, body: OriginRequestBody) async throws -> UploadedItem {
         let (user, _) = try await authenticate(request.header("Authorization"))
@@ -263,7 +270,7 @@ public final class AccountsService: Sendable {
         var keep = false
         defer { if !keep { try? FileManager.default.removeItem(at: incoming) } }
         guard size > 0 else { throw APIFailure.badRequest("not_playable", "the upload is empty") }
-        try await Self.checkPlayable(incoming, size: size)
+        try await checkPlayable(incoming, size: size)
         let id = Self.randomIdentifier()
         let relative = category + "/" + id + "." + ext
         let folder = mediaDirectory.appendingPathComponent(category, isDirectory: true)
@@ -284,34 +291,12 @@ public final class AccountsService: Sendable {
                             videoURL: Self.mediaPathPrefix + "/" + relative, uploader: user.name)
     }
 
-    /// Refuses (422 `not_playable`) a file FFmpeg cannot open, one without a video
-    /// stream, one whose first video frame does not decode, and one cut short: its
-    /// index (MP4 sample tables, Matroska cues) refers to bytes past its end.
-    static func checkPlayable(_ file: URL, size: Int64) async throws {
-        func refuse(_ reason: String) -> APIFailure {
-            APIFailure(status: 422, code: "not_playable", message: "the file is not a playable video: \(reason)")
-        }
-        let info: MediaInfo
-        do {
-            info = try await MediaProbe.probe(file, loader: FileLoader())
-        } catch {
-            // FFmpeg's reason names the file: the server's own path is nobody's business.
-            throw refuse("\(error)".replacingOccurrences(of: file.path, with: "the upload"))
-        }
-        guard info.videoStream != nil else { throw refuse("it has no video stream") }
-        let frames: Int
-        do {
-            frames = try await NIOThreadPool.singleton.runIfActive {
-                try SequentialDecoder.decodeVideo(file, loader: FileLoader()) { _ in false }
-            }
-        } catch {
-            throw refuse("\(error)")
-        }
-        guard frames > 0 else { throw refuse("no video frame decodes") }
-        if let seconds = info.duration?.seconds, seconds > 0,
-           let end = await MediaProbe.byteCount(forSeconds: seconds + 1, of: file, loader: FileLoader()), end > size {
-            throw refuse("it is cut short (its index needs \(end) bytes, it has \(size))")
-        }
+    /// Refuses (422 `not_playable`) a file the configuration's playability check refuses.
+    func checkPlayable(_ file: URL, size: Int64) async throws {
+        guard let reason = await configuration.playabilityProblem(file, size) else { return }
+        // The reason may name the file: the server's own path is nobody's business.
+        throw APIFailure(status: 422, code: "not_playable",
+                         message: "the file is not a playable video: " + reason.replacingOccurrences(of: file.path, with: "the upload"))
     }
 
     /// Receives an avatar (PNG, JPEG or WebP, checked by its first bytes).

@@ -1,67 +1,6 @@
 import Foundation
 import ReelCore
 
-/// The JSON of the paged feed API, as the client reads it and a server writes it.
-///
-/// - `GET {base}/categories` → `{"categories": [{"id": "travel", "title": "旅行"}]}`
-/// - `GET {base}/feed?category=ID&current=N&size=S` → `{"items": [ITEM…]}`
-/// - `GET {base}/search?text=T&current=N&size=S` → `{"items": [ITEM…]}`
-///
-/// `current` counts pages from 1. A page with fewer than `size` items is the last
-/// ("no more data"). ITEM is `{"id", "title", "uploader", "video", "cover", "category",
-/// "images"}` with absolute URLs (or URLs relative to the request).
-public enum FeedAPIFormat {
-    struct CategoryList: Codable {
-        var categories: [FeedCategory]
-    }
-
-    struct ItemList: Codable {
-        var items: [Item]
-    }
-
-    struct Item: Codable {
-        var id: String
-        var title: String
-        var uploader: String?
-        var video: String?
-        var cover: String?
-        var category: String?
-        var images: [String]?
-    }
-
-    /// The body of a categories answer.
-    public static func encodeCategories(_ categories: [FeedCategory]) throws -> Data {
-        try JSONEncoder().encode(CategoryList(categories: categories))
-    }
-
-    /// The body of a page answer.
-    public static func encodeItems(_ items: [FeedItem]) throws -> Data {
-        try JSONEncoder().encode(ItemList(items: items.map {
-            Item(id: $0.id, title: $0.title, uploader: $0.uploader, video: $0.videoURL?.absoluteString,
-                 cover: $0.coverURL?.absoluteString, category: $0.category, images: $0.images.map(\.absoluteString))
-        }))
-    }
-
-    /// The items of a page answer; relative URLs resolve against `base` (the request's URL).
-    public static func decodeItems(_ data: Data, relativeTo base: URL) throws -> [FeedItem] {
-        let list: ItemList
-        do {
-            list = try JSONDecoder().decode(ItemList.self, from: data)
-        } catch {
-            throw FeedError.malformed("feed page: \(error)")
-        }
-        return list.items.map { item in
-            FeedItem(
-                id: item.id, title: item.title, uploader: item.uploader ?? "",
-                videoURL: item.video.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
-                coverURL: item.cover.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
-                category: item.category,
-                images: (item.images ?? []).compactMap { URL(string: $0, relativeTo: base)?.absoluteURL }
-            )
-        }
-    }
-}
-
 /// The paged HTTP feed API (see ``FeedAPIFormat``), read through a loader — an
 /// `HTTPLoader` with a bearer token for authorised feeds. A 401 or 403 throws
 /// ``FeedError/authorizationRequired`` (and calls `onAuthorizationRequired`), so the
@@ -80,7 +19,7 @@ public struct HTTPFeedSource: FeedSource {
     public func categories() async throws -> [FeedCategory] {
         let data = try await fetch(endpoint("categories", query: []))
         do {
-            return try JSONDecoder().decode(FeedAPIFormat.CategoryList.self, from: data).categories
+            return try FeedAPIFormat.decodeCategories(data)
         } catch {
             throw FeedError.malformed("categories: \(error)")
         }

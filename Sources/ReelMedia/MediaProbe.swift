@@ -37,3 +37,33 @@ extension MediaProbe {
         }
     }
 }
+
+extension MediaProbe {
+    /// Why `url` (`size` bytes) is not a playable video, or `nil` when it is: FFmpeg cannot open
+    /// it, it has no video stream, its first video frame does not decode, or it is cut short
+    /// (its index — MP4 sample tables, Matroska cues — refers to bytes past its end). The
+    /// accounts server refuses uploads with it. A reason may name `url`'s path.
+    public static func playabilityProblem(of url: URL, size: Int64, loader: any ResourceLoader) async -> String? {
+        let info: MediaInfo
+        do {
+            info = try await probe(url, loader: loader)
+        } catch {
+            return "\(error)"
+        }
+        guard info.videoStream != nil else { return "it has no video stream" }
+        let frames: Int
+        do {
+            frames = try await onOwnThread(named: "reel.playable") {
+                try SequentialDecoder.decodeVideo(url, loader: loader) { _ in false }
+            }
+        } catch {
+            return "\(error)"
+        }
+        guard frames > 0 else { return "no video frame decodes" }
+        if let seconds = info.duration?.seconds, seconds > 0,
+           let end = await byteCount(forSeconds: seconds + 1, of: url, loader: loader), end > size {
+            return "it is cut short (its index needs \(end) bytes, it has \(size))"
+        }
+        return nil
+    }
+}

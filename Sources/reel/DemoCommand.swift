@@ -187,7 +187,10 @@ enum DemoAccounts {
     static func open(beside library: URL, library source: any FeedSource) async throws -> AccountsService {
         let data = library.standardizedFileURL.deletingLastPathComponent()
             .appendingPathComponent(library.standardizedFileURL.lastPathComponent + ".accounts", isDirectory: true)
-        let accounts = try await AccountsService.open(configuration: .init(dataDirectory: data))
+        let accounts = try await AccountsService.open(configuration: .init(
+            dataDirectory: data,
+            playabilityProblem: { await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader()) }
+        ))
         _ = try await accounts.seedAccount(name: name, email: "demo@reel.invalid", password: password, nickname: "Demo",
                                            bio: "Sign in with reel login to see your profile.")
         let clips = try await source.page(category: nil, page: 1, size: 4).items.filter { $0.videoURL?.isFileURL == true }

@@ -4,6 +4,8 @@ import Synchronization
 import ReelOrigin
 import ReelAccounts
 import ReelFeed
+import ReelLoading
+import ReelMedia
 
 /// `reel serve DIR`: the loopback origin, for demos, benchmarks and manual testing.
 struct ServeCommand: AsyncParsableCommand {
@@ -81,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             accounts = try await AccountsService.open(configuration: .init(
                 dataDirectory: dataDirectory,
+                playabilityProblem: { await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader()) },
                 tokenLifetime: .seconds(tokenLifetime),
                 uploadLimit: Int64(uploadLimitMB) << 20
             ))

@@ -7,6 +7,7 @@ import ReelAccountClient
 import ReelAccounts
 import ReelCore
 import ReelFeed
+import ReelLoading
 import ReelMedia
 import ReelOrigin
 import ReelTestSupport
@@ -41,7 +42,9 @@ struct AccountsTestServer {
         let data = temporary.appendingPathComponent("data", isDirectory: true)
         let clock = TestClock()
         let service = try await AccountsService.open(configuration: .init(
-            dataDirectory: data, tokenLifetime: tokenLifetime, uploadLimit: uploadLimit, avatarLimit: 256 * 1024,
+            dataDirectory: data,
+            playabilityProblem: { await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader()) },
+            tokenLifetime: tokenLifetime, uploadLimit: uploadLimit, avatarLimit: 256 * 1024,
             maximumFailedLogins: maximumFailedLogins, failedLoginWindow: .seconds(60),
             passwordParameters: .light, now: { clock.now }
         ))

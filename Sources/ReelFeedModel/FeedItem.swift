@@ -88,7 +88,7 @@ public protocol FeedSource: Sendable {
 
 extension FeedSource {
     /// Pages of a fixed list: the common part of sources that hold everything at once.
-    static func slice(_ items: [FeedItem], page: Int, size: Int) -> FeedPage {
+    public static func slice(_ items: [FeedItem], page: Int, size: Int) -> FeedPage {
         guard page >= 1, size >= 1 else { return FeedPage(items: [], hasMore: false) }
         let start = (page - 1) * size
         guard start < items.count else { return FeedPage(items: [], hasMore: false) }
@@ -97,7 +97,7 @@ extension FeedSource {
     }
 
     /// Items whose title, uploader or category contains `text`, case-insensitively.
-    static func matching(_ items: [FeedItem], text: String) -> [FeedItem] {
+    public static func matching(_ items: [FeedItem], text: String) -> [FeedItem] {
         let needle = text.trimmingCharacters(in: .whitespaces)
         guard !needle.isEmpty else { return [] }
         return items.filter {

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The JSON of the paged feed API, as the client reads it and a server writes it.
+///
+/// - `GET {base}/categories` → `{"categories": [{"id": "travel", "title": "旅行"}]}`
+/// - `GET {base}/feed?category=ID&current=N&size=S` → `{"items": [ITEM…]}`
+/// - `GET {base}/search?text=T&current=N&size=S` → `{"items": [ITEM…]}`
+///
+/// `current` counts pages from 1. A page with fewer than `size` items is the last
+/// ("no more data"). ITEM is `{"id", "title", "uploader", "video", "cover", "category",
+/// "images"}` with absolute URLs (or URLs relative to the request).
+public enum FeedAPIFormat {
+    struct CategoryList: Codable {
+        var categories: [FeedCategory]
+    }
+
+    struct ItemList: Codable {
+        var items: [Item]
+    }
+
+    /// One item as the API writes it (URLs as text; absolute, or relative to the request).
+    public struct Item: Codable, Sendable {
+        public var id: String
+        public var title: String
+        public var uploader: String?
+        public var video: String?
+        public var cover: String?
+        public var category: String?
+        public var images: [String]?
+    }
+
+    /// The body of a categories answer.
+    public static func encodeCategories(_ categories: [FeedCategory]) throws -> Data {
+        try JSONEncoder().encode(CategoryList(categories: categories))
+    }
+
+    /// The categories of a categories answer.
+    public static func decodeCategories(_ data: Data) throws -> [FeedCategory] {
+        try JSONDecoder().decode(CategoryList.self, from: data).categories
+    }
+
+    /// The body of a page answer.
+    public static func encodeItems(_ items: [FeedItem]) throws -> Data {
+        try JSONEncoder().encode(ItemList(items: items.map {
+            Item(id: $0.id, title: $0.title, uploader: $0.uploader, video: $0.videoURL?.absoluteString,
+                 cover: $0.coverURL?.absoluteString, category: $0.category, images: $0.images.map(\.absoluteString))
+        }))
+    }
+
+    /// The items of a page answer; relative URLs resolve against `base` (the request's URL).
+    public static func decodeItems(_ data: Data, relativeTo base: URL) throws -> [FeedItem] {
+        let list: ItemList
+        do {
+            list = try JSONDecoder().decode(ItemList.self, from: data)
+        } catch {
+            throw FeedError.malformed("feed page: \(error)")
+        }
+        return list.items.map { item in
+            FeedItem(
+                id: item.id, title: item.title, uploader: item.uploader ?? "",
+                videoURL: item.video.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
+                coverURL: item.cover.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
+                category: item.category,
+                images: (item.images ?? []).compactMap { URL(string: $0, relativeTo: base)?.absoluteURL }
+            )
+        }
+    }
+}
