@@ -41,6 +41,9 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         /// While blocked reading the loader: the stream and its progress count at the start.
         var io: (stream: ByteStream?, mark: Int)?
         var exited = false
+        /// Woken by an update (its condition held) and not yet back in the monitor: for the
+        /// log, which tells a worker the scheduler has not run yet from one that runs.
+        var woken = false
     }
 
     private struct Storage: @unchecked Sendable {
@@ -96,6 +99,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         for index in storage.workers.indices {
             guard let condition = storage.workers[index].condition, condition(storage.state) else { continue }
             storage.workers[index].condition = nil
+            storage.workers[index].woken = true
             wake.append(storage.workers[index].parker)
         }
         return wake
@@ -123,6 +127,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         var wake: [Parker] = []
         let result = storage.withTrackedLock { storage -> R? in
             storage.workers[worker.id].condition = nil
+            storage.workers[worker.id].woken = false
             guard ready(storage.state) else { return nil }
             let result = body(&storage.state)
             wake = Self.takeReady(&storage)
@@ -136,6 +141,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         var wake: [Parker] = []
         var signalSettler = false
         let result = storage.withTrackedLock { storage -> R? in
+            storage.workers[worker.id].woken = false
             if ready(storage.state) {
                 storage.workers[worker.id].condition = nil
                 let result = body(&storage.state)
@@ -247,8 +253,10 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
                     if stream.isIdle, stream.consumerProgressCount == io.mark { return nil }
                     return "\(worker.name): reading (\(stream.diagnosticDescription))"
                 }
-                guard let condition = worker.condition else { return "\(worker.name): running" }
-                return condition(storage.state) ? "\(worker.name): woken, not yet back" : nil
+                guard let condition = worker.condition else {
+                    return worker.woken ? "\(worker.name): woken, not yet back" : "\(worker.name): running"
+                }
+                return condition(storage.state) ? "\(worker.name): parked on a condition that holds" : nil
             }.joined(separator: "; ")
         }
     }
