@@ -185,17 +185,36 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
 
     // MARK: Settling
 
-    private static func isSettled(_ storage: Storage) -> Bool {
-        for worker in storage.workers where !worker.exited {
-            if let io = worker.io {
-                // Blocked on the loader only if the stream has nothing and handed nothing
-                // over since the read began (else the worker is busy with what it got).
-                guard let stream = io.stream, stream.isIdle, stream.consumerProgressCount == io.mark else { return false }
-                continue
-            }
-            guard let condition = worker.condition, !condition(storage.state) else { return false }
+    /// What a worker is doing, as far as settling is concerned.
+    private enum Activity {
+        /// Parked on a condition that does not hold, blocked on an idle loader read, or gone.
+        case settled
+        case running
+        /// Woken by an update and not yet back in the monitor.
+        case woken
+        /// Parked on a condition that holds (one that also depends on something outside the
+        /// state, until its timed wait looks again).
+        case parkedOnReady
+        /// Blocked reading a stream that is not idle, or busy with what the read handed over.
+        case reading(ByteStream?)
+    }
+
+    private static func activity(of worker: WorkerState, in state: State) -> Activity {
+        if worker.exited { return .settled }
+        if let io = worker.io {
+            // Blocked on the loader only if the stream has nothing and handed nothing
+            // over since the read began (else the worker is busy with what it got).
+            guard let stream = io.stream, stream.isIdle, stream.consumerProgressCount == io.mark else { return .reading(io.stream) }
+            return .settled
         }
-        return true
+        guard let condition = worker.condition else { return worker.woken ? .woken : .running }
+        return condition(state) ? .parkedOnReady : .settled
+    }
+
+    private static func isSettled(_ storage: Storage) -> Bool {
+        storage.workers.allSatisfy { worker in
+            if case .settled = activity(of: worker, in: storage.state) { true } else { false }
+        }
     }
 
     /// Whether every worker waits for something that has not happened.
@@ -247,16 +266,14 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     func busyDescription() -> String {
         storage.withTrackedLock { storage in
             storage.workers.compactMap { worker -> String? in
-                if worker.exited { return nil }
-                if let io = worker.io {
-                    guard let stream = io.stream else { return "\(worker.name): reading, no stream yet" }
-                    if stream.isIdle, stream.consumerProgressCount == io.mark { return nil }
-                    return "\(worker.name): reading (\(stream.diagnosticDescription))"
+                switch Self.activity(of: worker, in: storage.state) {
+                case .settled: nil
+                case .running: "\(worker.name): running"
+                case .woken: "\(worker.name): woken, not yet back"
+                case .parkedOnReady: "\(worker.name): parked on a condition that holds"
+                case .reading(nil): "\(worker.name): reading, no stream yet"
+                case .reading(let stream?): "\(worker.name): reading (\(stream.diagnosticDescription))"
                 }
-                guard let condition = worker.condition else {
-                    return worker.woken ? "\(worker.name): woken, not yet back" : "\(worker.name): running"
-                }
-                return condition(storage.state) ? "\(worker.name): parked on a condition that holds" : nil
             }.joined(separator: "; ")
         }
     }
@@ -265,10 +282,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     func busyWorkers() -> [String] {
         storage.withTrackedLock { storage in
             storage.workers.filter { worker in
-                if worker.exited { return false }
-                if let io = worker.io { return !(io.stream?.isIdle ?? false) }
-                guard let condition = worker.condition else { return true }
-                return condition(storage.state)
+                if case .settled = Self.activity(of: worker, in: storage.state) { false } else { true }
             }.map(\.name)
         }
     }
