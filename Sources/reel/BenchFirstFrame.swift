@@ -181,19 +181,19 @@ final class FirstFrameBench: @unchecked Sendable {
             for (name, container) in [("moov-first.mp4", ClipSpec.Container.mp4), ("moov-at-end.mp4", .mp4MoovAtEnd)] {
                 let spec = ClipSpec(width: clipSize.0, height: clipSize.1, frameRate: 30, duration: clipSeconds,
                                     keyframeInterval: 60, container: container, preset: "veryfast", bitRateKbps: 2500)
-                try await onOwnThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) } }.get()
+                try await onOwnThread(named: "reel.encode") { try ClipEncoder.encode(spec, to: scratch.url.appendingPathComponent(name)) }
             }
             // The moov-first clip as HLS with fMP4 segments, in its own directory.
             let clip = scratch.url.appendingPathComponent("moov-first.mp4")
             let hls = scratch.url.appendingPathComponent("hls", isDirectory: true)
             try await onOwnThread(named: "reel.encode") {
-                Result { try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4, into: hls, segmentSeconds: 2) }
-            }.get()
+                try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4, into: hls, segmentSeconds: 2)
+            }
             // And as DASH (fMP4 segments), in its own directory.
             let dash = scratch.url.appendingPathComponent("dash", isDirectory: true)
             try await onOwnThread(named: "reel.encode") {
-                Result { try StreamPackager.package(clip, loader: FileLoader(), format: .dash, into: dash, segmentSeconds: 2) }
-            }.get()
+                try StreamPackager.package(clip, loader: FileLoader(), format: .dash, into: dash, segmentSeconds: 2)
+            }
             directories.append(scratch.url)
         }
         guard directories.count <= 1 else { throw CommandFailure.usage("give at most one directory") }
@@ -307,13 +307,17 @@ final class FirstFrameBench: @unchecked Sendable {
 
     private func measureBaseline(_ index: Int) async throws {
         let url = targets[index].url
-        let timing = await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: url) } }
-        do { targets[index].baseline.append(try timing.get()) } catch {
+        do {
+            let timing = try await onOwnThread(named: "reel.baseline") { try FFmpegBaseline.firstFrame(url: url) }
+            targets[index].baseline.append(timing)
+        } catch {
             throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
         }
         if let file = targets[index].localFile, scenarios.contains(where: { $0.targetIndex == index && $0.kind == .decodeFloor }) {
-            let local = await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.firstFrame(url: file) } }
-            do { targets[index].floorBaseline.append(try local.get()) } catch {
+            do {
+                let local = try await onOwnThread(named: "reel.baseline") { try FFmpegBaseline.firstFrame(url: file) }
+                targets[index].floorBaseline.append(local)
+            } catch {
                 throw CommandFailure.media("FFmpeg baseline: \(describe(error))")
             }
         }

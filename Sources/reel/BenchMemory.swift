@@ -27,8 +27,7 @@ enum PeakMemory {
     /// Runs `arguments[0]` with the rest (stdin, stdout and stderr to /dev/null) to its end on a
     /// thread of its own, and returns its exit status and peak resident memory.
     static func run(_ arguments: [String]) async throws -> Run {
-        let outcome = await onOwnThread(named: "reel.memory") { Result { try spawnAndWait(arguments) } }
-        return try outcome.get()
+        try await onOwnThread(named: "reel.memory") { try spawnAndWait(arguments) }
     }
 
     private static func spawnAndWait(_ arguments: [String]) throws -> Run {

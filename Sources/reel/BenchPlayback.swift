@@ -84,7 +84,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             let spec = ClipSpec(width: parts[0], height: parts[1], frameRate: 30, duration: clipSeconds,
                                 keyframeInterval: 60, preset: "veryfast", bitRateKbps: 6000)
             url = directory.url.appendingPathComponent("playback.mp4")
-            try await onOwnThread(named: "reel.encode") { Result { try ClipEncoder.encode(spec, to: url) } }.get()
+            try await onOwnThread(named: "reel.encode") { try ClipEncoder.encode(spec, to: url) }
         }
         let info: MediaInfo
         do { info = try await MediaProbe.probe(url, loader: FileLoader()) } catch { throw CommandFailure.media(describe(error)) }
@@ -127,7 +127,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
     private func decodeOnly(_ url: URL) async throws -> FFmpegBaseline.DecodeThroughput {
         do {
-            return try await onOwnThread(named: "reel.baseline") { Result { try FFmpegBaseline.decodeThroughput(file: url) } }.get()
+            return try await onOwnThread(named: "reel.baseline") { try FFmpegBaseline.decodeThroughput(file: url) }
         } catch {
             throw CommandFailure.media("FFmpeg decode: \(describe(error))")
         }

@@ -69,8 +69,8 @@ struct BenchStartCommand: AsyncParsableCommand {
             }
             let frames = row.presented + row.dropped
             if frames > 0, let decoded = try? await onOwnThread(named: "reel.baseline", {
-                Result { try FFmpegBaseline.decodeThroughput(file: file, maxFrames: frames) }
-            }).get() {
+                try FFmpegBaseline.decodeThroughput(file: file, maxFrames: frames)
+            }) {
                 row.ffmpegMs = decoded.wallSeconds * 1000
                 row.ffmpegFrames = decoded.frames
             }

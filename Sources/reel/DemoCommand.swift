@@ -189,7 +189,7 @@ enum DemoAccounts {
             .appendingPathComponent(library.standardizedFileURL.lastPathComponent + ".accounts", isDirectory: true)
         let accounts = try await AccountsService.open(configuration: .init(
             dataDirectory: data,
-            playabilityProblem: { await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader()) }
+            playabilityProblem: ServeCommand.playabilityProblem
         ))
         _ = try await accounts.seedAccount(name: name, email: "demo@reel.invalid", password: password, nickname: "Demo",
                                            bio: "Sign in with reel login to see your profile.")

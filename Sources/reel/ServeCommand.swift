@@ -9,6 +9,12 @@ import ReelMedia
 
 /// `reel serve DIR`: the loopback origin, for demos, benchmarks and manual testing.
 struct ServeCommand: AsyncParsableCommand {
+    /// How the accounts server (of `reel serve` and `reel demo`) tells an upload is a playable
+    /// video: ReelMedia's probe, through the file loader (the server does not link the player).
+    static let playabilityProblem: AccountsService.PlayabilityCheck = {
+        await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader())
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a directory over HTTP, with latency, a bandwidth cap and a fault.",
@@ -83,7 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             accounts = try await AccountsService.open(configuration: .init(
                 dataDirectory: dataDirectory,
-                playabilityProblem: { await MediaProbe.playabilityProblem(of: $0, size: $1, loader: FileLoader()) },
+                playabilityProblem: Self.playabilityProblem,
                 tokenLifetime: .seconds(tokenLifetime),
                 uploadLimit: Int64(uploadLimitMB) << 20
             ))

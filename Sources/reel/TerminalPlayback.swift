@@ -5,10 +5,10 @@ import ReelFeed
 import ReelMedia
 import ReelSDL
 import ReelTerminal
+import ReelThreads
 import Synchronization
 #if canImport(Glibc)
 import Glibc
-import ReelThreads
 #endif
 
 /// Options of the terminal renderer, shared by `play` and `feed`.
