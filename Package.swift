@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ReelCore", targets: ["ReelCore"]),
         .library(name: "ReelThreads", targets: ["ReelThreads"]),
         .library(name: "ReelFeedModel", targets: ["ReelFeedModel"]),
+        .library(name: "ReelDigest", targets: ["ReelDigest"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
@@ -47,6 +48,12 @@ let package = Package(
         ),
 
         .systemLibrary(
+            name: "CNettle",
+            path: "Sources/CNettle",
+            pkgConfig: "nettle",
+            providers: [.apt(["nettle-dev"])]
+        ),
+        .systemLibrary(
             name: "CArgon2",
             path: "Sources/CArgon2",
             pkgConfig: "libargon2",
@@ -60,6 +67,9 @@ let package = Package(
         // feed API's JSON. The accounts server uses it without linking the player.
         .target(name: "ReelFeedModel", exclude: ["README.md"]),
 
+        // The digests, in one place: MD5 (cache names, frame digests) and SHA-256 (tokens).
+        .target(name: "ReelDigest", dependencies: ["CNettle"], exclude: ["README.md"]),
+
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore", dependencies: ["ReelThreads"], exclude: ["README.md"]),
 
@@ -67,7 +77,7 @@ let package = Package(
         .target(
             name: "ReelLoading",
             dependencies: [
-                "ReelCore", "CFFmpeg",
+                "ReelCore", "ReelDigest",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -92,7 +102,7 @@ let package = Package(
         .target(
             name: "ReelMedia",
             dependencies: [
-                "ReelCore", "ReelThreads", "CFFmpeg",
+                "ReelCore", "ReelThreads", "ReelDigest", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]
@@ -135,8 +145,8 @@ let package = Package(
         .target(
             name: "ReelAccounts",
             dependencies: [
-                // CFFmpeg for the token SHA-256 (libavutil's av_sha) only: no player, no loader.
-                "ReelCore", "ReelFeedModel", "ReelOrigin", "ReelAccountClient", "CArgon2", "CFFmpeg",
+                // No player, no loader, no FFmpeg: the feed model, SQLite, Argon2, the digests.
+                "ReelCore", "ReelFeedModel", "ReelDigest", "ReelOrigin", "ReelAccountClient", "CArgon2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -205,8 +215,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelLoadingTests",
-            dependencies: ["ReelCore", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelLoading", "ReelDigest", "ReelOrigin", "ReelTestSupport"]
         ),
+        .testTarget(name: "ReelDigestTests", dependencies: ["ReelDigest"]),
         .testTarget(
             name: "ReelCLITests",
             dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport", "ReelAccountClient"]

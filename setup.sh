@@ -30,6 +30,9 @@ packages=(
     tmux
     # Accounts (reel serve): SQLite under GRDB, Argon2id password hashing.
     libsqlite3-dev libargon2-dev
+    # Digests (ReelDigest): MD5 for the cache's names, SHA-256 for tokens. libavformat-dev
+    # pulls it in through GnuTLS already; named here because Reel links it itself.
+    nettle-dev
 )
 
 missing=()

@@ -1,4 +1,5 @@
 import Foundation
+internal import ReelDigest
 import Logging
 import ReelAccountClient
 import ReelCore
@@ -124,7 +125,7 @@ public final class AccountsService: Sendable {
     }
 
     static func tokenHash(_ token: String) -> String {
-        TokenDigest.sha256Hex(Data(token.utf8))
+        SHA256.hex(of: Data(token.utf8))
     }
 
     // MARK: - Validation

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+internal import ReelDigest
 
 /// Where a ``RangeCache`` keeps things:
 ///

@@ -1,4 +1,5 @@
 import Foundation
+internal import ReelDigest
 
 /// What is in a cache directory, read straight from the disk without opening (or
 /// repairing) the cache: the numbers behind `reel cache stats`, and with contents

@@ -1,4 +1,5 @@
 import Foundation
+internal import ReelDigest
 #if canImport(Glibc)
 import Glibc
 #endif

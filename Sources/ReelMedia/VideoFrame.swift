@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+internal import ReelDigest
 internal import CFFmpeg
 
 /// A pixel format, described the way renderers need it.

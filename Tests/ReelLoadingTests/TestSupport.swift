@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ReelCore
 @testable import ReelLoading
+import ReelDigest
 import ReelOrigin
 import ReelTestSupport
 
