@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ReelThreads
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ReelThreads
 import Synchronization
 
 /// A loopback HTTP/1.1 server for a directory, with the behaviour of a real origin

@@ -1,11 +1,11 @@
 import Foundation
 import Synchronization
 
-/// A value delivered once (from any thread), with the monotonic time it arrived, and
+/// A value delivered once (from any thread), with the monotonic time it arrived (milliseconds), and
 /// awaited: how a command learns that playback ended or failed, or a benchmark that a
 /// first frame came. Later deliveries are ignored. Waiting suspends (a continuation),
 /// never blocks a thread; waiters are resumed after the mutex is released.
-final class OneShot<Value: Sendable>: Sendable {
+public final class OneShot<Value: Sendable>: Sendable {
     private struct State {
         var stored: (Value, Double)?
         var waiters: [CheckedContinuation<(Value, Double)?, Never>] = []
@@ -15,10 +15,10 @@ final class OneShot<Value: Sendable>: Sendable {
     /// Guarded: the value, who waits for it, and whether a timed wait gave up.
     private let state = Mutex(State())
 
-    init() {}
+    public init() {}
 
-    func fulfil(_ newValue: Value) {
-        let at = monotonicMs()
+    public func fulfil(_ newValue: Value) {
+        let at = Double(DispatchTime.now().uptimeNanoseconds) / 1e6
         let waiters = state.withTrackedLock { state -> [CheckedContinuation<(Value, Double)?, Never>] in
             guard state.stored == nil, !state.timedOut else { return [] }
             state.stored = (newValue, at)
@@ -28,19 +28,19 @@ final class OneShot<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(returning: (newValue, at)) }
     }
 
-    var isFulfilled: Bool { state.withTrackedLock { $0.stored != nil } }
+    public var isFulfilled: Bool { state.withTrackedLock { $0.stored != nil } }
 
     /// The value, if it came.
-    var value: Value? { state.withTrackedLock { $0.stored?.0 } }
+    public var value: Value? { state.withTrackedLock { $0.stored?.0 } }
 
     /// The value, however long it takes.
-    func wait() async -> Value {
+    public func wait() async -> Value {
         // Only a timed wait's expiry delivers nil.
         await arrival()!.0
     }
 
     /// The value and when it came, or nil after `timeout` seconds.
-    func wait(timeout: Double) async -> (Value, Double)? {
+    public func wait(timeout: Double) async -> (Value, Double)? {
         let timer = Task {
             try? await Task.sleep(for: .seconds(timeout))
             self.expire()

@@ -1,5 +1,7 @@
-import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Mutex {
     /// `withLock`, with the acquisition and release also told to ThreadSanitizer.
