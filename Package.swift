@@ -120,7 +120,7 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore", "ReelThreads", "ReelMedia"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelMedia", "ReelFeed"],
             exclude: ["README.md"]
         ),
 

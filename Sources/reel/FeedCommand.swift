@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelTerminal
 import ReelAccountClient
 import ReelCore
 import ReelFeed
@@ -365,8 +366,15 @@ enum FeedFrontEnd {
             await stack.shutdown()
             try outcome.throwIfFailed()
         case .terminal:
-            let app = TerminalApp(options: options.terminal)
-            let content = TerminalFeedContent(app: app, stack: stack, initialCategory: category, accounts: accounts)
+            let audio = ProcessAudio()
+            let app = TerminalApp(configuration: options.terminal.appConfiguration, audio: audio)
+            let feed = TerminalFeedContent.Feed(source: stack.source) { source, category in
+                stack.makeSession(source: source, category: category, configuration: FeedSession.Configuration(wrapsAround: true),
+                                  audioSink: { audio.makeSink() })
+            }
+            let content = TerminalFeedContent(
+                app: app, feed: feed, initialCategory: category,
+                accounts: accounts.map { .init(server: $0.server, signedInName: $0.signedInName) })
             let outcome: SessionOutcome
             do {
                 outcome = try await app.run(content)

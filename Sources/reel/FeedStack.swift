@@ -100,12 +100,12 @@ final class FeedStack: @unchecked Sendable {
         return try await ManifestFeedSource(url: url, loader: FileLoader())
     }
 
-    /// A feed of `category` over this stack.
-    func makeSession(category: String? = nil, clock: any EngineClock = HostClock.shared,
+    /// A feed of `category` over this stack (of `source`'s items when given: search results).
+    func makeSession(source: (any FeedSource)? = nil, category: String? = nil, clock: any EngineClock = HostClock.shared,
                      measurementClock: (any EngineClock)? = nil,
                      configuration: FeedSession.Configuration = FeedSession.Configuration(),
                      audioSink: (@Sendable () -> (any AudioSink)?)? = nil) -> FeedSession {
-        FeedSession(source: source, category: category, loader: mediaLoader, preloader: preloader,
+        FeedSession(source: source ?? self.source, category: category, loader: mediaLoader, preloader: preloader,
                     coordinator: coordinator, clock: clock, measurementClock: measurementClock,
                     configuration: configuration, audioSink: audioSink)
     }

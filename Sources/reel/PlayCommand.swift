@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelTerminal
 import Synchronization
 import ReelThreads
 
@@ -75,9 +76,8 @@ struct PlayCommand: AsyncParsableCommand {
             )
             audio.close()
         case .terminal:
-            let app = TerminalApp(options: outputOptions.terminal, frameLimit: frames)
-            let content = SingleItemContent(app: app, source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
-                                            trace: writer)
+            let app = TerminalApp(configuration: outputOptions.terminal.appConfiguration, audio: ProcessAudio())
+            let content = terminalContent(app: app, source: source, loader: stack.loader, trace: writer)
             do {
                 end = PlaybackEnd(try await app.run(content))
             } catch {
@@ -103,6 +103,34 @@ struct PlayCommand: AsyncParsableCommand {
         writer.close()
         await stack.shutdown()
         try end.throwIfFailed()
+    }
+}
+
+extension PlayCommand {
+    /// The item in the terminal: its video to the renderer (through the trace and `--frames`
+    /// when asked for), its sound to the app's audio.
+    func terminalContent(app: TerminalApp, source: MediaSource, loader: any ResourceLoader,
+                         trace writer: TraceWriter) -> SingleItemContent {
+        let trace = PlaybackTrace(writer: writer, clock: HostClock.shared)
+        let limit = frames.map { FrameLimit($0) { [app] in app.finish(.finished) } }
+        let item = PlayerItem(url: source.url, loader: loader,
+                              startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
+        let (loop, rate, audio) = (loop, rate, app.audio)
+        return SingleItemContent(
+            app: app, item: item, title: (source.displayName as NSString).lastPathComponent,
+            makePlayer: { renderer in
+                let sink: any VideoSink = trace.isEnabled || limit != nil
+                    ? trace.videoSink(forwardingTo: renderer, limit: limit) : renderer
+                let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: audio.makeSink(),
+                                    measurementClock: HostClock.shared)
+                player.actionAtItemEnd = loop ? .loop : .pause
+                player.defaultRate = rate
+                return player
+            },
+            observe: { event, player in
+                trace.record(event, player: player)
+                if case .firstFrame = event { limit?.firstFrameDelivered() }
+            })
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReelTerminal
 import ReelCore
 import ReelMedia
 
@@ -58,10 +59,9 @@ struct CommandFailure: Error, CustomStringConvertible {
     static func media(_ message: String) -> CommandFailure { CommandFailure(message: message, status: ExitStatus.mediaOrNetwork) }
 }
 
-/// How a playback session (headless, window, terminal, feed) ended.
-enum SessionOutcome: Sendable {
-    case finished, failed(String)
-
+/// How a playback session (headless, window, terminal, feed) ended: ReelTerminal's
+/// `SessionOutcome`, which the window sessions share.
+extension SessionOutcome {
     /// A failure as the command's one-line media error (exit 3).
     func throwIfFailed() throws {
         if case .failed(let message) = self { throw CommandFailure.media(message) }
@@ -76,6 +76,11 @@ func reelExit(with error: Error) -> Never {
     if let loaderError = error as? ResourceLoaderError {
         printError("reel: \(loaderError)")
         exit(ExitStatus.mediaOrNetwork)
+    }
+    if let terminal = error as? TerminalAppError {
+        // Only `notATerminal` leaves the app as an error (the rest end its run as failures).
+        printError("reel: \(terminal)")
+        exit(terminal == .notATerminal ? ExitStatus.usage : ExitStatus.mediaOrNetwork)
     }
     let code = Reel.exitCode(for: error)
     if code == .success {

@@ -1,4 +1,5 @@
 import Foundation
+import ReelTerminal
 import ReelCore
 import ReelMedia
 import ReelSDL

@@ -1,117 +1,11 @@
-import ArgumentParser
 import Foundation
 import ReelCore
 import ReelFeed
 import ReelMedia
-import ReelSDL
-import ReelTerminal
-import ReelThreads
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Options of the terminal renderer, shared by `play` and `feed`.
-struct TerminalOptions: ParsableArguments {
-    enum Colors: String, ExpressibleByArgument, CaseIterable {
-        case truecolor, c256 = "256"
-    }
-    enum Cells: String, ExpressibleByArgument, CaseIterable {
-        case half, quadrant, sextant
-    }
-
-    @Flag(help: "Play in the terminal (the default when there is no display and stdout is a terminal).")
-    var terminal = false
-
-    @Option(help: "Terminal colours: truecolor or 256 (default from COLORTERM).")
-    var colors: Colors?
-
-    @Option(help: "Terminal glyphs: half (2 pixels a cell), quadrant (4) or sextant (6).")
-    var cells: Cells = .half
-
-    @Option(help: "Truecolor: how far (0-255 a channel) a cell's colour may drift before it is redrawn; 0 is exact, 2 is invisible and saves 15-35% of the bytes.")
-    var tolerance: Int = 2
-
-    @Flag(help: "Show the HUD: fps, dropped frames and bytes per frame in the terminal; fps, drops, the preload stage and the first-frame phases over the window (h toggles it there).")
-    var hud = false
-
-    @Option(name: .customLong("stats-out"), help: ArgumentHelp("Write the renderer's byte counts as JSON here on exit.", visibility: .hidden))
-    var statsOut: String?
-
-    /// Whether the terminal renderer is the output when nothing else was asked for.
-    static var isDefaultOutput: Bool {
-        let env = ProcessInfo.processInfo.environment
-        let hasDisplay = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
-        return !hasDisplay && isatty(STDOUT_FILENO) == 1
-    }
-
-    var rendererConfiguration: TerminalRenderer.Configuration {
-        let depth = TerminalColorDepth.detect(
-            environment: ProcessInfo.processInfo.environment,
-            override: colors.map { $0 == .truecolor ? .trueColor : .palette256 })
-        let glyphs: TerminalGlyphMode = switch cells {
-        case .half: .halfBlock
-        case .quadrant: .quadrant
-        case .sextant: .sextant
-        }
-        return TerminalRenderer.Configuration(
-            encoder: .init(glyphs: glyphs, colors: depth, tolerance: tolerance), measureFullRedraw: statsOut != nil)
-    }
-}
-
-/// The process's audio: one SDL device shared by every player, or nothing (with a warning)
-/// when no device opens.
-/// Immutable after init (the device is thread-safe: `SDLAudioOutput` documents its own threads).
-final class ProcessAudio: @unchecked Sendable {
-    let output: SDLAudioOutput?
-
-    init() {
-        do {
-            // ALSA prints its own diagnostics to stderr while SDL probes drivers; the one
-            // line below says what matters.
-            output = try Self.quietly { try SDLAudioOutput() }
-        } catch {
-            printError("reel: \(error); playing without sound")
-            output = nil
-        }
-    }
-
-    func makeSink() -> any AudioSink { output?.makeSink() ?? NullAudioSink() }
-
-    private static func quietly<T>(_ body: () throws -> T) rethrows -> T {
-        let saved = dup(STDERR_FILENO)
-        let null = open("/dev/null", O_WRONLY)
-        if saved >= 0, null >= 0 { dup2(null, STDERR_FILENO) }
-        defer {
-            if saved >= 0 {
-                dup2(saved, STDERR_FILENO)
-                Glibc.close(saved)
-            }
-            if null >= 0 { Glibc.close(null) }
-        }
-        return try body()
-    }
-    func close() { output?.close() }
-}
-
-/// What the terminal shows and controls: one item (`play`) or a feed (`feed`).
-protocol TerminalContent: AnyObject, Sendable {
-    /// The player of what is on screen (nil for an image post).
-    var player: Player? { get }
-    /// Category names, the selected one, and the item's position ("3/12").
-    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) { get }
-    /// Opens the content; frames go to `renderer`; `failed` ends the run.
-    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws
-    /// Swipe: the next (`true`) or previous item.
-    func swipe(forward: Bool)
-    /// The next (+1) or previous (-1) category.
-    func changeCategory(by offset: Int)
-    /// Runs a search and shows its results as a feed.
-    func search(_ text: String)
-    /// Whether swipes, categories and search mean anything here.
-    var isFeed: Bool { get }
-    func close()
-}
 
 /// `reel play --terminal` and `reel feed --terminal`: the session, the renderer, the chrome
 /// and the input, around a ``TerminalContent``.
@@ -122,14 +16,28 @@ protocol TerminalContent: AnyObject, Sendable {
 /// failures on the player's clock context. Every callback is set before the thread that
 /// calls it starts, and they share the UI state only under `state`, never calling out
 /// (the player, the renderer, the content) with it held.
-final class TerminalApp: Sendable {
+public final class TerminalApp: Sendable {
+    /// What `--colors`, `--cells`, `--tolerance`, `--hud` and `--stats-out` chose.
+    public struct Configuration: Sendable {
+        public var renderer: TerminalRenderer.Configuration
+        /// The status line shows fps, drops and bytes per frame.
+        public var hud: Bool
+        /// Where the renderer's byte counts go as JSON on exit.
+        public var statsOut: String?
+
+        public init(renderer: TerminalRenderer.Configuration, hud: Bool = false, statsOut: String? = nil) {
+            self.renderer = renderer
+            self.hud = hud
+            self.statsOut = statsOut
+        }
+    }
+
     // Immutable after init.
-    private let options: TerminalOptions
+    private let configuration: Configuration
     private let session = TerminalSession()
-    let renderer: TerminalRenderer
-    let audio: ProcessAudio
-    /// `--frames` (play): counted by the content's sink, ends the run.
-    let frameLimit: FrameLimit?
+    public let renderer: TerminalRenderer
+    /// The process's sound, shared by every player the content makes.
+    public let audio: any TerminalAudio
     private let outcome: OneShot<SessionOutcome>
     /// The tick timer's and the notices' queue (a timer, not a lock).
     private let timerQueue = DispatchQueue(label: "reel.terminal.tick")
@@ -157,20 +65,21 @@ final class TerminalApp: Sendable {
     /// Guarded by `state`: the UI's state, shared by the threads above.
     private let state = Mutex(UI())
 
-    init(options: TerminalOptions, frameLimit: Int? = nil) {
-        self.options = options
-        let outcome = OneShot<SessionOutcome>()
-        self.outcome = outcome
-        self.frameLimit = frameLimit.map { FrameLimit($0) { outcome.fulfil(.finished) } }
-        audio = ProcessAudio()
+    public init(configuration: Configuration, audio: any TerminalAudio) {
+        self.configuration = configuration
+        outcome = OneShot<SessionOutcome>()
+        self.audio = audio
         let session = self.session
-        renderer = TerminalRenderer(configuration: options.rendererConfiguration) { session.write($0) }
+        renderer = TerminalRenderer(configuration: configuration.renderer) { session.write($0) }
     }
 
-    func run(_ content: any TerminalContent) async throws -> SessionOutcome {
+    /// Shows `content` until the user quits or it fails; the terminal is restored and the
+    /// audio closed however it ends. Throws ``TerminalAppError/notATerminal`` before touching
+    /// the terminal when standard input or output is not one.
+    public func run(_ content: any TerminalContent) async throws -> SessionOutcome {
         guard TerminalSession.isTerminal(STDIN_FILENO), TerminalSession.isTerminal(STDOUT_FILENO) else {
             audio.close()
-            throw CommandFailure.usage("--terminal needs a terminal on standard input and output")
+            throw TerminalAppError.notATerminal
         }
         state.withTrackedLock { $0.content = content }
         // Callbacks first, then the threads that call them.
@@ -193,7 +102,7 @@ final class TerminalApp: Sendable {
             try await content.start(renderer: renderer) { [weak self] message in self?.finish(.failed(message)) }
             result = await outcome.wait()
         } catch {
-            result = .failed(describe(error))
+            result = .failed(String(describing: error))
         }
         timer.cancel()
         // The render thread first (it reads the content for the chrome), then the content:
@@ -207,7 +116,8 @@ final class TerminalApp: Sendable {
         return result
     }
 
-    func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
+    /// Ends the run (the first call counts).
+    public func finish(_ result: SessionOutcome) { outcome.fulfil(result) }
 
     private var content: (any TerminalContent)? { state.withTrackedLock { $0.content } }
     private var player: Player? { content?.player }
@@ -252,12 +162,12 @@ final class TerminalApp: Sendable {
             state.statusLine = "search: \(query)▏  (enter to search, esc to cancel)"
         } else if let notice {
             state.statusLine = notice
-        } else if options.hud {
+        } else if configuration.hud {
             let s = renderer.statistics
             state.statusLine = String(
                 format: "%.0f fps  drop %d+%d  %.0f B/frame (avg %.0f)  %d×%d cells  %@",
                 s.framesPerSecond, s.dropped, s.playerDropped, Double(s.lastFrameBytes), s.bytesPerFrame, s.columns, s.rows,
-                audio.output.map { "audio \($0.driverName)" } ?? "no audio")
+                audio.driverName.map { "audio \($0)" } ?? "no audio")
         } else if content?.isFeed == true {
             state.statusLine = "↑↓ swipe  space pause/hold 2x  ←→ 5s  tab category  / search  m mute  f full  q quit"
         } else {
@@ -275,7 +185,7 @@ final class TerminalApp: Sendable {
     }
 
     /// Shows `text` on the status line for a while.
-    func show(notice text: String?) {
+    public func show(notice text: String?) {
         state.withTrackedLock { $0.notice = text }
         renderer.setNeedsChrome()
         guard let text else { return }
@@ -363,7 +273,7 @@ final class TerminalApp: Sendable {
             ui.muted.toggle()
             return ui.muted
         }
-        if let output = audio.output { output.isMuted = now } else { player?.isMuted = now }
+        if !audio.setMuted(now) { player?.isMuted = now }
         renderer.setNeedsChrome()
     }
 
@@ -501,7 +411,7 @@ final class TerminalApp: Sendable {
     // MARK: Statistics
 
     private func writeStatistics() {
-        guard let path = options.statsOut else { return }
+        guard let path = configuration.statsOut else { return }
         let s = renderer.statistics
         let object: [String: Any] = [
             "presented": s.presented, "rendered": s.rendered, "dropped": s.dropped, "playerDropped": s.playerDropped,
@@ -514,73 +424,5 @@ final class TerminalApp: Sendable {
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             _ = FileManager.default.createFile(atPath: path, contents: data + Data("\n".utf8))
         }
-    }
-}
-
-/// One media item (`reel play --terminal`).
-///
-/// Threads: `start` and `close` from the app's task; the player's observer on its clock
-/// context; `player` from any of the app's threads (under `current`).
-final class SingleItemContent: TerminalContent, Sendable {
-    // Immutable after init.
-    private let app: TerminalApp
-    private let item: PlayerItem
-    private let title: String
-    private let loop: Bool
-    private let rate: Double
-    private let trace: TraceWriter
-
-    /// Guarded: the player, once started.
-    private let current = Mutex<Player?>(nil)
-
-    init(app: TerminalApp, source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
-         trace: TraceWriter) {
-        self.app = app
-        self.loop = loop
-        self.rate = rate
-        self.trace = trace
-        item = PlayerItem(url: source.url, loader: loader,
-                          startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
-        title = (source.displayName as NSString).lastPathComponent
-    }
-
-    var player: Player? { current.withTrackedLock { $0 } }
-    var isFeed: Bool { false }
-    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
-        (["Now playing"], 0, title, nil, nil)
-    }
-
-    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
-        let trace = PlaybackTrace(writer: self.trace, clock: HostClock.shared)
-        let limit = app.frameLimit
-        let sink: any VideoSink = trace.isEnabled || limit != nil ? trace.videoSink(forwardingTo: renderer, limit: limit) : renderer
-        let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: app.audio.makeSink(),
-                            measurementClock: HostClock.shared)
-        player.actionAtItemEnd = loop ? .loop : .pause
-        player.defaultRate = rate
-        // Fixed before the item opens; the player holds the observer, which holds it weakly.
-        _ = player.addEventObserver { [weak player] event in
-            if let player { trace.record(event, player: player) }
-            switch event {
-            case .failed(let error): failed(error.description)
-            case .firstFrame: limit?.firstFrameDelivered()
-            case .rateChanged, .ended, .seekCompleted: renderer.setNeedsChrome()
-            default: break
-            }
-        }
-        current.withTrackedLock { $0 = player }
-        player.replaceCurrentItem(with: item)
-        player.play()
-    }
-
-    func swipe(forward: Bool) { app.show(notice: "one video: nothing to swipe to (reel feed swipes)") }
-    func changeCategory(by offset: Int) {}
-    func search(_ text: String) {}
-
-    /// Stops the player (blocks until its threads are gone: call it off the pool).
-    func close() {
-        guard let player else { return }
-        player.pause()
-        player.replaceCurrentItem(with: nil)
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import ReelCore
 import ReelFeed
 import ReelMedia
-import ReelTerminal
 import Synchronization
 
 /// A feed in the terminal (`reel feed --terminal`): categories through ``FeedBrowser``,
@@ -11,15 +10,40 @@ import Synchronization
 /// frames go to the renderer; image posts show their first picture; a page whose item
 /// cannot be played shows an empty picture and says why on its title line, and the feed
 /// goes on.
-final class TerminalFeedContent: TerminalContent, Sendable {
+public final class TerminalFeedContent: TerminalContent, Sendable {
+    /// The feed to show: its source, and how a session over a source is made (a category's,
+    /// or a search's results), with the stack's loader, cache, preloader and the app's audio.
+    public struct Feed: Sendable {
+        public let source: any FeedSource
+        public let makeSession: @Sendable (_ source: any FeedSource, _ category: String?) -> FeedSession
+
+        public init(source: any FeedSource,
+                    makeSession: @escaping @Sendable (_ source: any FeedSource, _ category: String?) -> FeedSession) {
+            self.source = source
+            self.makeSession = makeSession
+        }
+    }
+
+    /// The `reel serve` the feed comes from: its address, and who was signed in at start
+    /// ("--token" for a token given on the command line).
+    public struct Accounts: Sendable {
+        public let server: URL
+        public let signedInName: String?
+
+        public init(server: URL, signedInName: String?) {
+            self.server = server
+            self.signedInName = signedInName
+        }
+    }
+
     // Immutable.
     private let app: TerminalApp
-    private let stack: FeedStack
+    private let feed: Feed
     private let browser: FeedBrowser
     private let searchModel: SearchModel
     private let initialCategory: String?
     /// The `reel serve` the feed comes from, when it is one.
-    private let accounts: FeedAccounts?
+    private let accounts: Accounts?
     /// Who is signed in, read once at start (nil: nobody; cleared by a 401).
     private let signedIn: Mutex<String?>
 
@@ -31,17 +55,13 @@ final class TerminalFeedContent: TerminalContent, Sendable {
     }
     private let state = Mutex(State())
 
-    init(app: TerminalApp, stack: FeedStack, initialCategory: String?, accounts: FeedAccounts? = nil) {
+    public init(app: TerminalApp, feed: Feed, initialCategory: String?, accounts: Accounts? = nil) {
         self.app = app
         self.accounts = accounts
         signedIn = Mutex(accounts?.signedInName)
-        self.stack = stack
-        let audio = app.audio
-        browser = FeedBrowser(source: stack.source) { category in
-            stack.makeSession(category: category, configuration: FeedSession.Configuration(wrapsAround: true),
-                              audioSink: { audio.makeSink() })
-        }
-        searchModel = SearchModel(source: stack.source)
+        self.feed = feed
+        browser = FeedBrowser(source: feed.source) { category in feed.makeSession(feed.source, category) }
+        searchModel = SearchModel(source: feed.source)
         self.initialCategory = initialCategory
     }
 
@@ -52,13 +72,13 @@ final class TerminalFeedContent: TerminalContent, Sendable {
         state.withTrackedLock { $0.searchSession } ?? browser.currentSession
     }
 
-    var isFeed: Bool { true }
-    var player: Player? {
+    public var isFeed: Bool { true }
+    public var player: Player? {
         guard let session else { return nil }
         return session.player(at: session.currentIndex)
     }
 
-    var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
+    public var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
         let session = self.session
         let item = session?.currentItem
         var position = session.map { s in "\(s.currentIndex + 1)/\(s.items.count)\(s.hasMore ? "+" : "")" }
@@ -78,14 +98,14 @@ final class TerminalFeedContent: TerminalContent, Sendable {
         return (names, browser.selectedIndex, title, item?.uploader, position)
     }
 
-    func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
+    public func start(renderer: TerminalRenderer, failed: @escaping @Sendable (String) -> Void) async throws {
         state.withTrackedLock { $0.renderer = renderer }
         browser.onSessionCreated = { [weak self] _, session in self?.attach(session) }
         var initial = 0
         if let wanted = initialCategory {
-            let categories = try await stack.source.categories()
+            let categories = try await feed.source.categories()
             guard let index = categories.firstIndex(where: { $0.id == wanted }) else {
-                throw CommandFailure.usage("no category '\(wanted)' (have: \(categories.map(\.id).joined(separator: ", ")))")
+                throw TerminalAppError.noSuchCategory(wanted, have: categories.map(\.id))
             }
             initial = index
         }
@@ -93,7 +113,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
             try await browser.start(initial: initial)
         } catch FeedError.authorizationRequired {
             // Before anything is on screen: the one-line answer says how to sign in.
-            throw CommandFailure.media(signInNotice)
+            throw TerminalAppError.signInRequired(signInNotice)
         }
         showCurrent()
     }
@@ -146,7 +166,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
         return "the feed needs sign-in: run `reel login \(accounts.server.absoluteString)` (or pass --token), then open the feed again"
     }
 
-    func swipe(forward: Bool) {
+    public func swipe(forward: Bool) {
         guard let session else { return }
         let before = session.currentIndex
         if forward { session.next() } else { session.previous() }
@@ -156,7 +176,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
         showCurrent()
     }
 
-    func changeCategory(by offset: Int) {
+    public func changeCategory(by offset: Int) {
         let leavingSearch: FeedSession? = state.withTrackedLock { s in
             defer { s.searchSession = nil; s.searchQuery = nil }
             return s.searchSession
@@ -175,21 +195,18 @@ final class TerminalFeedContent: TerminalContent, Sendable {
                 try await browser.select(target)
                 showCurrent()
             } catch {
-                app.show(notice: "category failed: \(describe(error))")
+                app.show(notice: "category failed: \(error)")
             }
         }
     }
 
-    func search(_ text: String) {
+    public func search(_ text: String) {
         app.show(notice: "searching \(TerminalText.sanitize(text))…")
         Task {
             await searchModel.search(text)
             switch searchModel.state {
             case .results:
-                let session = FeedSession(
-                    source: searchModel.feedSource(), loader: stack.mediaLoader, preloader: stack.preloader,
-                    coordinator: stack.coordinator, configuration: FeedSession.Configuration(wrapsAround: true),
-                    audioSink: { [app] in app.audio.makeSink() })
+                let session = feed.makeSession(searchModel.feedSource(), nil)
                 attach(session)
                 browser.currentSession?.setActive(false)
                 let query = searchModel.query
@@ -203,7 +220,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
                     app.show(notice: "\(searchModel.results.count)\(searchModel.hasMore ? "+" : "") results — tab to go back")
                     showCurrent()
                 } catch {
-                    app.show(notice: "search failed: \(describe(error))")
+                    app.show(notice: "search failed: \(error)")
                 }
             case .empty: app.show(notice: "no results for \(TerminalText.sanitize(text))")
             case .failed(let message): app.show(notice: "search failed: \(message)")
@@ -212,7 +229,7 @@ final class TerminalFeedContent: TerminalContent, Sendable {
         }
     }
 
-    func close() {
+    public func close() {
         state.withTrackedLock { $0.searchSession }?.close()
         browser.close()
     }
