@@ -114,7 +114,7 @@ struct ReadmeSnippetTests {
         }
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources")
-        for bridge in ["CFFmpeg", "CSDL2"] {
+        for bridge in ["CFFmpeg", "CSDL2", "CNettle"] {
             maps.append(sources.appendingPathComponent(bridge).appendingPathComponent("module.modulemap"))
         }
         return maps
