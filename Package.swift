@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ReelDigest", targets: ["ReelDigest"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
+        .library(name: "ReelMediaTools", targets: ["ReelMediaTools"]),
         .library(name: "ReelTestSupport", targets: ["ReelTestSupport"]),
         .library(name: "ReelOrigin", targets: ["ReelOrigin"]),
         .library(name: "ReelFeed", targets: ["ReelFeed"]),
@@ -109,6 +110,14 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        // Media tools playback never uses: the clip encoder (fixtures, the demo feed), the
+        // HLS/DASH packager and the plain-FFmpeg baseline the benchmarks measure against.
+        .target(
+            name: "ReelMediaTools",
+            dependencies: ["ReelCore", "ReelMedia", "CFFmpeg"],
+            exclude: ["README.md"]
+        ),
+
         // The feed's pure models: swipe paging, pagination, tabs, carousel, hold to speed up.
         .target(
             name: "ReelFeed",
@@ -127,7 +136,7 @@ let package = Package(
         // The built-in demo feed: clips Reel encodes itself, and their manifest.
         .target(
             name: "ReelDemo",
-            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelLoading"],
+            dependencies: ["ReelCore", "ReelMedia", "ReelMediaTools", "ReelFeed", "ReelLoading"],
             exclude: ["README.md"],
             // The recipe lives in the top-level demo/ (symlinked here), embedded in the binary.
             resources: [.embedInCode("feed.json")]
@@ -170,7 +179,7 @@ let package = Package(
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
-            dependencies: ["ReelCore", "ReelThreads", "ReelMedia"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelMedia", "ReelMediaTools"],
             exclude: ["README.md"]
         ),
 
@@ -182,6 +191,7 @@ let package = Package(
                 "ReelThreads",
                 "ReelLoading",
                 "ReelMedia",
+                "ReelMediaTools",
                 "ReelOrigin",
                 "ReelFeed",
                 "ReelTerminal",
@@ -233,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelBenchTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelDemo", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelMediaTools", "ReelLoading", "ReelFeed", "ReelDemo", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelFeedTests",

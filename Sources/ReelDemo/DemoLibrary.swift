@@ -3,6 +3,7 @@ import ReelCore
 import ReelFeed
 import ReelLoading
 import ReelMedia
+import ReelMediaTools
 
 /// The built-in demo feed: short clips Reel encodes itself (libavfilter sources,
 /// libavcodec encoders) on first use, described by a `manifest.json` that

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelMedia
 internal import CFFmpeg
 
 /// Plain FFmpeg, as a program that does nothing clever would use it: the yardstick

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import ReelCore
+import ReelMedia
 internal import CFFmpeg
 
 /// Packages a clip as an HLS or DASH stream in a directory, with FFmpeg's `hls` and `dash`
@@ -30,7 +31,7 @@ public enum StreamPackager {
     public static func package(_ clip: URL, loader: any ResourceLoader, format: Format, into directory: URL,
                                segmentSeconds: Double = 1) throws -> URL {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let demuxer = try Demuxer(url: clip, loader: loader, fastStart: false)
+        let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: false)
         defer { demuxer.close() }
         guard let input = demuxer.format else { throw MediaError.cancelled }
         let manifest = directory.appendingPathComponent(format.manifestName)
@@ -121,7 +122,7 @@ public enum StreamPackager {
             let playlist = try package(clip, loader: loader, format: format, into: directory.appendingPathComponent(name, isDirectory: true),
                                        segmentSeconds: segmentSeconds)
             let (peak, average) = try bitRates(of: playlist)
-            let demuxer = try Demuxer(url: clip, loader: loader, fastStart: true)
+            let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: true)
             let video = demuxer.info.videoStream
             demuxer.close()
             renditions.append(Rendition(directory: name, bandwidth: peak, averageBandwidth: average,
@@ -152,7 +153,7 @@ public enum StreamPackager {
             let manifest = try package(clip, loader: loader, format: .dash, into: directory.appendingPathComponent(name, isDirectory: true),
                                        segmentSeconds: segmentSeconds)
             let (peak, average) = try dashBitRates(of: manifest)
-            let demuxer = try Demuxer(url: clip, loader: loader, fastStart: true)
+            let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: true)
             let video = demuxer.info.videoStream
             demuxer.close()
             packaged.append((manifest, Rendition(directory: name, bandwidth: peak, averageBandwidth: average,

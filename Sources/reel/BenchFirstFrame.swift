@@ -5,6 +5,7 @@ import ReelCore
 import ReelFeed
 import ReelLoading
 import ReelMedia
+import ReelMediaTools
 import ReelOrigin
 import ReelThreads
 

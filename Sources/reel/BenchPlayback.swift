@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelMediaTools
 import ReelSDL
 import ReelThreads
 

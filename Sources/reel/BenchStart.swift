@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelMediaTools
 import ReelThreads
 
 /// `reel bench start`: frames dropped in the first seconds of each item, played in real time,

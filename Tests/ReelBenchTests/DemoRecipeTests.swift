@@ -1,5 +1,6 @@
 import Foundation
 import ReelMedia
+import ReelMediaTools
 @testable import ReelDemo
 import Testing
 

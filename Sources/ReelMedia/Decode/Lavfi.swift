@@ -1,12 +1,13 @@
 import Foundation
-internal import CFFmpeg
+// `package`: the clip encoder (ReelMediaTools) builds its sources with these.
+package import CFFmpeg
 
 /// libavfilter, loaded the first time something needs it: time-stretching at a rate other
 /// than 1 (`atempo`) and the clip encoder's sources. It is not linked: loading it brings some
 /// thirty libraries of its own (about 11 MB resident) that plain playback never uses.
-enum Lavfi {
+package enum Lavfi {
     /// The functions, loading the library on first use.
-    static func functions() throws -> ReelLavfi {
+    package static func functions() throws -> ReelLavfi {
         switch loaded {
         case .success(let table): return table
         case .failure(let error): throw error

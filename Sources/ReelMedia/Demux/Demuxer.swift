@@ -1,9 +1,10 @@
 import Foundation
 import ReelCore
-internal import CFFmpeg
+// `package`: the stream packager (ReelMediaTools) remuxes what this reads.
+package import CFFmpeg
 
 /// An open container: libavformat reading through an ``AVIOBridge``.
-final class Demuxer: @unchecked Sendable {
+package final class Demuxer: @unchecked Sendable {
     let url: URL
     let bridge: AVIOBridge
     /// The item's nested opens (HLS/DASH playlists, segments, keys).
@@ -12,12 +13,17 @@ final class Demuxer: @unchecked Sendable {
     let dash: DASHAsHLS?
     /// What the item was found to be (its Content-Type and first bytes; see ``StreamingFormat``).
     let streamingFormat: StreamingFormat
-    private(set) var format: UnsafeMutablePointer<AVFormatContext>?
-    private(set) var videoStreamIndex: Int32?
-    private(set) var audioStreamIndex: Int32?
+    package private(set) var format: UnsafeMutablePointer<AVFormatContext>?
+    package private(set) var videoStreamIndex: Int32?
+    package private(set) var audioStreamIndex: Int32?
     /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
     private(set) var usedStreamInfoProbe = false
-    private(set) var info: MediaInfo
+    package private(set) var info: MediaInfo
+
+    /// Opens `url` through `loader` for a media tool (the packager): no IO hooks, default limits.
+    package convenience init(forTool url: URL, loader: any ResourceLoader, fastStart: Bool) throws {
+        try self.init(url: url, loader: loader, fastStart: fastStart)
+    }
 
     /// Opens `url` through `loader`.
     ///
@@ -192,7 +198,7 @@ final class Demuxer: @unchecked Sendable {
         close()
     }
 
-    func close() {
+    package func close() {
         bridge.interrupt()
         if format != nil {
             avformat_close_input(&format)
@@ -202,7 +208,7 @@ final class Demuxer: @unchecked Sendable {
 
     // MARK: Streams
 
-    func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream>? {
+    package func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream>? {
         guard let format, index >= 0, index < Int32(format.pointee.nb_streams) else { return nil }
         return format.pointee.streams[Int(index)]
     }
@@ -354,7 +360,7 @@ final class Demuxer: @unchecked Sendable {
     // MARK: Reading
 
     /// The next packet of a selected stream; `nil` at the end of the input.
-    func readPacket() throws -> Packet? {
+    package func readPacket() throws -> Packet? {
         guard let format else { throw MediaError.cancelled }
         var damaged = 0
         while true {

@@ -1,11 +1,12 @@
 import ReelCore
-internal import CFFmpeg
+// `package`: the media tools (ReelMediaTools) encode into these; nothing public shows a C type.
+package import CFFmpeg
 
 /// One demuxed packet (owns its `AVPacket`).
-final class Packet: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<AVPacket>
+package final class Packet: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<AVPacket>
 
-    init?() {
+    package init?() {
         guard let packet = av_packet_alloc() else { return nil }
         pointer = packet
     }
@@ -26,7 +27,7 @@ final class Packet: @unchecked Sendable {
         av_packet_free(&p)
     }
 
-    var streamIndex: Int32 { pointer.pointee.stream_index }
+    package var streamIndex: Int32 { pointer.pointee.stream_index }
     var pts: Int64 { pointer.pointee.pts }
     var dts: Int64 { pointer.pointee.dts }
     var duration: Int64 { pointer.pointee.duration }
@@ -41,15 +42,15 @@ final class Packet: @unchecked Sendable {
 }
 
 /// An owned `AVFrame`.
-final class FrameBox: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<AVFrame>
+package final class FrameBox: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<AVFrame>
 
     /// The decoder marked the frame as one not to show (an edit list's pre-roll). Decoders
     /// drop such frames themselves, except those that return frames on their own (libdav1d
     /// in FFmpeg 5.1).
     var isDiscarded: Bool { pointer.pointee.flags & AV_FRAME_FLAG_DISCARD != 0 }
 
-    init?() {
+    package init?() {
         guard let frame = av_frame_alloc() else { return nil }
         pointer = frame
     }

@@ -16,7 +16,7 @@ public enum FFmpegLog {
     }
 
     /// Quiets FFmpeg unless someone chose a level already (called before FFmpeg work).
-    static func applyDefault() {
+    package static func applyDefault() {
         chosen.withTrackedLock { chosen in
             guard !chosen else { return }
             chosen = true

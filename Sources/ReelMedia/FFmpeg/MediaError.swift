@@ -67,7 +67,7 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// FFmpeg's text for an error code.
-func ffmpegErrorString(_ code: Int32) -> String {
+package func ffmpegErrorString(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     av_strerror(code, &buffer, buffer.count)
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -76,7 +76,7 @@ func ffmpegErrorString(_ code: Int32) -> String {
 /// Runs an FFmpeg call and turns a negative return into a thrown ``MediaError``
 /// (the NIO pattern of one helper for every C call).
 @discardableResult
-func ffcall(_ operation: @autoclosure () -> String, url: URL? = nil, _ body: () -> Int32) throws -> Int32 {
+package func ffcall(_ operation: @autoclosure () -> String, url: URL? = nil, _ body: () -> Int32) throws -> Int32 {
     let code = body()
     if code < 0 {
         throw MediaError.ffmpeg(operation: operation(), code: code, message: ffmpegErrorString(code), url: url)
@@ -84,7 +84,7 @@ func ffcall(_ operation: @autoclosure () -> String, url: URL? = nil, _ body: () 
     return code
 }
 
-let AVERROR_EOF_CODE: Int32 = reel_averror_eof()
-let AVERROR_EAGAIN_CODE: Int32 = reel_averror_eagain()
-let AVERROR_EXIT_CODE: Int32 = reel_averror_exit()
-let AV_NOPTS: Int64 = reel_av_nopts_value()
+package let AVERROR_EOF_CODE: Int32 = reel_averror_eof()
+package let AVERROR_EAGAIN_CODE: Int32 = reel_averror_eagain()
+package let AVERROR_EXIT_CODE: Int32 = reel_averror_exit()
+package let AV_NOPTS: Int64 = reel_av_nopts_value()
