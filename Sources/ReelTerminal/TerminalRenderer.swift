@@ -212,35 +212,13 @@ public final class TerminalRenderer: VideoSink, Sendable {
 
     // MARK: Render loop
 
+    private typealias Area = (column: Int, row: Int, columns: Int, rows: Int)
+    private typealias Work = (content: Content?, full: Bool, area: Area, overlay: (@Sendable (Bool) -> [UInt8])?)
+
     private func loop() {
-        // The whole write (video and chrome) is wrapped in one synchronized update below, so
-        // the encoders add no markers of their own; both count only the picture's bytes.
-        var unwrapped = configuration.encoder
-        unwrapped.synchronizedOutput = false
-        var encoder = TerminalEncoder(configuration: unwrapped)
-        // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
-        unwrapped.diffing = false
-        unwrapped.tolerance = 0
-        var baseline = TerminalEncoder(configuration: unwrapped)
-        let scaler = FrameScaler()
-        var image: RGBImage?
-        var imageSource: ObjectIdentifier?
-        var lastGeometry: [Int]?
+        var painter = Painter(configuration: configuration)
         while true {
-            // Take the work under the mutex; everything after runs without it.
-            let work = shared.withTrackedLock { shared -> (content: Content?, full: Bool, area: (column: Int, row: Int, columns: Int, rows: Int),
-                                                     overlay: (@Sendable (Bool) -> [UInt8])?)? in
-                guard shared.hasWork, !shared.stopped else { return nil }
-                let content = shared.pending ?? (shared.needsFullRedraw ? shared.last : nil)
-                if let pending = shared.pending { shared.last = pending }
-                shared.pending = nil
-                defer {
-                    shared.needsFullRedraw = false
-                    shared.chromeDirty = false
-                }
-                return (content, shared.needsFullRedraw, shared.area, shared.overlay)
-            }
-            guard let work else {
+            guard let work = takeWork() else {
                 let (stopped, hasOverlay) = shared.withTrackedLock { ($0.stopped, $0.overlay != nil) }
                 if stopped { return }
                 // Wake now and then so the progress bar moves while paused or stalled.
@@ -249,13 +227,127 @@ public final class TerminalRenderer: VideoSink, Sendable {
                 }
                 continue
             }
-            let content = work.content
-            var full = work.full
-            let area = work.area
+            var frame = painter.paint(work.content, area: work.area, full: work.full)
+            let chrome = work.overlay?(frame.full) ?? []
+            frame.bytes += chrome
+            // Counted before the write: a slow terminal blocks in it.
+            record(frame, chromeBytes: chrome.count)
+            if !frame.bytes.isEmpty {
+                var bytes = frame.bytes
+                if configuration.encoder.synchronizedOutput {
+                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
+                }
+                output(bytes)
+            }
+        }
+    }
 
+    /// What the render thread has to draw, taken under the mutex (nil: nothing now).
+    private func takeWork() -> Work? {
+        shared.withTrackedLock { shared -> Work? in
+            guard shared.hasWork, !shared.stopped else { return nil }
+            let content = shared.pending ?? (shared.needsFullRedraw ? shared.last : nil)
+            if let pending = shared.pending { shared.last = pending }
+            shared.pending = nil
+            defer {
+                shared.needsFullRedraw = false
+                shared.chromeDirty = false
+            }
+            return (content, shared.needsFullRedraw, shared.area, shared.overlay)
+        }
+    }
+
+    private func record(_ frame: Painter.Painted, chromeBytes: Int) {
+        let now = Self.now()
+        shared.withTrackedLock { shared in
+            shared.stats.chromeBytes += chromeBytes
+            guard frame.drewFrame else { return }
+            shared.stats.rendered += 1
+            shared.stats.lastFrameBytes = frame.videoBytes
+            shared.stats.videoBytes += frame.videoBytes
+            if frame.fullFrame { shared.stats.fullFrames += 1 }
+            shared.stats.fullRedrawBytes = frame.fullRedrawBytes
+            if let cells = frame.cells {
+                shared.stats.columns = cells.columns
+                shared.stats.rows = cells.rows
+            }
+            shared.renderTimes.append(now)
+            shared.renderTimes.removeAll { now - $0 > 1 }
+        }
+    }
+
+    /// The render thread's own state (a local of `loop`, never shared): the encoders, the
+    /// scaler and the last picture scaled. Turns content into the bytes of one write.
+    private struct Painter {
+        struct Painted {
             var bytes: [UInt8] = []
-            var videoBytes = 0
+            /// Whether the screen was cleared (the chrome is drawn whole then).
+            var full: Bool
             var drewFrame = false
+            var videoBytes = 0
+            var fullFrame = false
+            var fullRedrawBytes = 0
+            var cells: (columns: Int, rows: Int)?
+        }
+
+        let configuration: Configuration
+        var encoder: TerminalEncoder
+        var baseline: TerminalEncoder
+        let scaler = FrameScaler()
+        var image: RGBImage?
+        var imageSource: ObjectIdentifier?
+        var lastGeometry: [Int]?
+
+        init(configuration: Configuration) {
+            self.configuration = configuration
+            // The whole write (video and chrome) is wrapped in one synchronized update, so
+            // the encoders add no markers of their own; both count only the picture's bytes.
+            var unwrapped = configuration.encoder
+            unwrapped.synchronizedOutput = false
+            encoder = TerminalEncoder(configuration: unwrapped)
+            // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
+            unwrapped.diffing = false
+            unwrapped.tolerance = 0
+            baseline = TerminalEncoder(configuration: unwrapped)
+        }
+
+        mutating func paint(_ content: Content?, area: Area, full requestedFull: Bool) -> Painted {
+            var painted = Painted(full: requestedFull)
+            let placement = place(content, area: area, full: requestedFull)
+            // A picture of another size or place (a portrait video after a landscape one)
+            // leaves the old one's cells around it: clear the screen and draw it all.
+            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
+            if content != nil, let geometry, geometry != lastGeometry {
+                painted.full = true
+                lastGeometry = geometry
+            }
+            if painted.full {
+                encoder.invalidate()
+                painted.bytes += TerminalControl.resetAttributes
+                painted.bytes += TerminalControl.clearScreen
+            }
+            if content != nil, let image {
+                let encoded = encoder.encode(image, column: placement.column, row: placement.row)
+                painted.videoBytes = encoded.count
+                painted.bytes += encoded
+                painted.drewFrame = true
+                if configuration.measureFullRedraw {
+                    _ = baseline.encode(image, column: placement.column, row: placement.row)
+                }
+            }
+            painted.fullFrame = encoder.lastFrame.fullRedraw
+            painted.fullRedrawBytes = baseline.totalByteCount
+            let glyphs = configuration.encoder.glyphs
+            painted.cells = image.map { image in
+                ((image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally,
+                 (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically)
+            }
+            return painted
+        }
+
+        /// Scales `content` to fit `area` (into `image`, unless the same frame is there
+        /// already) and says where it goes on the screen.
+        private mutating func place(_ content: Content?, area: Area, full: Bool) -> (column: Int, row: Int) {
             var placement = (column: 0, row: 0)
             switch content {
             case .frame(let frame):
@@ -281,7 +373,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
                     frameWidth: picture.width, frameHeight: picture.height,
                     columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
                     glyphs: configuration.encoder.glyphs) {
-                    image = Self.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
+                    image = TerminalRenderer.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
                     imageSource = nil
                     placement = (area.column + layout.column, area.row + layout.row)
                 } else {
@@ -290,59 +382,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
             case nil:
                 break
             }
-            // A picture of another size or place (a portrait video after a landscape one)
-            // leaves the old one's cells around it: clear the screen and draw it all.
-            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
-            if content != nil, let geometry, geometry != lastGeometry {
-                full = true
-                lastGeometry = geometry
-            }
-            if full {
-                encoder.invalidate()
-                bytes += TerminalControl.resetAttributes
-                bytes += TerminalControl.clearScreen
-            }
-            if content != nil, let image {
-                let encoded = encoder.encode(image, column: placement.column, row: placement.row)
-                videoBytes = encoded.count
-                bytes += encoded
-                drewFrame = true
-                if configuration.measureFullRedraw {
-                    _ = baseline.encode(image, column: placement.column, row: placement.row)
-                }
-            }
-            let chrome = work.overlay?(full) ?? []
-            bytes += chrome
-            // Counted before the write: a slow terminal blocks in it.
-            let fullFrame = encoder.lastFrame.fullRedraw
-            let fullRedrawBytes = baseline.totalByteCount
-            let glyphs = configuration.encoder.glyphs
-            let cells = image.map { image in
-                ((image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally,
-                 (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically)
-            }
-            let now = Self.now()
-            shared.withTrackedLock { shared in
-                shared.stats.chromeBytes += chrome.count
-                guard drewFrame else { return }
-                shared.stats.rendered += 1
-                shared.stats.lastFrameBytes = videoBytes
-                shared.stats.videoBytes += videoBytes
-                if fullFrame { shared.stats.fullFrames += 1 }
-                shared.stats.fullRedrawBytes = fullRedrawBytes
-                if let cells {
-                    shared.stats.columns = cells.0
-                    shared.stats.rows = cells.1
-                }
-                shared.renderTimes.append(now)
-                shared.renderTimes.removeAll { now - $0 > 1 }
-            }
-            if !bytes.isEmpty {
-                if configuration.encoder.synchronizedOutput {
-                    bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
-                }
-                output(bytes)
-            }
+            return placement
         }
     }
 
