@@ -177,132 +177,19 @@ public enum MediaMutator {
     /// Applies one mutation of `kind` to `bytes`; `nil` when it has nothing to change
     /// (an empty file, no box of that sort).
     public static func apply(_ kind: Kind, to bytes: inout [UInt8], using random: inout SplitMix64) -> Mutation? {
-        let count = bytes.count
         switch kind {
-        case .flipBytes:
-            guard count > 0 else { return nil }
-            let offset = random.below(count)
-            let length = min(count - offset, random.pick(1...4))
-            var written: [UInt8] = []
-            for i in offset..<(offset + length) {
-                let mask = UInt8(truncatingIfNeeded: random.pick(1...255))
-                bytes[i] ^= mask
-                written.append(bytes[i])
-            }
-            return Mutation(kind: kind, offset: offset, length: length, written: written,
-                            summary: "flip \(length) byte\(length == 1 ? "" : "s") → \(hex(written))")
-        case .cutChunk:
-            guard count > 1 else { return nil }
-            let offset = random.below(count)
-            let length = random.length(upTo: min(count - offset, 64 * 1024))
-            bytes.removeSubrange(offset..<(offset + length))
-            return Mutation(kind: kind, offset: offset, length: length, written: [], summary: "cut \(length) bytes")
-        case .duplicateChunk:
-            guard count > 0 else { return nil }
-            let offset = random.below(count)
-            let length = random.length(upTo: min(count - offset, 64 * 1024))
-            let chunk = Array(bytes[offset..<(offset + length)])
-            bytes.insert(contentsOf: chunk, at: offset + length)
-            return Mutation(kind: kind, offset: offset + length, length: length, written: chunk,
-                            summary: "duplicate the \(length) bytes before")
-        case .zeroRun:
-            guard count > 0 else { return nil }
-            let offset = random.below(count)
-            let length = random.length(upTo: min(count - offset, 16 * 1024))
-            for i in offset..<(offset + length) { bytes[i] = 0 }
-            return Mutation(kind: kind, offset: offset, length: length, written: [UInt8](repeating: 0, count: length),
-                            summary: "zero \(length) bytes")
-        case .truncate:
-            guard count > 1 else { return nil }
-            let offset = random.pick(1...(count - 1))
-            bytes.removeSubrange(offset...)
-            return Mutation(kind: kind, offset: offset, length: count - offset, written: [],
-                            summary: "truncate to \(offset) bytes (drop \(count - offset))")
-        case .mp4BoxSize:
-            let boxes = MP4Box.walk(bytes)
-            guard !boxes.isEmpty else { return nil }
-            let box = random.element(of: boxes)
-            let old = readBE(bytes, box.offset, 4)
-            let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 8, using: &random)
-            return writeField(kind, &bytes, at: box.offset, width: 4, value: value, bigEndian: true,
-                              name: "\(box.path) size", old: old)
-        case .mp4BoxType:
-            let boxes = MP4Box.walk(bytes)
-            guard !boxes.isEmpty else { return nil }
-            let box = random.element(of: boxes)
-            let old = Array(bytes[(box.offset + 4)..<(box.offset + 8)])
-            var type: [UInt8]
-            repeat {
-                switch random.below(4) {
-                case 0: type = Array(random.element(of: MP4Box.knownTypes).utf8)
-                case 1: type = Array("free".utf8)
-                case 2: type = [0, 0, 0, 0]
-                default: type = (0..<4).map { _ in UInt8(random.pick(0x61...0x7A)) }
-                }
-            } while type == old
-            for i in 0..<4 { bytes[box.offset + 4 + i] = type[i] }
-            return Mutation(kind: kind, offset: box.offset + 4, length: 4, written: type,
-                            summary: "\(box.path) type ← '\(printable(type))'")
-        case .mp4EntryCount:
-            let tables = MP4Box.walk(bytes).compactMap { box -> (MP4Box, Int)? in
-                guard let field = MP4Box.countField[box.type], box.offset + field + 4 <= min(count, box.offset + box.size) else { return nil }
-                return (box, box.offset + field)
-            }
-            guard !tables.isEmpty else { return nil }
-            let (box, at) = random.element(of: tables)
-            let old = readBE(bytes, at, 4)
-            let value = countValue(old: old, maximum: 0xFFFF_FFFF, using: &random)
-            return writeField(kind, &bytes, at: at, width: 4, value: value, bigEndian: true,
-                              name: "\(box.path) entry count", old: old)
-        case .ebmlElementSize:
-            let elements = EBMLElement.walk(bytes)
-            guard !elements.isEmpty else { return nil }
-            let element = random.element(of: elements)
-            let width = element.sizeLength
-            let maximum = (UInt64(1) << UInt64(7 * width)) - 1  // all ones: "unknown size"
-            let old = element.size ?? maximum
-            let value = sizeValue(old: old, maximum: maximum, headerSize: 0, using: &random)
-            let encoded = (UInt64(1) << UInt64(7 * width)) | value
-            let summary = "\(element.name) size ← " + (value == maximum ? "unknown" : "0x" + String(value, radix: 16))
-                + " (was " + (element.size.map { "0x" + String($0, radix: 16) } ?? "unknown") + ")"
-            var written: [UInt8] = []
-            for i in 0..<width {
-                let byte = UInt8(truncatingIfNeeded: encoded >> UInt64(8 * (width - 1 - i)))
-                bytes[element.sizeOffset + i] = byte
-                written.append(byte)
-            }
-            return Mutation(kind: kind, offset: element.sizeOffset, length: width, written: written, summary: summary)
-        case .riffChunkSize:
-            let chunks = RIFFChunk.walk(bytes)
-            guard !chunks.isEmpty else { return nil }
-            let chunk = random.element(of: chunks)
-            let old = readLE(bytes, chunk.offset + 4, 4)
-            let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 0, using: &random)
-            return writeField(kind, &bytes, at: chunk.offset + 4, width: 4, value: value, bigEndian: false,
-                              name: "\(chunk.name) size", old: old)
-        case .pngChunkLength:
-            var chunks: [(offset: Int, type: String)] = []
-            var at = 8
-            while at + 12 <= count {
-                let length = Int(readBE(bytes, at, 4))
-                chunks.append((at, printable(Array(bytes[(at + 4)..<(at + 8)]))))
-                guard length <= count else { break }
-                at += 12 + length
-            }
-            guard !chunks.isEmpty else { return nil }
-            let chunk = random.element(of: chunks)
-            let old = readBE(bytes, chunk.offset, 4)
-            let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 0, using: &random)
-            return writeField(kind, &bytes, at: chunk.offset, width: 4, value: value, bigEndian: true,
-                              name: "\(chunk.type) length", old: old)
-        case .jpegSegmentLength:
-            let segments = JPEGSegment.walk(bytes)
-            guard !segments.isEmpty else { return nil }
-            let segment = random.element(of: segments)
-            let old = readBE(bytes, segment.offset + 2, 2)
-            let value = sizeValue(old: old, maximum: 0xFFFF, headerSize: 0, using: &random)
-            return writeField(kind, &bytes, at: segment.offset + 2, width: 2, value: value, bigEndian: true,
-                              name: "\(segment.name) length", old: old)
+        case .flipBytes: mutateFlipBytes(kind, &bytes, &random)
+        case .cutChunk: mutateCutChunk(kind, &bytes, &random)
+        case .duplicateChunk: mutateDuplicateChunk(kind, &bytes, &random)
+        case .zeroRun: mutateZeroRun(kind, &bytes, &random)
+        case .truncate: mutateTruncate(kind, &bytes, &random)
+        case .mp4BoxSize: mutateMp4BoxSize(kind, &bytes, &random)
+        case .mp4BoxType: mutateMp4BoxType(kind, &bytes, &random)
+        case .mp4EntryCount: mutateMp4EntryCount(kind, &bytes, &random)
+        case .ebmlElementSize: mutateEbmlElementSize(kind, &bytes, &random)
+        case .riffChunkSize: mutateRiffChunkSize(kind, &bytes, &random)
+        case .pngChunkLength: mutatePngChunkLength(kind, &bytes, &random)
+        case .jpegSegmentLength: mutateJpegSegmentLength(kind, &bytes, &random)
         }
     }
 
@@ -342,7 +229,7 @@ public enum MediaMutator {
     // MARK: Field values
 
     /// A damaging value for a size field: huge, zero, just too small or too large, doubled, random.
-    private static func sizeValue(old: UInt64, maximum: UInt64, headerSize: UInt64, using random: inout SplitMix64) -> UInt64 {
+    static func sizeValue(old: UInt64, maximum: UInt64, headerSize: UInt64, using random: inout SplitMix64) -> UInt64 {
         var value: UInt64
         repeat {
             switch random.below(8) {
@@ -360,7 +247,7 @@ public enum MediaMutator {
     }
 
     /// A damaging value for an entry count.
-    private static func countValue(old: UInt64, maximum: UInt64, using random: inout SplitMix64) -> UInt64 {
+    static func countValue(old: UInt64, maximum: UInt64, using random: inout SplitMix64) -> UInt64 {
         var value: UInt64
         repeat {
             switch random.below(6) {
@@ -375,7 +262,7 @@ public enum MediaMutator {
         return value
     }
 
-    private static func writeField(_ kind: Kind, _ bytes: inout [UInt8], at offset: Int, width: Int, value: UInt64,
+    static func writeField(_ kind: Kind, _ bytes: inout [UInt8], at offset: Int, width: Int, value: UInt64,
                                    bigEndian: Bool, name: String, old: UInt64) -> Mutation {
         var written: [UInt8] = []
         for i in 0..<width {
