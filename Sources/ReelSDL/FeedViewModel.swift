@@ -210,106 +210,129 @@ public struct FeedViewModel: Sendable {
 
     public mutating func handle(_ input: Input, now: MediaTime) -> [Command] {
         if isSearching { return handleSearch(input, now: now) }
-        var out: [Command] = []
         switch input {
-        case .pointerDown(let x, let y):
-            if y < tabBarHeight {
-                press = .tab
-            } else {
-                out += playback.handle(.pointerDown(x: x, y: y), now: now).map(Command.player)
-                if playback.isPressingVideo {
-                    press = .page
-                    pressStart = (x, y)
-                    horizontal = nil
-                    _ = swipe.pointerDown(y: y, now: now)
-                } else {
-                    press = .playbackControl
-                }
-            }
-        case .pointerMove(let x, let y):
-            if press == .page {
-                let dx = x - pressStart.x, dy = y - pressStart.y
-                if horizontal == nil, max(abs(dx), abs(dy)) > directionSlop {
-                    horizontal = abs(dx) > abs(dy)
-                    if horizontal == true {
-                        // Sideways: not a page swipe, not a tap or hold.
-                        _ = swipe.pointerCancel(now: now)
-                        _ = playback.handle(.pointerCancel, now: now)
-                        if var c = carousel, c.imageCount > 1 {
-                            c.beginDrag(now: now)
-                            carousel = c
-                        }
-                    }
-                }
-                if horizontal == true {
-                    if var c = carousel, c.isDragging {
-                        c.dragChanged(translation: dx)
-                        carousel = c
-                    } else {
-                        tabs.dragChanged(progress: -dx / max(1, width))
-                    }
-                    return out
-                }
-                _ = swipe.pointerMove(y: y, now: now)
-            }
-            out += playback.handle(.pointerMove(x: x, y: y), now: now).map(Command.player)
-        case .pointerUp(let x, let y):
-            let pressed = press
-            press = nil
-            switch pressed {
-            case .tab:
-                if searchButton.contains(x: x, y: y) {
-                    out += openSearch()
-                } else if resultsTitle != nil {
-                    out.append(.closeResults)
-                } else if let i = tabs.tabWidths.indices.first(where: { tabRect($0).contains(x: x, y: y) }) {
-                    out += selectTab(i)
-                }
-            case .page where horizontal == true:
-                let dx = x - pressStart.x
-                if var c = carousel, c.isDragging {
-                    _ = c.endDrag(translation: dx, now: now)
-                    carousel = c
-                } else {
-                    let before = tabs.selectedIndex
-                    _ = tabs.dragEnded(progress: -dx / max(1, width))
-                    if tabs.selectedIndex != before { out.append(.selectTab(tabs.selectedIndex)) }
-                }
-            case .page:
-                let before = swipe.index
-                _ = swipe.pointerUp(y: y, now: now)
-                out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
-                if swipe.index != before { out.append(.move(to: swipe.index)) }
-            default:
-                out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
-            }
+        case .pointerDown(let x, let y): return pointerDown(x: x, y: y, now: now)
+        case .pointerMove(let x, let y): return pointerMove(x: x, y: y, now: now)
+        case .pointerUp(let x, let y): return pointerUp(x: x, y: y, now: now)
         case .pointerCancel:
+            var out: [Command] = []
             if press == .page {
                 _ = swipe.pointerCancel(now: now)
             }
             out += playback.handle(.pointerCancel, now: now).map(Command.player)
             press = nil
+            return out
         case .wheel(let dy):
+            var out: [Command] = []
             let before = swipe.index
             _ = swipe.wheel(notches: dy > 0 ? -1 : 1, now: now)
             if swipe.index != before { out.append(.move(to: swipe.index)) }
-        case .keyDown(let key, let isRepeat):
-            switch key {
-            case .j, .playback(.down): out += page(by: 1, now: now)
-            case .k, .playback(.up): out += page(by: -1, now: now)
-            case .playback(.left): if !isRepeat { out += selectTab(tabs.selectedIndex - 1) }
-            case .playback(.right): if !isRepeat { out += selectTab(tabs.selectedIndex + 1) }
-            case .slash:
-                out += openSearch()
-                // The same key press also arrives as SDL_TEXTINPUT "/" once text input starts.
-                swallowSlash = true
-            case .playback(let k): out += playback.handle(.keyDown(k, isRepeat: isRepeat), now: now).map(Command.player)
-            default: break
-            }
+            return out
+        case .keyDown(let key, let isRepeat): return keyDown(key, isRepeat: isRepeat, now: now)
         case .keyUp(let key):
-            if case .playback(let k) = key { out += playback.handle(.keyUp(k), now: now).map(Command.player) }
+            guard case .playback(let k) = key else { return [] }
+            return playback.handle(.keyUp(k), now: now).map(Command.player)
         case .text, .composition:
-            break
+            return []
+        }
+    }
+
+    private mutating func pointerDown(x: Double, y: Double, now: MediaTime) -> [Command] {
+        var out: [Command] = []
+        if y < tabBarHeight {
+            press = .tab
+        } else {
+            out += playback.handle(.pointerDown(x: x, y: y), now: now).map(Command.player)
+            if playback.isPressingVideo {
+                press = .page
+                pressStart = (x, y)
+                horizontal = nil
+                _ = swipe.pointerDown(y: y, now: now)
+            } else {
+                press = .playbackControl
+            }
+        }
+        return out
+    }
+
+    private mutating func pointerMove(x: Double, y: Double, now: MediaTime) -> [Command] {
+        var out: [Command] = []
+        if press == .page {
+            let dx = x - pressStart.x, dy = y - pressStart.y
+            if horizontal == nil, max(abs(dx), abs(dy)) > directionSlop {
+                horizontal = abs(dx) > abs(dy)
+                if horizontal == true {
+                    // Sideways: not a page swipe, not a tap or hold.
+                    _ = swipe.pointerCancel(now: now)
+                    _ = playback.handle(.pointerCancel, now: now)
+                    if var c = carousel, c.imageCount > 1 {
+                        c.beginDrag(now: now)
+                        carousel = c
+                    }
+                }
+            }
+            if horizontal == true {
+                if var c = carousel, c.isDragging {
+                    c.dragChanged(translation: dx)
+                    carousel = c
+                } else {
+                    tabs.dragChanged(progress: -dx / max(1, width))
+                }
+                return out
+            }
+            _ = swipe.pointerMove(y: y, now: now)
+        }
+        out += playback.handle(.pointerMove(x: x, y: y), now: now).map(Command.player)
+        return out
+    }
+
+    private mutating func pointerUp(x: Double, y: Double, now: MediaTime) -> [Command] {
+        var out: [Command] = []
+        let pressed = press
+        press = nil
+        switch pressed {
+        case .tab:
+            if searchButton.contains(x: x, y: y) {
+                out += openSearch()
+            } else if resultsTitle != nil {
+                out.append(.closeResults)
+            } else if let i = tabs.tabWidths.indices.first(where: { tabRect($0).contains(x: x, y: y) }) {
+                out += selectTab(i)
+            }
+        case .page where horizontal == true:
+            let dx = x - pressStart.x
+            if var c = carousel, c.isDragging {
+                _ = c.endDrag(translation: dx, now: now)
+                carousel = c
+            } else {
+                let before = tabs.selectedIndex
+                _ = tabs.dragEnded(progress: -dx / max(1, width))
+                if tabs.selectedIndex != before { out.append(.selectTab(tabs.selectedIndex)) }
+            }
+        case .page:
+            let before = swipe.index
+            _ = swipe.pointerUp(y: y, now: now)
+            out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
+            if swipe.index != before { out.append(.move(to: swipe.index)) }
+        default:
+            out += playback.handle(.pointerUp(x: x, y: y), now: now).map(Command.player)
+        }
+        return out
+    }
+
+    private mutating func keyDown(_ key: Key, isRepeat: Bool, now: MediaTime) -> [Command] {
+        var out: [Command] = []
+        switch key {
+        case .j, .playback(.down): out += page(by: 1, now: now)
+        case .k, .playback(.up): out += page(by: -1, now: now)
+        case .playback(.left): if !isRepeat { out += selectTab(tabs.selectedIndex - 1) }
+        case .playback(.right): if !isRepeat { out += selectTab(tabs.selectedIndex + 1) }
+        case .slash:
+            out += openSearch()
+            // The same key press also arrives as SDL_TEXTINPUT "/" once text input starts.
+            swallowSlash = true
+        case .playback(let k): out += playback.handle(.keyDown(k, isRepeat: isRepeat), now: now).map(Command.player)
+        default: break
         }
         return out
     }
@@ -393,144 +416,4 @@ public struct FeedViewModel: Sendable {
         resultsScroll = min(max(0, resultsScroll + delta), max(0, content - visible))
         return resultsScroll + visible >= content - resultRowHeight ? [.loadMoreResults] : []
     }
-
-    // MARK: Drawing
-
-    /// The pages the pager shows now (the current one and, while moving, its neighbour),
-    /// the overlay of the page at rest, the tabs, and the search panel when open.
-    public func drawList(now: MediaTime, content: (Int) -> PageContent) -> [DrawCommand] {
-        let bounds = UIRect(x: 0, y: 0, width: width, height: height)
-        var list: [DrawCommand] = [.fill(bounds, .black, radius: 0)]
-        let offset = swipe.offset(at: now)
-        let first = Int((offset / height).rounded(.down))
-        for index in max(0, first)...max(0, first + 1) where index < swipe.itemCount {
-            let top = Double(index) * height - offset
-            guard top < height, top + height > 0 else { continue }
-            var rect = bounds.offsetBy(dx: 0, dy: top.rounded())
-            // An image post's picture follows a sideways drag.
-            if index == swipe.index, let carousel, carousel.isDragging { rect = rect.offsetBy(dx: carousel.dragTranslation, dy: 0) }
-            let page = content(index)
-            if let failure = page.failure {
-                list += failedPage(failure, source: page.source, in: rect)
-            } else if let source = page.source {
-                list += PlaybackViewModel.page(source, in: rect)
-            } else if let item = page.item {
-                // No frame and no cover yet: the title on black.
-                list.append(.text(item.title, point: (rect.midX, rect.midY), size: 18 * scale, color: UIColor.white.withAlpha(0.6),
-                                  anchor: .center, maxWidth: width - 32 * scale))
-            }
-        }
-        let atRest = abs(offset - Double(swipe.index) * height) < 1
-        if atRest, swipe.itemCount > 0 {
-            list += playback.overlay(playback.layout, scale)
-            if let carousel, carousel.imageCount > 1 {
-                list += dots(carousel)
-            }
-        } else if swipe.itemCount == 0 {
-            list.append(.text(searchStatus.isEmpty ? "加载中…" : searchStatus, point: (bounds.midX, bounds.midY), size: 16 * scale,
-                              color: UIColor.white.withAlpha(0.7), anchor: .center, maxWidth: nil))
-        }
-        list += tabBar()
-        if let notice, !notice.isEmpty {
-            let s = scale
-            let banner = UIRect(x: 16 * s, y: tabBarHeight + 12 * s, width: max(0, width - 32 * s), height: 40 * s)
-            list.append(.fill(banner, UIColor.black.withAlpha(0.75), radius: 8 * s))
-            list.append(.text(notice, point: (banner.midX, banner.midY), size: 15 * s, color: .white, anchor: .center,
-                              maxWidth: max(0, banner.width - 16 * s)))
-        }
-        if isSearching { list += searchPanel() }
-        return list
-    }
-
-    /// A page whose item cannot be shown: its cover dimmed behind (else a dark page), a
-    /// mark, "无法播放" (cannot play) and the reason — never a page waiting forever.
-    func failedPage(_ failure: String, source: DrawSource?, in rect: UIRect) -> [DrawCommand] {
-        let s = scale
-        var list: [DrawCommand] = []
-        if let source {
-            list.append(.backdrop(source: source, rect: rect, dim: 0.7))
-        } else {
-            list.append(.fill(rect, UIColor(r: 0.1, g: 0.1, b: 0.11), radius: 0))
-        }
-        let mark = UIRect(x: rect.midX - 22 * s, y: rect.midY - 70 * s, width: 44 * s, height: 44 * s)
-        list.append(.fill(mark, UIColor.white.withAlpha(0.15), radius: 22 * s))
-        list.append(.text("!", point: (mark.midX, mark.midY), size: 26 * s, color: .white, anchor: .center, maxWidth: nil))
-        list.append(.text("无法播放", point: (rect.midX, rect.midY), size: 18 * s, color: .white, anchor: .center,
-                          maxWidth: width - 32 * s))
-        list.append(.text(failure, point: (rect.midX, rect.midY + 30 * s), size: 13 * s, color: UIColor.white.withAlpha(0.65),
-                          anchor: .center, maxWidth: width - 32 * s))
-        return list
-    }
-
-    private func dots(_ carousel: CarouselModel) -> [DrawCommand] {
-        let d = 7 * scale, gap = 8 * scale
-        let total = Double(carousel.imageCount) * d + Double(carousel.imageCount - 1) * gap
-        let y = height - 170 * scale
-        return (0..<carousel.imageCount).map { i in
-            let rect = UIRect(x: (width - total) / 2 + Double(i) * (d + gap), y: y, width: d, height: d)
-            return .fill(rect, i == carousel.index ? .white : UIColor.white.withAlpha(0.4), radius: d / 2)
-        }
-    }
-
-    private func tabBar() -> [DrawCommand] {
-        let s = scale
-        var list: [DrawCommand] = [.fill(UIRect(x: 0, y: 0, width: width, height: tabBarHeight), UIColor.black.withAlpha(0.25), radius: 0)]
-        if let resultsTitle {
-            list.append(.text(resultsLabel ?? "‹ 搜索 “\(resultsTitle)”", point: (14 * s, tabBarHeight / 2), size: 16 * s, color: .white,
-                              anchor: .centerLeft, maxWidth: searchButton.x - 20 * s))
-            list.append(.text("搜索", point: (searchButton.midX, searchButton.midY), size: 15 * s, color: .white, anchor: .center, maxWidth: nil))
-            return list
-        }
-        for (i, title) in tabTitles.enumerated() where i < tabs.tabWidths.count {
-            let r = tabRect(i)
-            // Only whole tabs: a cut one would run under the search button.
-            guard r.x >= -1, r.maxX <= tabViewportWidth + 1 else { continue }
-            let selected = i == tabs.selectedIndex
-            list.append(.text(title.isEmpty ? "推荐" : title, point: (r.midX, r.midY), size: (selected ? 17 : 15) * s,
-                              color: UIColor.white.withAlpha(selected ? 1 : 0.6), anchor: .center, maxWidth: nil))
-        }
-        if !tabs.tabWidths.isEmpty {
-            let indicator = tabs.indicator
-            let w = min(24 * s, indicator.width * 0.5)
-            let x = indicator.x - tabs.contentOffset + (indicator.width - w) / 2
-            list.append(.fill(UIRect(x: x, y: tabBarHeight - 6 * s, width: w, height: 3 * s), .white, radius: 1.5 * s))
-        }
-        list.append(.text("搜索", point: (searchButton.midX, searchButton.midY), size: 15 * s, color: .white, anchor: .center, maxWidth: nil))
-        return list
-    }
-
-    private func searchPanel() -> [DrawCommand] {
-        let s = scale
-        var list: [DrawCommand] = [.fill(UIRect(x: 0, y: 0, width: width, height: height), UIColor(r: 0.07, g: 0.07, b: 0.08, a: 0.97), radius: 0)]
-        for (i, row) in resultRows.enumerated() {
-            let r = resultRect(i)
-            guard r.maxY > resultsTop, r.y < height else { continue }
-            let thumb = UIRect(x: 12 * s, y: r.y + 8 * s, width: 45 * s, height: 80 * s)
-            list.append(.fill(thumb, UIColor.white.withAlpha(0.08), radius: 4 * s))
-            if let image = row.thumbnail {
-                list.append(.picture(source: .image(key: "thumb:" + row.item.id, image), rect: thumb.aspectFit(contentWidth: image.width, contentHeight: image.height)))
-            }
-            list.append(.text(row.item.title, point: (thumb.maxX + 12 * s, r.y + 22 * s), size: 16 * s, color: .white, anchor: .centerLeft,
-                              maxWidth: width - thumb.maxX - 24 * s))
-            if !row.item.uploader.isEmpty {
-                list.append(.text(row.item.uploaderHandle, point: (thumb.maxX + 12 * s, r.y + 48 * s), size: 13 * s,
-                                  color: UIColor.white.withAlpha(0.6), anchor: .centerLeft, maxWidth: width - thumb.maxX - 24 * s))
-            }
-            list.append(.fill(UIRect(x: thumb.maxX + 12 * s, y: r.maxY - 1, width: width, height: 1), UIColor.white.withAlpha(0.08), radius: 0))
-        }
-        // The field and status stay on top of the scrolled list.
-        list.append(.fill(UIRect(x: 0, y: 0, width: width, height: resultsTop), UIColor(r: 0.07, g: 0.07, b: 0.08), radius: 0))
-        let field = searchFieldRect
-        list.append(.fill(field, UIColor.white.withAlpha(0.12), radius: field.height / 2))
-        let shown = query + composition
-        let placeholder = shown.isEmpty
-        list.append(.text(placeholder ? "搜索视频、用户" : shown, point: (field.x + 16 * s, field.midY), size: 16 * s,
-                          color: UIColor.white.withAlpha(placeholder ? 0.45 : 1), anchor: .centerLeft, maxWidth: field.width - 32 * s))
-        list.append(.text(searchStatus, point: (16 * s, 64 * s + 14 * s), size: 13 * s, color: UIColor.white.withAlpha(0.6),
-                          anchor: .centerLeft, maxWidth: width - 32 * s))
-        return list
-    }
-
-    /// The composition's position, for the IME candidate window (`SDL_SetTextInputRect`).
-    public var textInputRect: UIRect { searchFieldRect }
 }
