@@ -86,13 +86,8 @@ public enum DemoLibrary {
                                progress: (@Sendable (Progress) -> Void)? = nil) async throws -> URL {
         let manifest = directory.appendingPathComponent(manifestName)
         if isPrepared(directory: directory, configuration: configuration) { return manifest }
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try build(directory: directory, configuration: configuration, progress: progress) })
-            }
-            thread.name = "reel.demo-library"
-            thread.stackSize = 8 << 20
-            thread.start()
+        return try await onOwnThread(named: "reel.demo-library", stackSize: 8 << 20) {
+            try build(directory: directory, configuration: configuration, progress: progress)
         }
     }
 
@@ -125,61 +120,17 @@ public enum DemoLibrary {
             let (w, h) = entry.portrait ? (configuration.shortSide, configuration.shortSide * 16 / 9 / 2 * 2)
                                         : (configuration.shortSide * 16 / 9 / 2 * 2, configuration.shortSide)
             var item: [String: Any] = ["id": entry.id, "title": entry.title, "uploader": entry.uploader, "category": entry.category]
+            let made: [String: Any]
+            let place = Placement(directory: directory, width: w, height: h, duration: length(entry), report: report)
             switch entry.kind {
             case .stream(let codec, let source):
-                // Three renditions (a half, three quarters and all of the size) made by Reel's
-                // encoder, packaged by FFmpeg's hls muxer, named by one master playlist.
-                let folder = directory.appendingPathComponent("streams/\(entry.id)", isDirectory: true)
-                var clips: [URL] = []
-                for (n, scale) in [0.5, 0.75, 1.0].enumerated() {
-                    let (rw, rh) = (Int(Double(w) * scale) / 2 * 2, Int(Double(h) * scale) / 2 * 2)
-                    let spec = ClipSpec(
-                        width: rw, height: rh, frameRate: configuration.frameRate, duration: length(entry),
-                        videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
-                        audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: .mp4,
-                        videoSource: source.graph(width: rw, height: rh, rate: configuration.frameRate),
-                        overlayText: overlay(entry.title), title: entry.title, preset: "ultrafast", bitRateKbps: nil
-                    )
-                    let clip = directory.appendingPathComponent("clips/\(entry.id)-\(n).mp4")
-                    try ClipEncoder.encode(spec, to: clip) { report((Double(n) + $0) / 3 * 0.9) }
-                    clips.append(clip)
-                }
-                let (master, _) = try StreamPackager.packageVariants(clips, loader: FileLoader(), format: .hlsFMP4, into: folder,
-                                                                     segmentSeconds: 2)
-                // The renditions are what is served; the clips they came from are not.
-                for clip in clips { try? files.removeItem(at: clip) }
-                let cover = "covers/\(entry.id).jpg"
-                try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: configuration.frameRate), width: w, height: h,
-                                            to: directory.appendingPathComponent(cover))
-                item["video"] = "streams/\(entry.id)/\(master.lastPathComponent)"
-                item["cover"] = cover
+                made = try makeStream(entry, codec: codec, source: source, place, configuration)
             case .video(let codec, let container, let source):
-                let name = "clips/\(entry.id).mp4"
-                let graph = source.graph(width: w, height: h, rate: configuration.frameRate)
-                let spec = ClipSpec(
-                    width: w, height: h, frameRate: configuration.frameRate, duration: length(entry),
-                    videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
-                    audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: container,
-                    videoSource: graph, overlayText: overlay(entry.title), title: entry.title,
-                    preset: "ultrafast", bitRateKbps: nil
-                )
-                try ClipEncoder.encode(spec, to: directory.appendingPathComponent(name)) { report($0 * 0.95) }
-                let cover = "covers/\(entry.id).jpg"
-                try ClipEncoder.encodeImage(source: graph, width: w, height: h, to: directory.appendingPathComponent(cover))
-                item["video"] = name
-                item["cover"] = cover
+                made = try makeVideo(entry, codec: codec, container: container, source: source, place, configuration)
             case .images(let sources):
-                var names: [String] = []
-                for (n, source) in sources.enumerated() {
-                    let name = "images/\(entry.id)-\(n + 1).jpg"
-                    try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: 1), width: w, height: h,
-                                                to: directory.appendingPathComponent(name))
-                    names.append(name)
-                    report(Double(n + 1) / Double(sources.count))
-                }
-                item["images"] = names
-                item["cover"] = names[0]
+                made = try makeImages(entry, sources: sources, place)
             }
+            item.merge(made) { _, new in new }
             items.append(item)
             doneWeight += length(entry)
         }
@@ -193,6 +144,88 @@ public enum DemoLibrary {
         try data.write(to: manifest, options: .atomic)
         progress?(Progress(completed: entries.count, total: entries.count, fraction: 1, title: ""))
         return manifest
+    }
+
+    /// Where an item's files go, its picture size and length, and its progress callback.
+    private struct Placement {
+        let directory: URL
+        let width: Int
+        let height: Int
+        let duration: Double
+        let report: (Double) -> Void
+    }
+
+    /// Three renditions (a half, three quarters and all of the size) made by Reel's encoder,
+    /// packaged by FFmpeg's hls muxer, named by one master playlist; and a cover.
+    private static func makeStream(_ entry: Entry, codec: ClipSpec.VideoCodec, source: Picture, _ place: Placement,
+                                   _ configuration: Configuration) throws -> [String: Any] {
+        let (directory, w, h, report) = (place.directory, place.width, place.height, place.report)
+        let files = FileManager.default
+        var item: [String: Any] = [:]
+                let folder = directory.appendingPathComponent("streams/\(entry.id)", isDirectory: true)
+        var clips: [URL] = []
+        for (n, scale) in [0.5, 0.75, 1.0].enumerated() {
+            let (rw, rh) = (Int(Double(w) * scale) / 2 * 2, Int(Double(h) * scale) / 2 * 2)
+            let spec = ClipSpec(
+                width: rw, height: rh, frameRate: configuration.frameRate, duration: place.duration,
+                videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
+                audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: .mp4,
+                videoSource: source.graph(width: rw, height: rh, rate: configuration.frameRate),
+                overlayText: overlay(entry.title), title: entry.title, preset: "ultrafast", bitRateKbps: nil
+            )
+            let clip = directory.appendingPathComponent("clips/\(entry.id)-\(n).mp4")
+            try ClipEncoder.encode(spec, to: clip) { report((Double(n) + $0) / 3 * 0.9) }
+            clips.append(clip)
+        }
+        let (master, _) = try StreamPackager.packageVariants(clips, loader: FileLoader(), format: .hlsFMP4, into: folder,
+                                                             segmentSeconds: 2)
+        // The renditions are what is served; the clips they came from are not.
+        for clip in clips { try? files.removeItem(at: clip) }
+        let cover = "covers/\(entry.id).jpg"
+        try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: configuration.frameRate), width: w, height: h,
+                                    to: directory.appendingPathComponent(cover))
+        item["video"] = "streams/\(entry.id)/\(master.lastPathComponent)"
+        item["cover"] = cover
+        return item
+    }
+
+    /// One clip in `container` and its cover.
+    private static func makeVideo(_ entry: Entry, codec: ClipSpec.VideoCodec, container: ClipSpec.Container, source: Picture,
+                                  _ place: Placement, _ configuration: Configuration) throws -> [String: Any] {
+        let (directory, w, h, report) = (place.directory, place.width, place.height, place.report)
+        var item: [String: Any] = [:]
+        let name = "clips/\(entry.id).mp4"
+        let graph = source.graph(width: w, height: h, rate: configuration.frameRate)
+        let spec = ClipSpec(
+            width: w, height: h, frameRate: configuration.frameRate, duration: place.duration,
+            videoCodec: codec, keyframeInterval: configuration.frameRate * 2, bFrames: 2,
+            audioCodec: .aac, audioSampleRate: 44_100, toneFrequency: entry.tone, container: container,
+            videoSource: graph, overlayText: overlay(entry.title), title: entry.title,
+            preset: "ultrafast", bitRateKbps: nil
+        )
+        try ClipEncoder.encode(spec, to: directory.appendingPathComponent(name)) { report($0 * 0.95) }
+        let cover = "covers/\(entry.id).jpg"
+        try ClipEncoder.encodeImage(source: graph, width: w, height: h, to: directory.appendingPathComponent(cover))
+        item["video"] = name
+        item["cover"] = cover
+        return item
+    }
+
+    /// An image post: its pictures, the first of them the cover.
+    private static func makeImages(_ entry: Entry, sources: [Picture], _ place: Placement) throws -> [String: Any] {
+        let (directory, w, h, report) = (place.directory, place.width, place.height, place.report)
+        var item: [String: Any] = [:]
+        var names: [String] = []
+        for (n, source) in sources.enumerated() {
+            let name = "images/\(entry.id)-\(n + 1).jpg"
+            try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: 1), width: w, height: h,
+                                        to: directory.appendingPathComponent(name))
+            names.append(name)
+            report(Double(n + 1) / Double(sources.count))
+        }
+        item["images"] = names
+        item["cover"] = names[0]
+        return item
     }
 
     /// The title as drawn on the picture: the English and the Chinese part on lines of

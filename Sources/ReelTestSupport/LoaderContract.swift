@@ -339,24 +339,19 @@ public enum LoaderContract {
 
     private static let blockingRead: @Sendable (LoaderFixture, Resources) async throws -> Void = { fixture, resources in
         let stream = fixture.loader.read(fixture.url(Resources.large), range: ByteRange(offset: 5, length: 2_000_000))
-        let result: Result<Data, any Error> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                do {
-                    _ = try stream.waitForContentInformation()
-                    var all = Data()
-                    while let piece = try stream.read(maxLength: 32 * 1024) {
-                        if piece.count > 32 * 1024 {
-                            throw fail("blocking read", "read(maxLength: 32768) returned \(piece.count) bytes")
-                        }
-                        all.append(piece)
-                    }
-                    continuation.resume(returning: .success(all))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+        // The blocking reads run on a thread of their own, as FFmpeg's AVIO thread would.
+        let all = try await onOwnThread(named: "reel.tests.blocking-read") { () throws -> Data in
+            _ = try stream.waitForContentInformation()
+            var all = Data()
+            while let piece = try stream.read(maxLength: 32 * 1024) {
+                if piece.count > 32 * 1024 {
+                    throw fail("blocking read", "read(maxLength: 32768) returned \(piece.count) bytes")
                 }
+                all.append(piece)
             }
+            return all
         }
-        try expectEqual(try result.get(), resources.large.subdata(in: 5..<2_000_005), "blocking read")
+        try expectEqual(all, resources.large.subdata(in: 5..<2_000_005), "blocking read")
     }
 }
 
