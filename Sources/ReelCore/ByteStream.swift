@@ -40,6 +40,8 @@ import Glibc
 ///
 /// Every continuation is taken out of the state before it is resumed, so each is
 /// resumed exactly once.
+// Over 500 lines on purpose: one lock's state, private to this file; split across files it
+// would have to be visible to the whole module.
 public final class ByteStream: AsyncSequence, Sendable {
     public typealias Element = Data
     public typealias Failure = any Error

@@ -278,11 +278,7 @@ final class OriginHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if fault == .ignoreRange { range = .whole }
 
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: Self.contentType(for: request.origin.path))
-        headers.add(name: "ETag", value: entityTag)
-        headers.add(name: "Last-Modified", value: file.lastModified)
-        headers.add(name: "Accept-Ranges", value: fault == .ignoreRange ? "none" : "bytes")
+        var headers = Self.fileHeaders(file, request: request, entityTag: entityTag, fault: fault)
         let hideLength = fault == .noContentLength
         let total = hideLength ? "*" : String(length)
 
@@ -338,6 +334,17 @@ final class OriginHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let body = BodyWriter(file: file, position: start, end: end, cutAt: cutAt, mask: mask, closeAfter: closeAfter)
         writeNextChunk(context: context, request: request, body: body)
+    }
+
+    /// The headers every answer with a file's body has: type, validators, range support.
+    private static func fileHeaders(_ file: OriginFile, request: Request, entityTag: String,
+                                    fault: OriginFault?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType(for: request.origin.path))
+        headers.add(name: "ETag", value: entityTag)
+        headers.add(name: "Last-Modified", value: file.lastModified)
+        headers.add(name: "Accept-Ranges", value: fault == .ignoreRange ? "none" : "bytes")
+        return headers
     }
 
     /// The part of a file body still to send.

@@ -95,7 +95,13 @@ package final class Demuxer: @unchecked Sendable {
             throw Self.openFailure(code, bridge: bridge, nested: nested, url: url)
         }
         format = opened
+        try selectAndProbeStreams(fastStart: fastStart)
+    }
 
+    /// Picks the streams to play (probing them first when the header is not enough, or
+    /// always without `fastStart`), discards the others, and describes the result.
+    private func selectAndProbeStreams(fastStart: Bool) throws {
+        guard let opened = format else { throw MediaError.cancelled }
         selectStreams()
         let needsProbe = !fastStart || !headerIsEnough()
         if needsProbe {
@@ -114,8 +120,8 @@ package final class Demuxer: @unchecked Sendable {
             throw MediaError.noPlayableStreams(url: url)
         }
         // Only the selected streams are demuxed.
-        for i in 0..<Int(opened!.pointee.nb_streams) {
-            let stream = opened!.pointee.streams[i]!
+        for i in 0..<Int(opened.pointee.nb_streams) {
+            let stream = opened.pointee.streams[i]!
             let index = Int32(i)
             if index != videoStreamIndex && index != audioStreamIndex {
                 stream.pointee.discard = AVDISCARD_ALL
