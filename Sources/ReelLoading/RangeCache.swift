@@ -107,6 +107,10 @@ public final class RangeCache: @unchecked Sendable {
         public var syncWrites: Bool
         /// The wall clock for ages and last-use times (injectable for tests).
         public var now: @Sendable () -> Date
+        /// The clock a read waiting for another read's writer times out on
+        /// (``CachingLoader/Configuration/writerStallTimeout``); a test's ``ManualClock``
+        /// decides when a writer counts as stalled.
+        public var clock: any EngineClock
         /// What to do when another process writes the directory.
         public var access: Access
         /// Failures to inject (tests only).
@@ -122,6 +126,7 @@ public final class RangeCache: @unchecked Sendable {
             segmentSize: Int = 1 << 20,
             syncWrites: Bool = true,
             now: @escaping @Sendable () -> Date = { Date() },
+            clock: any EngineClock = HostClock.shared,
             access: Access = .automatic,
             faults: FileSystemFaults? = nil,
             logger: Logger = Logger(label: "reel.cache")
@@ -133,6 +138,7 @@ public final class RangeCache: @unchecked Sendable {
             self.segmentSize = max(1, segmentSize)
             self.syncWrites = syncWrites
             self.now = now
+            self.clock = clock
             self.access = access
             self.faults = faults
             self.logger = logger

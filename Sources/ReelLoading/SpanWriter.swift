@@ -1,4 +1,6 @@
 import Foundation
+import ReelCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,17 +155,20 @@ final class SpanWriter: @unchecked Sendable {
     // MARK: Waiting for the writer
 
     /// Waits until bytes past `position` are written, the writer finishes, or `timeout`
-    /// passes. Returns whether the writer moved (wrote or finished) or already had bytes past
-    /// `position`.
+    /// passes on the cache's clock (``RangeCache/Configuration/clock``). Returns whether
+    /// the writer moved (wrote or finished) or already had bytes past `position`.
     ///
     /// The condition is checked and the waiter registered under the cache's lock, which
     /// `append`, `finish` and invalidation take to move the writer and take its waiters;
-    /// the waiter then leaves the table once — taken by one of those, by the timer, or by
-    /// the task's cancellation — and whoever takes it resumes it.
+    /// the waiter then leaves the table once — taken by one of those, by the clock's
+    /// wake-up, or by the task's cancellation — and whoever takes it resumes it.
     func waitForProgress(beyond position: Int64, timeout: Duration) async -> Bool {
         let id = UUID()
         let startEnd = cache.withLock { writtenEnd }
-        let timer = DispatchWorkItem { [weak self] in self?.resumeWaiter(id) }
+        let clock = cache.configuration.clock
+        let (seconds, attoseconds) = timeout.components
+        let delay = MediaTime(nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let timer = Mutex<ScheduledAction?>(nil)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // `Task.isCancelled` is set before the cancellation handler runs, and the
@@ -177,13 +182,13 @@ final class SpanWriter: @unchecked Sendable {
                     continuation.resume()
                     return
                 }
-                let nanos = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos)), execute: timer)
+                let action = clock.schedule(after: delay) { [weak self] in self?.resumeWaiter(id) }
+                timer.withTrackedLock { $0 = action }
             }
         } onCancel: {
             self.resumeWaiter(id)
         }
-        timer.cancel()
+        timer.withTrackedLock { $0 }?.cancel()
         // Bytes past `position` count even when they were written before this call began
         // (a reader that saw the gap and got here late): the wait was not a stall.
         return cache.withLock { isFinished || writtenEnd > position || writtenEnd != startEnd }
