@@ -55,8 +55,10 @@ final class WriterHandle: Sendable {
                     continuation.resume()
                     return
                 }
-                let action = cache.configuration.clock.schedule(after: delay) { [cache, id] in
-                    cache.resumeWaiter(waiter, of: id)
+                // Weak: a host clock keeps a cancelled wake-up until its deadline, and the
+                // cache must not outlive its users by a stall timeout.
+                let action = cache.configuration.clock.schedule(after: delay) { [weak cache, id] in
+                    cache?.resumeWaiter(waiter, of: id)
                 }
                 timer.withTrackedLock { $0 = action }
             }
