@@ -101,6 +101,10 @@ final class ResourceLease: Sendable {
 
     /// Moves the lease to the entry now in the index for its URL (after an invalidation).
     func renew() {
+        if cache.isReadOnly {
+            // As a new lease would: a read-only cache first looks at what the writer left.
+            cache.refreshFromDisk(name: CacheLayout.directoryName(forKey: cache.configuration.cacheKey(url)))
+        }
         let now = cache.configuration.now()
         cache.change { index in ((), index.renew(id, now: now)) }
     }
