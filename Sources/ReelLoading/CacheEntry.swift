@@ -10,9 +10,8 @@ struct CachedSpan: Sendable, Hashable {
     var name: String { CacheLayout.spanName(offset: offset, length: length, digest: digest) }
 }
 
-/// One resource in the cache's index. Every mutable field is guarded by the owning
-/// ``RangeCache``'s lock.
-final class CacheEntry: @unchecked Sendable {
+/// One resource in the ``CacheIndex``: a plain value, changed only by the index's events.
+struct CacheEntry: Sendable, Equatable {
     /// The directory name (MD5 of the key).
     let name: String
     let key: String
@@ -20,9 +19,9 @@ final class CacheEntry: @unchecked Sendable {
     var metadata: CacheMetadata?
     /// Committed spans, sorted by offset, never overlapping.
     var spans: [CachedSpan] = []
-    /// Spans being written now.
-    var writers: [SpanWriter] = []
-    /// Reads, writes and preloads using the resource: it is not evicted while this is above 0.
+    /// Writers storing bytes of it now, in the order they began.
+    var writers: [CacheIndex.WriterID] = []
+    /// Leases (reads, writes, preloads) held on it: it is not evicted while this is above 0.
     var leases = 0
     var lastAccess: Date
     /// Set when the resource changed at the origin (or was removed): its bytes must not be
@@ -60,20 +59,7 @@ final class CacheEntry: @unchecked Sendable {
         spans.first { $0.offset <= position && position < $0.end }
     }
 
-    /// Where the next known bytes after `position` start (a span or a writer), if anywhere.
-    func nextKnownStart(after position: Int64) -> Int64? {
-        var next: Int64?
-        for span in spans where span.offset > position {
-            next = min(next ?? span.offset, span.offset)
-            break
-        }
-        for writer in writers where writer.start > position {
-            next = min(next ?? writer.start, writer.start)
-        }
-        return next
-    }
-
-    func insert(_ span: CachedSpan) {
+    mutating func insert(_ span: CachedSpan) {
         let index = spans.firstIndex { $0.offset > span.offset } ?? spans.endIndex
         spans.insert(span, at: index)
     }
@@ -89,5 +75,29 @@ final class CacheEntry: @unchecked Sendable {
             }
         }
         return result
+    }
+}
+
+/// How far one writer has got: a plain value in the ``CacheIndex``, keyed by its ID.
+struct WriterProgress: Sendable, Equatable {
+    let entry: CacheIndex.EntryID
+    let start: Int64
+    let priority: SpanWriter.Priority
+    /// One past the last byte written (to a span or the partial file).
+    var writtenEnd: Int64
+    /// Where the writer must stop storing; `nil` for the end of the resource. Another
+    /// reader may move it down to where it wants to fetch itself (never below `writtenEnd`).
+    var limit: Int64?
+    /// Where the partial file's bytes start.
+    var segmentStart: Int64
+    /// The partial file's name, once created.
+    var partialName: String?
+    var isFinished = false
+    /// Reads waiting for this writer to move, in the order they began to wait.
+    var waiters: [CacheIndex.WaiterID] = []
+
+    /// Whether the writer owns `position` and has not written it yet.
+    func owns(_ position: Int64) -> Bool {
+        !isFinished && start <= position && position < (limit ?? Int64.max) && writtenEnd <= position
     }
 }

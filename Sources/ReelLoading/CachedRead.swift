@@ -6,8 +6,9 @@ import Glibc
 
 /// One read (or fill) through the cache: a loop that takes each next byte from a
 /// committed span, from a writer's partial file, from a writer it waits for, or from
-/// the network through a writer of its own. Owned by one task; not shared.
-final class CachedRead: @unchecked Sendable {
+/// the network through a writer of its own. Owned by one task; not shared (and not
+/// `Sendable`: it is made for the task that runs it and handed over to it).
+final class CachedRead {
     enum Mode {
         /// Deliver the bytes to a consumer.
         case deliver(ByteStream.Continuation)
@@ -205,25 +206,7 @@ final class CachedRead: @unchecked Sendable {
         } catch {
             throw rewrap(error)
         }
-        switch lease.reconcile(upstreamInfo) {
-        case .accepted:
-            break
-        case .changed(let previous):
-            loader.countEntityChange()
-            writer?.abandon()
-            writer = nil
-            if isDelivering, information != nil {
-                throw ResourceLoaderError.contentChanged(url: url, expected: previous.entityTag, found: upstreamInfo.entityTag)
-            }
-            // Nothing of the old version was reported: go on with the new one.
-            lease.renew()
-            _ = lease.reconcile(upstreamInfo)
-            information = nil
-            if store {
-                let claim = lease.prepareFetch(at: position, takeOver: true, priority: priority)
-                writer = claim.writer
-            }
-        }
+        try reconcile(upstreamInfo, writer: &writer, store: store)
         if information == nil {
             try accept(upstreamInfo)
             if let end, position >= end { return }
@@ -268,6 +251,27 @@ final class CachedRead: @unchecked Sendable {
             // A resource of unknown length ends here.
             lease.recordLength(position)
             end = position
+        }
+    }
+
+    /// Checks the upstream's information against the cache. A changed entity fails a read
+    /// that already reported the old one; otherwise the read goes on with the new one,
+    /// through a writer on the fresh entry (`writer` is replaced).
+    private func reconcile(_ upstreamInfo: ContentInformation, writer: inout SpanWriter?, store: Bool) throws {
+        guard case .changed(let previous) = lease.reconcile(upstreamInfo) else { return }
+        loader.countEntityChange()
+        writer?.abandon()
+        writer = nil
+        if isDelivering, information != nil {
+            throw ResourceLoaderError.contentChanged(url: url, expected: previous.entityTag, found: upstreamInfo.entityTag)
+        }
+        // Nothing of the old version was reported: go on with the new one.
+        lease.renew()
+        _ = lease.reconcile(upstreamInfo)
+        information = nil
+        if store {
+            let claim = lease.prepareFetch(at: position, takeOver: true, priority: priority)
+            writer = claim.writer
         }
     }
 
@@ -367,9 +371,4 @@ final class CachedRead: @unchecked Sendable {
         case .unauthorized(_, let status): return ResourceLoaderError.unauthorized(url: url, status: status)
         }
     }
-}
-
-extension SpanWriter {
-    func limitSnapshot() -> Int64? { cache.withLock { limit } }
-    func writtenEndSnapshot() -> Int64 { cache.withLock { writtenEnd } }
 }

@@ -7,6 +7,9 @@ import Glibc
 /// `flock` on `<cache>/lock`, which holds the owner's pid for error messages. The
 /// kernel drops the lock when its holder dies, `kill -9` included, so a crashed process
 /// never leaves the cache locked.
+///
+/// `@unchecked`: it wraps a kernel file descriptor; its one mutable field changes only in
+/// `release()`, which the cache calls inside its lock (``RangeCache/State``), and in `deinit`.
 final class ProcessLock: @unchecked Sendable {
     private var descriptor: Int32
     let path: String

@@ -41,7 +41,7 @@ public enum RangeCacheError: Error, Sendable, CustomStringConvertible {
 ///   from the network.
 ///
 /// See ``CachingLoader`` for reading through it and ``Preloader`` for filling it ahead.
-public final class RangeCache: @unchecked Sendable {
+public final class RangeCache: Sendable {
     /// The two areas of the cache.
     public enum Area: String, Sendable, CaseIterable, Codable {
         /// Resources with bytes missing.
@@ -107,6 +107,10 @@ public final class RangeCache: @unchecked Sendable {
         public var syncWrites: Bool
         /// The wall clock for ages and last-use times (injectable for tests).
         public var now: @Sendable () -> Date
+        /// The clock a read waiting for another read's writer times out on
+        /// (``CachingLoader/Configuration/writerStallTimeout``); a test's ``ManualClock``
+        /// decides when a writer counts as stalled.
+        public var clock: any EngineClock
         /// What to do when another process writes the directory.
         public var access: Access
         /// Failures to inject (tests only).
@@ -122,6 +126,7 @@ public final class RangeCache: @unchecked Sendable {
             segmentSize: Int = 1 << 20,
             syncWrites: Bool = true,
             now: @escaping @Sendable () -> Date = { Date() },
+            clock: any EngineClock = HostClock.shared,
             access: Access = .automatic,
             faults: FileSystemFaults? = nil,
             logger: Logger = Logger(label: "reel.cache")
@@ -133,6 +138,7 @@ public final class RangeCache: @unchecked Sendable {
             self.segmentSize = max(1, segmentSize)
             self.syncWrites = syncWrites
             self.now = now
+            self.clock = clock
             self.access = access
             self.faults = faults
             self.logger = logger
@@ -191,18 +197,26 @@ public final class RangeCache: @unchecked Sendable {
 
     let root: String
     let logger: Logger
-    /// The cache's one lock. It guards the fields below, every ``CacheEntry``'s mutable
-    /// fields and the fields of ``SpanWriter`` marked so; leases and writers take it
-    /// through ``withLock(_:)``. Never held across an `await`; file operations on the
-    /// index (rename, metadata) run inside it, the bytes of spans outside.
-    private let lock = Mutex(())
-    // Guarded by `lock`:
-    private var processLock: ProcessLock?
-    private var entries: [String: CacheEntry] = [:]
-    private var storing = true
-    private var counters = Statistics()
-    private var purging = false
-    private var purgeAgain = false
+
+    /// What the cache's one lock guards: the index, the continuations of the reads
+    /// waiting for writers (keyed by the index's waiter IDs), the directory lock, and
+    /// the trash purger's flags.
+    struct State: Sendable {
+        var index: CacheIndex
+        var waiters: [CacheIndex.WaiterID: CheckedContinuation<Void, Never>] = [:]
+        var processLock: ProcessLock?
+        var purging = false
+        var purgeAgain = false
+    }
+
+    /// The cache's one lock (``withState(_:)``): never held across an `await` or a write
+    /// of bytes; see ``change(_:)`` for the renames that run inside it.
+    let state: Mutex<State>
+    /// Orders the index's changes that touch the disk (``change(_:)``): taken before
+    /// `state`, held while metadata is written and partial files removed, so those reach
+    /// the disk in the order the index made them. Lookups, writers' progress and leases
+    /// never take it.
+    let diskOrder = Mutex(())
 
     /// Opens (creating if needed) the cache in `configuration.directory`, recovering
     /// from whatever a crash left: unfinished writes are discarded, damaged spans dropped.
@@ -219,42 +233,45 @@ public final class RangeCache: @unchecked Sendable {
         } catch {
             throw .io(directory: root, reason: "\(error)")
         }
-        var readOnlyReason: String?
-        if configuration.access == .readOnly {
-            readOnlyReason = "opened read-only"
-        } else {
-            let outcome: ProcessLock.Outcome
-            do {
-                outcome = try ProcessLock.acquire(at: root + "/" + CacheLayout.lockFile)
-            } catch {
-                throw .io(directory: root, reason: "\(error)")
-            }
-            switch outcome {
-            case .acquired(let acquired):
-                processLock = acquired
-            case .held(let pid):
-                if configuration.access == .exclusive { throw .locked(directory: root, pid: pid) }
-                readOnlyReason = "in use by another process" + (pid.map { " (pid \($0))" } ?? "")
-                configuration.logger.notice("cache \(root) is \(readOnlyReason!): reading it without writing")
-            }
-        }
+        let (processLock, readOnlyReason) = try Self.takeDirectory(root, configuration: configuration)
         self.readOnlyReason = readOnlyReason
         self.isReadOnly = readOnlyReason != nil
+        let index = CacheIndex(tempLimit: configuration.tempLimit, mediaLimit: configuration.mediaLimit,
+                               isReadOnly: readOnlyReason != nil)
+        self.state = Mutex(State(index: index, processLock: processLock))
         if !isReadOnly {
             recover()
-            withLock { trimLocked() }
-            purgeTrashInBackground()
+            trim()
         }
     }
 
-    deinit { processLock?.release() }
+    private static func takeDirectory(_ root: String, configuration: Configuration) throws(RangeCacheError) -> (ProcessLock?, String?) {
+        if configuration.access == .readOnly { return (nil, "opened read-only") }
+        let outcome: ProcessLock.Outcome
+        do {
+            outcome = try ProcessLock.acquire(at: root + "/" + CacheLayout.lockFile)
+        } catch {
+            throw .io(directory: root, reason: "\(error)")
+        }
+        switch outcome {
+        case .acquired(let acquired):
+            return (acquired, nil)
+        case .held(let pid):
+            if configuration.access == .exclusive { throw .locked(directory: root, pid: pid) }
+            let reason = "in use by another process" + (pid.map { " (pid \($0))" } ?? "")
+            configuration.logger.notice("cache \(root) is \(reason): reading it without writing")
+            return (nil, reason)
+        }
+    }
+
+    deinit { state.withTrackedLock { $0.processLock?.release() } }
 
     /// Gives up the directory lock; the cache must not be used afterwards.
     public func close() {
-        withLock {
-            storing = false
-            processLock?.release()
-            processLock = nil
+        withState { state in
+            _ = state.index.stopStoring()
+            state.processLock?.release()
+            state.processLock = nil
         }
     }
 
@@ -262,40 +279,41 @@ public final class RangeCache: @unchecked Sendable {
 
     /// Totals over the cache.
     public var statistics: Statistics {
-        withLock {
-            var result = counters
-            result.tempBytes = 0
-            result.mediaBytes = 0
-            result.resources = 0
-            result.completeResources = 0
-            result.spans = 0
-            for entry in entries.values where entry.metadata != nil || !entry.spans.isEmpty {
+        withState { state in
+            let index = state.index
+            var result = Statistics()
+            result.bytesStored = index.counters.bytesStored
+            result.evictions = index.counters.evictions
+            result.invalidations = index.counters.invalidations
+            for entry in index.current.values.compactMap({ index.entries[$0] })
+            where entry.metadata != nil || !entry.spans.isEmpty {
                 result.resources += 1
                 result.spans += entry.spans.count
                 if entry.area == .temp { result.tempBytes += entry.bytes } else { result.mediaBytes += entry.bytes }
                 if entry.isComplete { result.completeResources += 1 }
             }
-            result.storingStopped = !storing
+            result.storingStopped = !index.storing
             return result
         }
     }
 
     /// Whether the cache still writes (not read-only, no disk failure).
-    public var isStoring: Bool { withLock { isStoringLocked } }
+    public var isStoring: Bool { withState { $0.index.storing } }
 
     /// Every cached resource, most recently used first.
     public func resources() -> [ResourceSummary] {
         if isReadOnly { refreshAllFromDisk() }
-        return withLock {
-            entries.values.filter { $0.metadata != nil }.map(summaryLocked).sorted { $0.lastAccess > $1.lastAccess }
+        return withState { state in
+            state.index.current.values.compactMap { state.index.entries[$0] }
+                .filter { $0.metadata != nil }.map(Self.summary).sorted { $0.lastAccess > $1.lastAccess }
         }
     }
 
     /// What is cached of `url`, if anything.
     public func summary(for url: URL) -> ResourceSummary? {
         let name = CacheLayout.directoryName(forKey: configuration.cacheKey(url))
-        if isReadOnly { refreshFromDisk(name: name, key: configuration.cacheKey(url)) }
-        return withLock { entries[name].flatMap { $0.metadata == nil ? nil : summaryLocked($0) } }
+        if isReadOnly { refreshFromDisk(name: name) }
+        return withState { state in state.index.entry(named: name).flatMap { $0.metadata == nil ? nil : Self.summary($0) } }
     }
 
     /// The cached byte ranges of `url`, merged where they touch.
@@ -306,11 +324,11 @@ public final class RangeCache: @unchecked Sendable {
     /// The content information cached for `url`, if any.
     public func contentInformation(for url: URL) -> ContentInformation? {
         let name = CacheLayout.directoryName(forKey: configuration.cacheKey(url))
-        if isReadOnly { refreshFromDisk(name: name, key: configuration.cacheKey(url)) }
-        return withLock { entries[name]?.metadata?.information }
+        if isReadOnly { refreshFromDisk(name: name) }
+        return withState { $0.index.entry(named: name)?.metadata?.information }
     }
 
-    private func summaryLocked(_ entry: CacheEntry) -> ResourceSummary {
+    private static func summary(_ entry: CacheEntry) -> ResourceSummary {
         ResourceSummary(
             key: entry.key, url: entry.metadata?.url ?? entry.key, area: entry.area,
             length: entry.metadata?.length, entityTag: entry.metadata?.entityTag,
@@ -326,26 +344,23 @@ public final class RangeCache: @unchecked Sendable {
     public func remove(_ url: URL) {
         guard !isReadOnly else { return }
         let name = CacheLayout.directoryName(forKey: configuration.cacheKey(url))
-        withLock {
-            if let entry = entries[name] { invalidateLocked(entry) }
-        }
+        change { index in ((), index.remove(name: name)) }
         purgeTrashInBackground()
     }
 
     /// Removes every resource.
     public func removeAll() {
         guard !isReadOnly else { return }
-        withLock {
-            for entry in Array(entries.values) { invalidateLocked(entry) }
-        }
+        change { index in ((), index.removeAll()) }
         purgeTrashInBackground()
     }
 
     /// Applies the area limits now: evicts what is too old, then the least recently used
-    /// until each area fits. Resources in use stay. (Done after every committed span anyway.)
+    /// until each area fits. Resources in use stay. (Done after every finished writer anyway.)
     public func trim() {
         guard !isReadOnly else { return }
-        withLock { trimLocked() }
+        let now = configuration.now()
+        change { index in ((), index.trim(now: now)) }
         purgeTrashInBackground()
     }
 
@@ -356,261 +371,20 @@ public final class RangeCache: @unchecked Sendable {
         for name in POSIXFile.list(trash) { POSIXFile.removeTree(trash + "/" + name) }
     }
 
-    // MARK: - Leases (used by CachingLoader)
-
-    /// Registers a use of `url`'s entry: it is not evicted until the lease is released.
-    func lease(_ url: URL) -> ResourceLease {
-        let key = configuration.cacheKey(url)
-        let name = CacheLayout.directoryName(forKey: key)
-        if isReadOnly { refreshFromDisk(name: name, key: key) }
-        let entry = withLock { () -> CacheEntry in
-            let entry: CacheEntry
-            if let existing = entries[name] {
-                entry = existing
-            } else {
-                entry = CacheEntry(name: name, key: key, area: .temp, lastAccess: configuration.now())
-                entries[name] = entry
-            }
-            entry.leases += 1
-            entry.lastAccess = configuration.now()
-            return entry
-        }
-        return ResourceLease(cache: self, entry: entry, url: url)
-    }
-
-    func release(_ entry: CacheEntry) {
-        withLock {
-            entry.leases -= 1
-            entry.lastAccess = configuration.now()
-            if entry.leases == 0, !entry.isInvalidated {
-                if entry.metadata == nil, entry.spans.isEmpty, entry.writers.isEmpty {
-                    if entries[entry.name] === entry { entries[entry.name] = nil }
-                } else if !isReadOnly, entry.hasDirectory, var metadata = entry.metadata {
-                    // Remember the use across restarts (best effort, not synced).
-                    metadata.lastAccess = entry.lastAccess.timeIntervalSince1970
-                    entry.metadata = metadata
-                    persistMetadataLocked(entry, sync: false)
-                }
-            }
-        }
-    }
-
-    // MARK: - Internals shared with leases and writers
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        try lock.withTrackedLock { _ in try body() }
-    }
-
-    /// Must be called with the lock held.
-    var isStoringLocked: Bool { storing && !isReadOnly }
-
-    func directoryPath(for entry: CacheEntry) -> String {
-        root + "/" + entry.area.rawValue + "/" + entry.name
-    }
-
-    /// Records metadata for an entry that has none; creates its directory. Lock held.
-    func adoptMetadataLocked(_ entry: CacheEntry, _ metadata: CacheMetadata) {
-        entry.metadata = metadata
-        guard isStoringLocked, !entry.isInvalidated else { return }
-        do {
-            if !entry.hasDirectory {
-                try POSIXFile.makeDirectory(directoryPath(for: entry))
-            }
-            try writeMetadataLocked(entry, sync: configuration.syncWrites)
-            entry.hasDirectory = true
-        } catch let error as POSIXError {
-            stopStoringLocked(error)
-        } catch {
-            stopStoringLocked(POSIXError(call: "write", path: directoryPath(for: entry), code: EIO))
-        }
-    }
-
-    /// Rewrites `meta.json` of an entry that has a directory. Lock held.
-    func persistMetadataLocked(_ entry: CacheEntry, sync: Bool) {
-        guard isStoringLocked, entry.hasDirectory, !entry.isInvalidated else { return }
-        do {
-            try writeMetadataLocked(entry, sync: sync)
-        } catch let error as POSIXError {
-            stopStoringLocked(error)
-        } catch {
-            stopStoringLocked(POSIXError(call: "write", path: directoryPath(for: entry), code: EIO))
-        }
-    }
-
-    private func writeMetadataLocked(_ entry: CacheEntry, sync: Bool) throws {
-        guard let metadata = entry.metadata else { return }
-        let path = directoryPath(for: entry) + "/" + CacheLayout.metadataFile
-        if let code = configuration.faults?.beforeMetadataWrite() {
-            throw POSIXError(call: "write", path: path, code: code)
-        }
-        try POSIXFile.writeAtomically(try metadata.encoded(), to: path, sync: sync)
-    }
-
-    /// A writer's segment is complete: rename its partial file to the span name.
-    func commit(_ span: CachedSpan, from writer: SpanWriter, failure: POSIXError?) {
-        withLock {
-            let directory = directoryPath(for: writer.entry)
-            guard let partial = writer.partialName else { return }
-            writer.partialName = nil
-            writer.segmentStart = writer.writtenEnd
-            let partialPath = directory + "/" + partial
-            if let failure {
-                POSIXFile.unlinkIfPresent(partialPath)
-                stopStoringLocked(failure)
-                return
-            }
-            guard !writer.entry.isInvalidated, isStoringLocked else {
-                POSIXFile.unlinkIfPresent(partialPath)
-                return
-            }
-            do {
-                try POSIXFile.rename(partialPath, directory + "/" + span.name)
-            } catch {
-                POSIXFile.unlinkIfPresent(partialPath)
-                stopStoringLocked(error as? POSIXError ?? POSIXError(call: "rename", path: partialPath, code: EIO))
-                return
-            }
-            writer.entry.insert(span)
-        }
-    }
-
-    /// A writer throws away its partial file (an error, or it stopped before committing).
-    func discardPartial(of writer: SpanWriter, reason: (any Error)?) {
-        withLock {
-            if let partial = writer.partialName {
-                POSIXFile.unlinkIfPresent(directoryPath(for: writer.entry) + "/" + partial)
-                writer.partialName = nil
-            }
-            // The bytes of the discarded partial file are no longer readable.
-            writer.writtenEnd = writer.segmentStart
-            if let error = reason as? POSIXError {
-                stopStoringLocked(error)
-            } else if let reason {
-                stopStoringLocked(POSIXError(call: "write", path: "\(reason)", code: EIO))
-            }
-        }
-    }
-
-    func writerFinished(_ writer: SpanWriter) {
-        let waiters = withLock { () -> [CheckedContinuation<Void, Never>] in
-            guard !writer.isFinished else { return [] }
-            writer.isFinished = true
-            writer.entry.writers.removeAll { $0 === writer }
-            let waiters = writer.takeWaitersLocked()
-            completeIfPossibleLocked(writer.entry)
-            trimLocked()
-            return waiters
-        }
-        waiters.forEach { $0.resume() }
-        purgeTrashInBackground()
-    }
-
-    func noteStored(_ count: Int) {
-        withLock { counters.bytesStored += Int64(count) }
-    }
-
-    /// Moves a complete resource from `temp/` to `media/`. Lock held.
-    func completeIfPossibleLocked(_ entry: CacheEntry) {
-        guard entry.area == .temp, entry.writers.isEmpty, entry.hasDirectory, !entry.isInvalidated,
-              entry.isComplete, isStoringLocked else { return }
-        let from = directoryPath(for: entry)
-        let to = root + "/" + CacheLayout.media + "/" + entry.name
-        if POSIXFile.isDirectory(to) {
-            // A stale directory of the same name (should not happen): it goes first.
-            moveToTrashLocked(to, name: entry.name)
-        }
-        do {
-            try POSIXFile.rename(from, to)
-            entry.area = .media
-        } catch {
-            logger.warning("cannot move \(entry.key) to media/: \(error)")
-        }
-    }
-
-    /// Forgets an entry and moves its directory to the trash. Lock held.
-    func invalidateLocked(_ entry: CacheEntry) {
-        entry.isInvalidated = true
-        if entries[entry.name] === entry { entries[entry.name] = nil }
-        if entry.hasDirectory {
-            moveToTrashLocked(directoryPath(for: entry), name: entry.name)
-            entry.hasDirectory = false
-        }
-        let waiters = entry.writers.flatMap { $0.takeWaitersLocked() }
-        waiters.forEach { $0.resume() }
-    }
-
-    func noteInvalidationLocked() { counters.invalidations += 1 }
-
-    private func moveToTrashLocked(_ path: String, name: String) {
-        let target = root + "/" + CacheLayout.trash + "/" + name + "-" + UUID().uuidString.lowercased()
-        do {
-            try POSIXFile.rename(path, target)
-        } catch {
-            // Renaming inside one directory tree only fails if the disk is broken; delete in place.
-            POSIXFile.removeTree(path)
-        }
-    }
-
-    /// Stops caching after a disk failure, with one log line. Lock held.
-    func stopStoringLocked(_ error: POSIXError) {
-        guard storing else { return }
-        storing = false
-        if error.isNoSpace {
-            logger.warning("cache disk full (\(error)); caching stopped, playback continues from the network")
-        } else {
-            logger.warning("cache write failed (\(error)); caching stopped, playback continues from the network")
-        }
-    }
-
-    /// Evicts what the limits say must go. Lock held.
-    func trimLocked() {
-        guard !isReadOnly else { return }
-        let now = configuration.now()
-        for area in Area.allCases {
-            let limit = configuration.limit(for: area)
-            var candidates = entries.values
-                .filter { $0.area == area && $0.hasDirectory && !$0.isInUse }
-                .sorted { $0.lastAccess < $1.lastAccess }
-            for entry in candidates where now.timeIntervalSince(entry.lastAccess) > limit.maxAge {
-                logger.debug("evicting \(entry.key): unused for \(Int(now.timeIntervalSince(entry.lastAccess)))s")
-                invalidateLocked(entry)
-                counters.evictions += 1
-            }
-            candidates.removeAll { $0.isInvalidated }
-            var used = entries.values.filter { $0.area == area }.reduce(Int64(0)) { $0 + $1.bytes }
-            while used > limit.maxBytes, !candidates.isEmpty {
-                let entry = candidates.removeFirst()
-                logger.debug("evicting \(entry.key): \(area.rawValue)/ holds \(used) bytes, limit \(limit.maxBytes)")
-                used -= entry.bytes
-                invalidateLocked(entry)
-                counters.evictions += 1
-            }
-        }
-    }
-
-    /// Whether `temp/` has room for more writing (after eviction). Lock held.
-    func tempHasRoomLocked() -> Bool {
-        let used = entries.values.filter { $0.area == .temp }.reduce(Int64(0)) { $0 + $1.bytes }
-        if used < configuration.tempLimit.maxBytes { return true }
-        trimLocked()
-        let after = entries.values.filter { $0.area == .temp }.reduce(Int64(0)) { $0 + $1.bytes }
-        return after < configuration.tempLimit.maxBytes
-    }
-
     func purgeTrashInBackground() {
         guard !isReadOnly else { return }
-        let start = withLock { () -> Bool in
-            if purging { purgeAgain = true; return false }
-            purging = true
+        let start = withState { state -> Bool in
+            if state.purging { state.purgeAgain = true; return false }
+            state.purging = true
             return true
         }
         guard start else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             while true {
                 purgeTrash()
-                let again = withLock { () -> Bool in
-                    if purgeAgain { purgeAgain = false; return true }
-                    purging = false
+                let again = withState { state -> Bool in
+                    if state.purgeAgain { state.purgeAgain = false; return true }
+                    state.purging = false
                     return false
                 }
                 if !again { return }
@@ -618,148 +392,8 @@ public final class RangeCache: @unchecked Sendable {
         }
     }
 
-    // MARK: - Opening: rebuilding the index from disk
-
-    /// Scans `temp/` and `media/`, keeps what can be trusted, discards what a crash left
-    /// unfinished and drops (with a warning) what is damaged.
-    private func recover() {
-        var found: [String: CacheEntry] = [:]
-        for area in [Area.media, Area.temp] {
-            let areaPath = root + "/" + area.rawValue
-            for name in POSIXFile.list(areaPath) {
-                let path = areaPath + "/" + name
-                guard CacheLayout.isDirectoryName(name), POSIXFile.isDirectory(path) else {
-                    logger.warning("cache: removing stray \(area.rawValue)/\(name)")
-                    withLock { moveToTrashLocked(path, name: "stray") }
-                    continue
-                }
-                if found[name] != nil {
-                    logger.warning("cache: \(name) is in temp/ and media/; keeping media/")
-                    withLock { moveToTrashLocked(path, name: name) }
-                    continue
-                }
-                let scan = DirectoryScan(path: path)
-                for unfinished in scan.unfinished { POSIXFile.unlinkIfPresent(path + "/" + unfinished) }
-                guard let metadata = scan.metadata else {
-                    if !scan.spans.isEmpty || !scan.damaged.isEmpty || !scan.strays.isEmpty {
-                        logger.warning("cache: \(area.rawValue)/\(name) has spans but no readable metadata; removing it")
-                    }
-                    withLock { moveToTrashLocked(path, name: name) }
-                    continue
-                }
-                for file in scan.damaged + scan.strays {
-                    logger.warning("cache: dropping \(area.rawValue)/\(name)/\(file)")
-                    POSIXFile.unlinkIfPresent(path + "/" + file)
-                }
-                for span in scan.rejectedSpans {
-                    logger.warning("cache: dropping \(area.rawValue)/\(name)/\(span.name) (overlaps or lies past the end)")
-                    POSIXFile.unlinkIfPresent(path + "/" + span.name)
-                }
-                let entry = CacheEntry(
-                    name: name, key: metadata.key, area: area,
-                    lastAccess: Date(timeIntervalSince1970: metadata.lastAccess)
-                )
-                entry.metadata = metadata
-                entry.spans = scan.spans
-                entry.hasDirectory = true
-                if area == .media, !entry.isComplete {
-                    let target = root + "/" + CacheLayout.temp + "/" + name
-                    if (try? POSIXFile.rename(path, target)) != nil { entry.area = .temp }
-                }
-                found[name] = entry
-            }
-        }
-        withLock {
-            entries = found
-            for entry in found.values where entry.area == .temp { completeIfPossibleLocked(entry) }
-        }
-    }
-
-    /// Re-reads one resource from disk (read-only caches see another process's writes).
-    private func refreshFromDisk(name: String, key: String) {
-        for area in [Area.media, Area.temp] {
-            let path = root + "/" + area.rawValue + "/" + name
-            guard POSIXFile.isDirectory(path) else { continue }
-            let scan = DirectoryScan(path: path)
-            guard let metadata = scan.metadata else { continue }
-            withLock {
-                let entry = entries[name] ?? CacheEntry(name: name, key: key, area: area, lastAccess: Date(timeIntervalSince1970: metadata.lastAccess))
-                guard entry.leases == 0 else { return }
-                entry.area = area
-                entry.metadata = metadata
-                entry.spans = scan.spans
-                entry.hasDirectory = true
-                entries[name] = entry
-            }
-            return
-        }
-        withLock {
-            if let entry = entries[name], entry.leases == 0 { entries[name] = nil }
-        }
-    }
-
-    private func refreshAllFromDisk() {
-        var names: Set<String> = []
-        for area in [Area.media, Area.temp] {
-            for name in POSIXFile.list(root + "/" + area.rawValue) where CacheLayout.isDirectoryName(name) {
-                names.insert(name)
-            }
-        }
-        for name in names {
-            refreshFromDisk(name: name, key: withLock { entries[name]?.key } ?? name)
-        }
-    }
-}
-
-/// What one resource directory holds, sorted into what can be trusted and what cannot.
-/// Used by recovery on open, by read-only refreshes, and by ``RangeCache/verify(directory:)``.
-struct DirectoryScan {
-    var metadata: CacheMetadata?
-    /// Whether a `meta.json` exists (readable or not).
-    var hasMetadataFile = false
-    /// Trusted spans: name parsed, size matches, inside the length, no overlap.
-    var spans: [CachedSpan] = []
-    /// Spans with a good name and size that overlap others or lie past the end.
-    var rejectedSpans: [CachedSpan] = []
-    /// Span files whose size differs from their name.
-    var damaged: [String] = []
-    /// Files left by writes a crash interrupted (`.partial`, `meta.json.tmp`).
-    var unfinished: [String] = []
-    /// Anything else.
-    var strays: [String] = []
-
-    init(path: String) {
-        var candidates: [CachedSpan] = []
-        for file in POSIXFile.list(path) {
-            if file == CacheLayout.metadataFile {
-                hasMetadataFile = true
-                if let data = FileManager.default.contents(atPath: path + "/" + file) {
-                    metadata = CacheMetadata.decode(data)
-                }
-            } else if file.hasSuffix(CacheLayout.partialExtension) || file == CacheLayout.metadataFile + ".tmp" {
-                unfinished.append(file)
-            } else if let parsed = CacheLayout.parseSpanName(file) {
-                if POSIXFile.size(path + "/" + file) == parsed.length {
-                    candidates.append(CachedSpan(offset: parsed.offset, length: parsed.length, digest: parsed.digest))
-                } else {
-                    damaged.append(file)
-                }
-            } else {
-                strays.append(file)
-            }
-        }
-        candidates.sort { ($0.offset, -$0.length) < ($1.offset, -$1.length) }
-        var coveredUpTo: Int64 = 0
-        for span in candidates {
-            if span.offset < coveredUpTo {
-                rejectedSpans.append(span)
-            } else if let length = metadata?.length, span.end > length {
-                rejectedSpans.append(span)
-            } else {
-                spans.append(span)
-                coveredUpTo = span.end
-            }
-        }
+    func withState<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        try state.withTrackedLock { state in try body(&state) }
     }
 }
 

@@ -8,47 +8,35 @@ enum SpanLookup {
     /// Already written by a writer of this process, in its partial file.
     case written(path: String, fileOffset: Int64, available: Int64)
     /// A writer owns it and has not got there yet.
-    case pending(SpanWriter)
+    case pending(WriterHandle)
     /// Nobody has it; the next known bytes start at `end` (`nil`: none before the end).
     case hole(end: Int64?)
 }
 
 /// What the cache made of the information an origin response carried.
-enum Reconciliation {
-    /// Same entity (or the first one seen): go on.
-    case accepted
-    /// A different entity than the one cached: the cached one was invalidated.
-    case changed(previous: ContentInformation)
-}
+typealias Reconciliation = CacheIndex.ReconcileOutcome
 
 /// A use of one resource of a ``RangeCache``: while held, the resource is not evicted.
 /// Every read, preload and prefetch holds one, and releases it when it ends.
 ///
-/// Owned by the one task of its read: `entry` changes (``renew()``) under the cache's
-/// lock and only on that task; `released` is that task's (and its deinit's, after it).
-final class ResourceLease: @unchecked Sendable {
+/// A handle: the lease itself (which entry it pins) is a value in the cache's index,
+/// keyed by ``id``; releasing it twice, or releasing it and then dropping it, is fine.
+final class ResourceLease: Sendable {
     let cache: RangeCache
     let url: URL
-    private(set) var entry: CacheEntry
-    private var released = false
+    let id: CacheIndex.LeaseID
 
-    init(cache: RangeCache, entry: CacheEntry, url: URL) {
+    init(cache: RangeCache, id: CacheIndex.LeaseID, url: URL) {
         self.cache = cache
-        self.entry = entry
+        self.id = id
         self.url = url
     }
 
-    deinit {
-        if !released { cache.release(entry) }
-    }
+    deinit { cache.release(id) }
 
-    func release() {
-        guard !released else { return }
-        released = true
-        cache.release(entry)
-    }
+    func release() { cache.release(id) }
 
-    var metadata: CacheMetadata? { cache.withLock { entry.metadata } }
+    var metadata: CacheMetadata? { cache.withState { $0.index.entry(of: id)?.metadata } }
 
     /// The metadata, and the lease released.
     func metadataAndRelease() -> CacheMetadata? {
@@ -57,32 +45,24 @@ final class ResourceLease: @unchecked Sendable {
     }
 
     /// Whether the resource was invalidated (changed at the origin, removed) since the lease began.
-    var isInvalidated: Bool { cache.withLock { entry.isInvalidated } }
+    var isInvalidated: Bool { cache.withState { $0.index.entry(of: id)?.isInvalidated ?? false } }
 
     /// Where the byte at `position` is.
     func lookup(_ position: Int64) -> SpanLookup {
-        cache.withLock {
-            if let span = entry.span(containing: position) {
-                return .cached(
-                    path: cache.directoryPath(for: entry) + "/" + span.name,
-                    fileOffset: position - span.offset, available: span.end - position
-                )
-            }
-            for writer in entry.writers where !writer.isFinished {
-                if let partial = writer.partialName, writer.segmentStart <= position, position < writer.writtenEnd {
-                    return .written(
-                        path: cache.directoryPath(for: entry) + "/" + partial,
-                        fileOffset: position - writer.segmentStart, available: writer.writtenEnd - position
-                    )
-                }
-            }
-            for writer in entry.writers where !writer.isFinished {
-                if writer.start <= position, position < (writer.limit ?? Int64.max), writer.writtenEnd <= position {
-                    return .pending(writer)
-                }
-            }
-            var end = entry.nextKnownStart(after: position)
-            if let length = entry.metadata?.length { end = min(end ?? length, length) }
+        let (found, progress) = cache.withState { state -> (CacheIndex.Lookup, WriterProgress?) in
+            let found = state.index.lookup(id, at: position)
+            guard case .pending(let writer) = found else { return (found, nil) }
+            return (found, state.index.progress(of: writer))
+        }
+        switch found {
+        case .cached(let area, let name, let file, let fileOffset, let available):
+            return .cached(path: cache.directoryPath(area: area, name: name) + "/" + file, fileOffset: fileOffset, available: available)
+        case .written(let area, let name, let file, let fileOffset, let available):
+            return .written(path: cache.directoryPath(area: area, name: name) + "/" + file, fileOffset: fileOffset, available: available)
+        case .pending(let writer):
+            return .pending(WriterHandle(cache: cache, id: writer, start: progress?.start ?? position,
+                                         priority: progress?.priority ?? .playback))
+        case .hole(let end):
             return .hole(end: end)
         }
     }
@@ -100,90 +80,43 @@ final class ResourceLease: @unchecked Sendable {
     /// Claims the range from `position` for a fetch. With `takeOver`, a writer that owns
     /// `position` but has not reached it gives up everything from `position` on.
     func prepareFetch(at position: Int64, takeOver: Bool, priority: SpanWriter.Priority) -> Claim {
-        cache.withLock {
-            var blocked = false
-            for writer in entry.writers where !writer.isFinished {
-                if writer.start <= position, position < (writer.limit ?? Int64.max), writer.writtenEnd <= position {
-                    if takeOver {
-                        writer.limit = position
-                    } else {
-                        blocked = true
-                    }
-                }
-            }
-            var holeEnd = entry.nextKnownStart(after: position)
-            if let length = entry.metadata?.length { holeEnd = min(holeEnd ?? length, length) }
-            if blocked { return Claim(writer: nil, holeEnd: holeEnd, blocked: true) }
-            guard cache.isStoringLocked, !entry.isInvalidated, entry.span(containing: position) == nil,
-                  entry.area == .media || cache.tempHasRoomLocked() else {
-                return Claim(writer: nil, holeEnd: holeEnd, blocked: false)
-            }
-            let writer = SpanWriter(cache: cache, entry: entry, start: position, limit: holeEnd, priority: priority)
-            entry.writers.append(writer)
-            return Claim(writer: writer, holeEnd: holeEnd, blocked: false)
+        let now = cache.configuration.now()
+        let claim = cache.change { index in
+            index.claim(id, at: position, takeOver: takeOver, priority: priority, now: now)
         }
+        let writer = claim.writer.map {
+            SpanWriter(handle: WriterHandle(cache: cache, id: $0, start: position, priority: priority))
+        }
+        return Claim(writer: writer, holeEnd: claim.holeEnd, blocked: claim.blocked)
     }
 
     /// Checks what an origin response says about the resource against what is cached,
-    /// recording it when nothing is. A different entity invalidates the cached resource,
-    /// and the lease moves to a fresh, empty entry for the new one.
+    /// recording it when nothing is. A different entity invalidates the cached resource
+    /// (the lease still holds it: ``renew()`` moves it to a fresh entry).
     func reconcile(_ information: ContentInformation) -> Reconciliation {
-        cache.withLock { () -> Reconciliation in
-            if let metadata = entry.metadata, !entry.isInvalidated {
-                if metadata.isDifferentEntity(from: information) {
-                    let previous = metadata.information
-                    cache.invalidateLocked(entry)
-                    cache.noteInvalidationLocked()
-                    return .changed(previous: previous)
-                }
-                if metadata.length == nil, let length = information.length {
-                    var updated = metadata
-                    updated.length = length
-                    entry.metadata = updated
-                    cache.persistMetadataLocked(entry, sync: cache.configuration.syncWrites)
-                }
-                return .accepted
-            }
-            if entry.isInvalidated {
-                return .changed(previous: entry.metadata?.information ?? information)
-            }
-            let metadata = CacheMetadata(key: entry.key, url: url, information: information, now: cache.configuration.now())
-            cache.adoptMetadataLocked(entry, metadata)
-            return .accepted
-        }
+        let now = cache.configuration.now()
+        let sync = cache.configuration.syncWrites
+        return cache.change { index in index.reconcile(id, information, url: url, now: now, sync: sync) }
     }
 
     /// Moves the lease to the entry now in the index for its URL (after an invalidation).
     func renew() {
-        let next = cache.lease(url)
-        let old = entry
-        cache.withLock { entry = next.entry }
-        // The new lease's count now belongs to this lease; the old entry's is given back.
-        next.markTransferred()
-        cache.release(old)
+        if cache.isReadOnly {
+            // As a new lease would: a read-only cache first looks at what the writer left.
+            cache.refreshFromDisk(name: CacheLayout.directoryName(forKey: cache.configuration.cacheKey(url)))
+        }
+        let now = cache.configuration.now()
+        cache.change { index in ((), index.renew(id, now: now)) }
     }
-
-    private func markTransferred() { released = true }
 
     /// Records the length found at the end of a read of unknown length.
     func recordLength(_ length: Int64) {
-        cache.withLock {
-            guard var metadata = entry.metadata, metadata.length == nil, !entry.isInvalidated else { return }
-            metadata.length = length
-            entry.metadata = metadata
-            cache.persistMetadataLocked(entry, sync: cache.configuration.syncWrites)
-            cache.completeIfPossibleLocked(entry)
-        }
+        let sync = cache.configuration.syncWrites
+        cache.change { index in ((), index.recordLength(id, length, sync: sync)) }
     }
 
     /// Records where the MP4 index starts when it follows the media data (`nil`: it does not).
     func recordLayout(indexOffset: Int64?) {
-        cache.withLock {
-            guard var metadata = entry.metadata, !metadata.layoutChecked, !entry.isInvalidated else { return }
-            metadata.layoutChecked = true
-            metadata.mp4IndexOffset = indexOffset
-            entry.metadata = metadata
-            cache.persistMetadataLocked(entry, sync: false)
-        }
+        cache.change { index in ((), index.recordLayout(id, indexOffset: indexOffset)) }
     }
 }
