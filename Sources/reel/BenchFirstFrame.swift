@@ -133,7 +133,7 @@ final class ScenarioRecord {
 }
 
 /// The first-frame benchmark's state: origin, targets, scenarios.
-final class FirstFrameBench: @unchecked Sendable {
+final class FirstFrameBench {
     let rttMilliseconds: Int
     let kbps: Int
     let runs: Int

@@ -252,7 +252,7 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
 
 /// The audio device of the real-time runs: SDL's dummy driver (a device thread calling back in
 /// real time, playing nothing), else a null sink.
-final class RealtimeAudio: @unchecked Sendable {
+final class RealtimeAudio: Sendable {
     let output: SDLAudioOutput?
 
     init(bufferFrames: Int) {
@@ -270,24 +270,23 @@ final class RealtimeAudio: @unchecked Sendable {
 }
 
 /// Processes that spin on every core while they run, as a busy desktop would.
-final class BusyLoops: @unchecked Sendable {
-    private var processes: [Process] = []
+final class BusyLoops: Sendable {
+    private let processes: [Process]
 
     init(count: Int) {
-        for _ in 0..<count {
+        processes = (0..<count).compactMap { _ in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "while :; do :; done"]
-            if (try? process.run()) != nil { processes.append(process) }
+            return (try? process.run()) != nil ? process : nil
         }
     }
 
     /// Kills them (SIGKILL: a child inherits an ignored SIGTERM from a process that handles
-    /// signals itself) and reaps them.
+    /// signals itself) and reaps them. A second call finds them ended already.
     func stop() {
         for process in processes where process.end == nil { kill(process.processIdentifier, SIGKILL) }
         for process in processes { _ = process.waitForEndBlocking() }
-        processes = []
     }
 }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// source named on the command line, the loader its media is read through (files
 /// directly, http(s) through the range cache), and the preloader filling the cache
 /// for the items two to four away, yielding to the players.
-final class FeedStack: @unchecked Sendable {
+final class FeedStack: Sendable {
     let source: any FeedSource
     /// Reads media: files directly, http(s) through the cache.
     let mediaLoader: any ResourceLoader

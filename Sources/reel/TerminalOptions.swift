@@ -65,7 +65,7 @@ struct TerminalOptions: ParsableArguments {
 /// The process's audio: one SDL device shared by every player, or nothing (with a warning)
 /// when no device opens.
 /// Immutable after init (the device is thread-safe: `SDLAudioOutput` documents its own threads).
-final class ProcessAudio: TerminalAudio, @unchecked Sendable {
+final class ProcessAudio: TerminalAudio {
     let output: SDLAudioOutput?
 
     init() {
