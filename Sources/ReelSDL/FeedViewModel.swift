@@ -86,8 +86,13 @@ public struct FeedViewModel: Sendable {
     public var resultsTitle: String?
     /// What the tab bar says while results play (default: ‹ 搜索 “resultsTitle”).
     public var resultsLabel: String?
-    /// A notice over the feed, under the tabs (the feed API answered 401/403: it needs sign-in).
-    public var notice: String?
+    /// A notice over the feed, under the tabs: the feed needs sign-in (the feed API answered
+    /// 401/403), or a command of the window failed (for ``failureNoticeSeconds``).
+    public var notice: String? { needsSignIn ? Self.signInNotice : failureNotice?.text }
+    private var needsSignIn = false
+    private var failureNotice: (text: String, until: MediaTime)?
+    /// How long a failure stays on screen.
+    public static let failureNoticeSeconds = 4.0
 
     /// What the window (and the terminal) says when the feed API answers 401 or 403.
     public static let signInNotice = "需要登录 The feed needs sign-in (use --token)"
@@ -203,7 +208,15 @@ public struct FeedViewModel: Sendable {
 
     /// When ``tick(now:)`` must run next.
     public var nextDeadline: MediaTime? {
-        [playback.nextDeadline, swipe.nextDeadline, carousel?.nextDeadline].compactMap { $0 }.min()
+        [playback.nextDeadline, swipe.nextDeadline, carousel?.nextDeadline, failureNotice?.until].compactMap { $0 }.min()
+    }
+
+    /// Whether the feed needs sign-in (its notice shows while it does).
+    public mutating func setNeedsSignIn(_ needed: Bool) { needsSignIn = needed }
+
+    /// A command of the window failed: `message` shows over the feed for a while.
+    public mutating func commandFailed(_ message: String, now: MediaTime) {
+        failureNotice = (message, now + MediaTime(seconds: Self.failureNoticeSeconds, preferredTimescale: 1000))
     }
 
     // MARK: Input
@@ -339,6 +352,7 @@ public struct FeedViewModel: Sendable {
 
     /// Time passed: landings, holds, auto-hide, the carousel's auto-advance.
     public mutating func tick(now: MediaTime) -> [Command] {
+        if let failure = failureNotice, now >= failure.until { failureNotice = nil }
         _ = swipe.tick(now: now)
         if var c = carousel {
             _ = c.tick(now: now)

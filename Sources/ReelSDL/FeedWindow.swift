@@ -43,6 +43,8 @@ public final class FeedWindow {
     private var lastResultsVersion = ""
     private var firstFrames: [String] = []
     private let events = EventBox()
+    /// Background commands; their outcomes come back to the window's thread.
+    private let tasks: WindowTasks
     /// The account side (tab bar, sign-in, profile, upload), when the feed comes from a
     /// `reel serve` with accounts.
     public let accounts: AccountSession?
@@ -69,6 +71,7 @@ public final class FeedWindow {
                                  renderer: options.renderer, allowFallback: options.allowFallback)
         let wake = host.makeWaker()
         covers = CoverCache(loader: loader, wake: wake)
+        tasks = WindowTasks(wake: wake)
         let size = host.renderer.drawableSize
         if let accounts {
             let shell = AppShellModel(width: size.width, height: size.height, scale: host.pixelScale.y, signedInName: accounts.signedInName)
@@ -155,7 +158,10 @@ public final class FeedWindow {
         model.setItemCount(items.count, now: now)
         let index = model.currentIndex
         model.setCurrentItem(index < items.count ? items[index] : nil, failed: session.failure(at: index) != nil, now: now)
-        model.notice = events.needsSignIn && shell == nil ? FeedViewModel.signInNotice : nil
+        model.setNeedsSignIn(events.needsSignIn && shell == nil)
+        for outcome in tasks.takeOutcomes() {
+            if let failure = outcome.failure { model.commandFailed("\(outcome.what): \(failure)", now: now) }
+        }
         if let player = session.player(at: index) {
             let frame = session.frame(at: index)
             model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
@@ -282,7 +288,7 @@ public final class FeedWindow {
                     model.resultsTitle = nil
                 }
                 let browser = self.browser
-                Task { try? await browser.select(index) }
+                tasks.run("分类加载失败 Category failed") { try await browser.select(index) }
                 shownSession = nil
             case .player(let command):
                 performPlayer(command)
@@ -293,9 +299,9 @@ public final class FeedWindow {
                 host.stopTextInput()
                 session?.currentPlayer?.play()
             case .search(let query):
-                if let search { Task { await search.search(query) } }
+                if let search { tasks.run("搜索失败 Search failed") { await search.search(query) } }
             case .loadMoreResults:
-                if let search, search.hasMore { Task { await search.loadMore() } }
+                if let search, search.hasMore { tasks.run("搜索失败 Search failed") { await search.loadMore() } }
             case .openSearchResult(let index):
                 guard let search, let make = makeResultsSession else { break }
                 browser.currentSession?.setActive(false)
@@ -308,7 +314,7 @@ public final class FeedWindow {
                 resultsSession = results
                 shownSession = nil
                 model.resultsTitle = search.query
-                Task { try? await results.start(at: index) }
+                tasks.run("结果加载失败 Results failed") { try await results.start(at: index) }
             case .closeResults:
                 if playingMyVideos, var shell {
                     let commands = shell.closeMyVideos()
@@ -442,7 +448,7 @@ public final class FeedWindow {
                 shownSession = nil
                 model.resultsTitle = "我的作品"
                 model.resultsLabel = "‹ 我的作品 My videos"
-                Task { try? await results.start(at: index) }
+                tasks.run("作品加载失败 My videos failed") { try await results.start(at: index) }
             case .closeMyVideos:
                 closeResults(resumeFeed: false)
             case .quit:
@@ -464,21 +470,12 @@ public final class FeedWindow {
                 // The feed answered 401 before: read it again, now with the token.
                 if events.clearNeedsSignIn() {
                     let browser = self.browser, index = browser.selectedIndex
-                    let done = reloadsDone, wake = host.makeWaker()
-                    reloading += 1
-                    Task {
-                        try? await browser.reload(index)
-                        done.increment()
-                        wake()
-                    }
+                    tasks.run("刷新失败 Reload failed", counted: .reload) { try await browser.reload(index) }
                 }
             case .signInFailed(let message): commands += shell.signInFinished(.failure(UploadRefusal(message)))
-            case .profile(let user):
-                shell.profile = user
-                shell.profileStatus = ""
-            case .profileFailed(let message): shell.profileStatus = message
-            case .myVideos(let items):
-                shell.tiles = items.map { AppShellModel.Tile(item: $0, thumbnail: nil) }
+            case .profile(let user): shell.profileLoaded(user)
+            case .profileFailed(let message): shell.profileFailed(message)
+            case .myVideos(let items): shell.myVideosLoaded(items)
             case .profileSaved(let result): shell.profileSaved(result)
             case .avatarChanged(let result): shell.avatarChanged(result)
             case .signedOut:
@@ -492,14 +489,7 @@ public final class FeedWindow {
                     // The category's feed is read again so the new item is in it.
                     if let index = browser.index(ofCategory: item.category) {
                         let browser = self.browser
-                        let done = reloadsDone
-                        let wake = host.makeWaker()
-                        reloading += 1
-                        Task {
-                            try? await browser.reload(index)
-                            done.increment()
-                            wake()
-                        }
+                        tasks.run("刷新失败 Reload failed", counted: .reload) { try await browser.reload(index) }
                     }
                 }
             case .unauthorized(let reason):
@@ -520,10 +510,9 @@ public final class FeedWindow {
             shell.showAvatar(nil, from: nil)
             avatarShown = nil
         }
-        for i in shell.tiles.indices where shell.tiles[i].thumbnail == nil {
-            guard let url = shell.tiles[i].item.coverURL ?? shell.tiles[i].item.videoURL else { continue }
+        for url in shell.thumbnailsWanted {
             covers.request(url, maxWidth: 240, maxHeight: 428)
-            shell.tiles[i].thumbnail = covers.image(url)
+            if let image = covers.image(url) { shell.thumbnailDecoded(image, for: url) }
         }
         self.shell = shell
         performShell(commands)
@@ -538,12 +527,8 @@ public final class FeedWindow {
     /// The avatar address whose picture the shell holds.
     private var avatarShown: URL?
 
-    /// Category feeds being read again after an upload (counted on the window's thread
-    /// through the waker's events).
-    private var reloading = 0
-    private let reloadsDone = Counter()
-    /// Whether a category is being read again after an upload.
-    public var isReloading: Bool { reloading > reloadsDone.value }
+    /// Whether a category is being read again (after an upload, or after signing in).
+    public var isReloading: Bool { tasks.isRunning(.reload) }
 
     /// Items uploaded from this window (newest last).
     public private(set) var uploaded: [UploadedItem] = []
@@ -560,91 +545,5 @@ public final class FeedWindow {
         let commands = shell.select(tab)
         self.shell = shell
         performShell(commands)
-    }
-}
-
-/// A count any thread adds to.
-private final class Counter: Sendable {
-    private let count = Mutex(0)
-    func increment() { count.withTrackedLock { $0 += 1 } }
-    var value: Int { count.withTrackedLock { $0 } }
-}
-
-/// First-frame events for the HUD.
-private final class EventBox: Sendable {
-    private let last = Mutex<String?>(nil)
-    private let signIn = Mutex(false)
-    private let signInRequests = Mutex(0)
-    /// The feed API answered 401 or 403.
-    var needsSignIn: Bool { signIn.withTrackedLock { $0 } }
-    /// Forgets that the feed needed sign-in; whether it did.
-    func clearNeedsSignIn() -> Bool {
-        signIn.withTrackedLock { flag in
-            defer { flag = false }
-            return flag
-        }
-    }
-    /// Whether a 401/403 came since the last call.
-    func takeSignInRequest() -> Bool {
-        signInRequests.withTrackedLock { count in
-            defer { count = 0 }
-            return count > 0
-        }
-    }
-    func record(_ event: FeedEvent) {
-        switch event {
-        case .authorizationRequired:
-            signIn.withTrackedLock { $0 = true }
-            signInRequests.withTrackedLock { $0 += 1 }
-        case .firstFrame(let index, let ms, let stage):
-            last.withTrackedLock { $0 = String(format: "page %d first frame %.0f ms (%@)", index + 1, ms, stage.rawValue) }
-        case .failed(let index, _):
-            last.withTrackedLock { $0 = "page \(index + 1) failed" }
-        default:
-            break
-        }
-    }
-    var lastFirstFrame: String? { last.withTrackedLock { $0 } }
-}
-
-/// Covers and thumbnails decoded in the background (FFmpeg, downsampled), by URL.
-final class CoverCache: Sendable {
-    // Immutable.
-    private let loader: any ResourceLoader
-    private let wake: @Sendable () -> Void
-
-    /// Protected by `state`.
-    private struct State {
-        var images: [URL: RGBImage] = [:]
-        var loading: Set<URL> = []
-        var failed: Set<URL> = []
-    }
-    private let state = Mutex(State())
-
-    init(loader: any ResourceLoader, wake: @escaping @Sendable () -> Void) {
-        self.loader = loader
-        self.wake = wake
-    }
-
-    func image(_ url: URL) -> RGBImage? { state.withTrackedLock { $0.images[url] } }
-
-    func request(_ url: URL, maxWidth: Int, maxHeight: Int) {
-        let start: Bool = state.withTrackedLock { s in
-            guard s.images[url] == nil, !s.loading.contains(url), !s.failed.contains(url) else { return false }
-            if s.images.count > 96 { s.images.removeAll() }
-            s.loading.insert(url)
-            return true
-        }
-        guard start else { return }
-        let loader = self.loader
-        Task.detached { [weak self] in
-            let image = try? await ImageDecoder.decode(url, loader: loader, maxWidth: maxWidth, maxHeight: maxHeight)
-            guard let self else { return }
-            self.state.withTrackedLock { s in
-                s.loading.remove(url)
-                if let image { s.images[url] = image } else { s.failed.insert(url) }
-            }
-            self.wake()
-        }
     }
 }

@@ -219,7 +219,7 @@ import ReelCore
     @Test func aTileOpensMyVideosAndEscapeComesBack() {
         var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
         _ = shell.select(.me)
-        shell.tiles = [.init(item: .init(id: "u/1", title: "one", uploader: "ada", videoURL: nil), thumbnail: nil)]
+        shell.myVideosLoaded([.init(id: "u/1", title: "one", uploader: "ada", videoURL: nil)])
         let tile = shell.tileRect(0)
         _ = shell.handle(.pointerDown(x: tile.midX, y: tile.midY))
         #expect(shell.handle(.pointerUp(x: tile.midX, y: tile.midY)) == [.playMyVideos(index: 0), .feedVisible(true)])
@@ -235,7 +235,7 @@ import ReelCore
     static func onProfile() -> AppShellModel {
         var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
         _ = shell.select(.me)
-        shell.profile = ada
+        shell.profileLoaded(ada)
         return shell
     }
 

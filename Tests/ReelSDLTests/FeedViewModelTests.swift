@@ -25,7 +25,7 @@ import Foundation
             }
         }
         #expect(!texts().contains(FeedViewModel.signInNotice))
-        m.notice = FeedViewModel.signInNotice
+        m.setNeedsSignIn(true)
         #expect(texts().contains(FeedViewModel.signInNotice))
         #expect(FeedViewModel.signInNotice.contains("sign-in"))
     }
