@@ -37,7 +37,7 @@ struct FeedPoolMachine: Sendable {
         case firstFrame(index: Int, startedAt: MediaTime, stage: PreloadStage)
         /// Page `index` has something new to draw (wake the render loop).
         case frameShown(index: Int)
-        /// Load the next page of the source, then report ``pageLoaded(_:hasMore:)`` or ``pageFailed()``.
+        /// Load the next page of the source, then report ``pageLoaded(_:hasMore:)`` or ``pageFailed(_:authorization:)``.
         case loadNextPage
         /// Run ``plan()`` on the pool's queue (the pool no longer matches what is wanted).
         case plan
@@ -162,7 +162,8 @@ struct FeedPoolMachine: Sendable {
     /// The number of the page a `.loadNextPage` loads.
     var nextPageNumber: Int { pagination.pagesLoaded + 1 }
 
-    /// A page arrived (`again`: the caller loads the one after itself, as `start` does).
+    /// A page arrived: the items whose id is new join the feed. A `.loadNextPage` among the
+    /// actions asks for the page after it (the loader of this one loads it next).
     mutating func pageLoaded(_ page: [FeedItem], hasMore: Bool) -> [Action] {
         let appended = pagination.append(page, id: \.id, hasMore: hasMore)
         items += appended.items

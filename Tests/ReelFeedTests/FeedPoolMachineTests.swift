@@ -51,6 +51,8 @@ struct FeedPoolMachineTests {
                 case .assign(let slot, let generation, let index, _, _):
                     #expect(players[slot] == nil, "slot \(slot) is assigned while it holds an item")
                     #expect(!players.contains { $0?.index == index }, "item \(index) held twice")
+                    #expect(index == machine.current || machine.currentIsServed,
+                            "a neighbour opens only once the current page is served")
                     players[slot] = (index, generation)
                     past.append((slot, generation))
                 case .release(let slot): players[slot] = nil
