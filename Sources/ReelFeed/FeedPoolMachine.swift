@@ -187,7 +187,8 @@ struct FeedPoolMachine: Sendable {
         started = true
         current = index
         pendingSwipe = Swipe(index: index, startedAt: now, stage: stage(index, isCached: isCached))
-        _ = pagination.indexChanged(to: index)
+        // loadMoreIfNeeded tells pagination the index: telling it here too would mark the next
+        // page as loading and drop the request, and no later page would be asked for.
         var actions: [Action] = [.emit(.pageEnter(index: index))]
         if active, let number = slot(holding: index) { actions.append(.play(slot: number)) }
         return actions + loadMoreIfNeeded() + [.plan] + checkFirstFrame()

@@ -256,6 +256,24 @@ struct FeedPoolMachineTests {
         #expect(checked > 20, "enough runs ended on a bad item")
     }
 
+    /// Starting at a page past the pagination trigger asks for the next page at once, and
+    /// the page after that once the user gets near its end.
+    @Test func startingPastTheTriggerLoadsTheNextPage() {
+        var machine = FeedPoolMachine()
+        let page = (0..<10).map { FeedItem(id: "a\($0)", title: "\($0)", videoURL: URL(string: "v://a\($0)")!) }
+        _ = machine.pageLoaded(page, hasMore: true)
+        let started = machine.start(at: 8, now: .zero, isCached: { _ in false })
+        #expect(started.contains(.loadNextPage))
+        let next = (0..<10).map { FeedItem(id: "b\($0)", title: "\($0)", videoURL: URL(string: "v://b\($0)")!) }
+        _ = machine.pageLoaded(next, hasMore: true)
+        var asked = false
+        for index in 9..<20 {
+            let moved = machine.moved(to: index, now: .zero, isCached: { _ in false })
+            asked = asked || moved.contains(.loadNextPage) || machine.enterDelivered(index).contains(.loadNextPage)
+        }
+        #expect(asked, "no page after the second was asked for")
+    }
+
     @Test func aLandingIsToldOnlyAfterItsEnter() {
         var random = Random(state: 7)
         var world = Self.makeWorld(&random)
