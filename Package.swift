@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ReelThreads", targets: ["ReelThreads"]),
         .library(name: "ReelFeedModel", targets: ["ReelFeedModel"]),
         .library(name: "ReelDigest", targets: ["ReelDigest"]),
+        .library(name: "ReelStreaming", targets: ["ReelStreaming"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelMediaTools", targets: ["ReelMediaTools"]),
@@ -74,11 +75,15 @@ let package = Package(
         // Pure core: time, ranges, clocks, the loader protocol, state machines.
         .target(name: "ReelCore", dependencies: ["ReelThreads"], exclude: ["README.md"]),
 
+        // Streaming documents: HLS playlists and DASH manifests read, what a resource is by its
+        // first bytes, the variant policy and its loader, DASH as HLS, the nested-open policy.
+        .target(name: "ReelStreaming", dependencies: ["ReelCore"], exclude: ["README.md"]),
+
         // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
             name: "ReelLoading",
             dependencies: [
-                "ReelCore", "ReelDigest",
+                "ReelCore", "ReelDigest", "ReelStreaming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,7 +109,7 @@ let package = Package(
         .target(
             name: "ReelMedia",
             dependencies: [
-                "ReelCore", "ReelThreads", "ReelDigest", "CFFmpeg",
+                "ReelCore", "ReelThreads", "ReelDigest", "ReelStreaming", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]
@@ -114,7 +119,7 @@ let package = Package(
         // HLS/DASH packager and the plain-FFmpeg baseline the benchmarks measure against.
         .target(
             name: "ReelMediaTools",
-            dependencies: ["ReelCore", "ReelMedia", "CFFmpeg"],
+            dependencies: ["ReelCore", "ReelStreaming", "ReelMedia", "CFFmpeg"],
             exclude: ["README.md"]
         ),
 
@@ -190,6 +195,7 @@ let package = Package(
                 "ReelCore",
                 "ReelThreads",
                 "ReelLoading",
+                "ReelStreaming",
                 "ReelMedia",
                 "ReelMediaTools",
                 "ReelOrigin",
@@ -218,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelMediaTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelStreaming", "ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelOriginTests",
@@ -226,12 +232,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelLoadingTests",
-            dependencies: ["ReelCore", "ReelLoading", "ReelDigest", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelStreaming", "ReelCore", "ReelLoading", "ReelDigest", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(name: "ReelDigestTests", dependencies: ["ReelDigest"]),
+        .testTarget(name: "ReelStreamingTests", dependencies: ["ReelCore", "ReelStreaming", "ReelLoading", "ReelTestSupport"]),
         .testTarget(
             name: "ReelCLITests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport", "ReelAccountClient"]
+            dependencies: ["ReelStreaming", "ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport", "ReelAccountClient"]
         ),
         .testTarget(
             name: "ReelAccountsTests",
@@ -243,7 +250,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelBenchTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelMediaTools", "ReelLoading", "ReelFeed", "ReelDemo", "ReelTestSupport"]
+            dependencies: ["ReelStreaming", "ReelCore", "ReelMedia", "ReelMediaTools", "ReelLoading", "ReelFeed", "ReelDemo", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelFeedTests",

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelStreaming
 import Synchronization
 
 /// One resource to preload: its URL and how much of its head.

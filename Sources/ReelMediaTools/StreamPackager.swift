@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import ReelCore
+import ReelStreaming
 import ReelMedia
 internal import CFFmpeg
 

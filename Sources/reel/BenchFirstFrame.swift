@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import ReelCore
+import ReelStreaming
 import ReelFeed
 import ReelLoading
 import ReelMedia

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReelCore
+import ReelStreaming
 import ReelFeed
 import ReelLoading
 import ReelMedia

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import Foundation
 import ReelCore
+import ReelStreaming
 import ReelLoading
 import ReelMedia
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelStreaming
 // `package`: the stream packager (ReelMediaTools) remuxes what this reads.
 package import CFFmpeg
 

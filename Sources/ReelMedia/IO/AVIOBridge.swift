@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelStreaming
 import Synchronization
 internal import CFFmpeg
 

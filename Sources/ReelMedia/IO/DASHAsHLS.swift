@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelStreaming
 import Synchronization
 
 /// How a DASH item is played through the loader: libavformat's `dash` demuxer opens every

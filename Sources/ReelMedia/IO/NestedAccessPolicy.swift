@@ -1,4 +1,6 @@
 import Foundation
+import ReelCore
+import ReelStreaming
 
 /// What an item may open besides itself: the closed door for HLS playlists, DASH manifests
 /// and everything they name (variant playlists, init segments, media segments, keys).

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 
 /// Which path an item takes: Reel's HLS path, its DASH path (the manifest read by Reel and
 /// played as HLS), or anything else (a media file FFmpeg probes).

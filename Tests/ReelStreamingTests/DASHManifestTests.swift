@@ -1,5 +1,6 @@
 import Foundation
-@testable import ReelCore
+@testable import ReelStreaming
+import ReelCore
 import Testing
 
 /// The MPD subset Reel reads: BaseURLs, SegmentTemplate (number, time, timeline), SegmentList,

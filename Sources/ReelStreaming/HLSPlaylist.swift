@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 
 /// An HLS master playlist as far as choosing a variant needs: its variants
 /// (`#EXT-X-STREAM-INF` and the URI after it) and its renditions (`#EXT-X-MEDIA`).

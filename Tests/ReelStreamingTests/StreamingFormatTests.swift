@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelStreaming
 import Testing
 
 /// The format decision, as a table: what the bytes say wins, then the server's type, then the

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
