@@ -62,10 +62,8 @@ extension MediaMutator {
         let boxes = MP4Box.walk(bytes)
         guard !boxes.isEmpty else { return nil }
         let box = random.element(of: boxes)
-        let old = readBE(bytes, box.offset, 4)
-        let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 8, using: &random)
-        return writeField(kind, &bytes, at: box.offset, width: 4, value: value, bigEndian: true,
-                          name: "\(box.path) size", old: old)
+        return resizeField(kind, &bytes, &random, at: box.offset, width: 4, bigEndian: true, headerSize: 8,
+                           name: "\(box.path) size")
     }
 
     static func mutateMp4BoxType(_ kind: Kind, _ bytes: inout [UInt8], _ random: inout SplitMix64) -> Mutation? {
@@ -125,10 +123,8 @@ extension MediaMutator {
         let chunks = RIFFChunk.walk(bytes)
         guard !chunks.isEmpty else { return nil }
         let chunk = random.element(of: chunks)
-        let old = readLE(bytes, chunk.offset + 4, 4)
-        let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 0, using: &random)
-        return writeField(kind, &bytes, at: chunk.offset + 4, width: 4, value: value, bigEndian: false,
-                          name: "\(chunk.name) size", old: old)
+        return resizeField(kind, &bytes, &random, at: chunk.offset + 4, width: 4, bigEndian: false,
+                           name: "\(chunk.name) size")
     }
 
     static func mutatePngChunkLength(_ kind: Kind, _ bytes: inout [UInt8], _ random: inout SplitMix64) -> Mutation? {
@@ -143,19 +139,26 @@ extension MediaMutator {
         }
         guard !chunks.isEmpty else { return nil }
         let chunk = random.element(of: chunks)
-        let old = readBE(bytes, chunk.offset, 4)
-        let value = sizeValue(old: old, maximum: 0xFFFF_FFFF, headerSize: 0, using: &random)
-        return writeField(kind, &bytes, at: chunk.offset, width: 4, value: value, bigEndian: true,
-                          name: "\(chunk.type) length", old: old)
+        return resizeField(kind, &bytes, &random, at: chunk.offset, width: 4, bigEndian: true,
+                           name: "\(chunk.type) length")
     }
 
     static func mutateJpegSegmentLength(_ kind: Kind, _ bytes: inout [UInt8], _ random: inout SplitMix64) -> Mutation? {
         let segments = JPEGSegment.walk(bytes)
         guard !segments.isEmpty else { return nil }
         let segment = random.element(of: segments)
-        let old = readBE(bytes, segment.offset + 2, 2)
-        let value = sizeValue(old: old, maximum: 0xFFFF, headerSize: 0, using: &random)
-        return writeField(kind, &bytes, at: segment.offset + 2, width: 2, value: value, bigEndian: true,
-                          name: "\(segment.name) length", old: old)
+        return resizeField(kind, &bytes, &random, at: segment.offset + 2, width: 2, bigEndian: true,
+                           name: "\(segment.name) length")
+    }
+
+    /// Replaces the size field of `width` bytes at `offset` with a value ``sizeValue`` draws
+    /// (its maximum: every bit of the field set). What the MP4, RIFF, PNG and JPEG size
+    /// mutations share once each has picked its box, chunk or segment.
+    private static func resizeField(_ kind: Kind, _ bytes: inout [UInt8], _ random: inout SplitMix64, at offset: Int,
+                                    width: Int, bigEndian: Bool, headerSize: UInt64 = 0, name: String) -> Mutation? {
+        let old = bigEndian ? readBE(bytes, offset, width) : readLE(bytes, offset, width)
+        let maximum = UInt64.max >> UInt64(64 - 8 * width)
+        let value = sizeValue(old: old, maximum: maximum, headerSize: headerSize, using: &random)
+        return writeField(kind, &bytes, at: offset, width: width, value: value, bigEndian: bigEndian, name: name, old: old)
     }
 }
