@@ -53,10 +53,6 @@ enum CacheLayout {
               String(offset) == parts[0], String(length) == parts[1] else { return nil }
         return (offset, length, String(parts[2]))
     }
-
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String(format: "%02x", $0) }.joined()
-    }
 }
 
 /// What is known about a cached resource, stored as `meta.json` beside its spans.
