@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 @testable import ReelSDL
+import ReelTestSupport
 import Synchronization
 import Testing
 
@@ -9,42 +10,21 @@ import Testing
 @Suite struct WindowTasksTests {
     struct Refused: Error, CustomStringConvertible { var description: String { "403 forbidden" } }
 
-    /// Counts wake-ups and wakes a test waiting for the n-th; the count and the waiters are
-    /// one critical section, so no wake-up is missed.
+    /// How often the tasks woke the window.
     final class Wakes: Sendable {
-        private struct State {
-            var count = 0
-            var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
-        }
-        private let state = Mutex(State())
-        func wake() {
-            let ready = state.withTrackedLock { s -> [CheckedContinuation<Void, Never>] in
-                s.count += 1
-                let count = s.count
-                defer { s.waiters.removeAll { $0.0 <= count } }
-                return s.waiters.filter { $0.0 <= count }.map(\.1)
-            }
-            for waiter in ready { waiter.resume() }
-        }
-        func wait(for n: Int) async {
-            await withCheckedContinuation { continuation in
-                let now = state.withTrackedLock { s -> Bool in
-                    if s.count >= n { return true }
-                    s.waiters.append((n, continuation))
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        }
+        private let count = Atomic(0)
+        func wake() { count.add(1, ordering: .relaxed) }
+        /// Waits (on the suite's hang watchdog) until the n-th wake-up came.
+        func wait(for n: Int) async -> Bool { await eventually(poll: .milliseconds(1)) { self.count.load(ordering: .relaxed) >= n } }
     }
 
     @Test func aFailureComesBackAndASuccessSaysNothingWrong() async {
         let wakes = Wakes()
         let tasks = WindowTasks(wake: { wakes.wake() })
         tasks.run("分类加载失败 Category failed") { throw Refused() }
-        await wakes.wait(for: 1)
+        #expect(await wakes.wait(for: 1))
         tasks.run("刷新失败 Reload failed", counted: .reload) {}
-        await wakes.wait(for: 2)
+        #expect(await wakes.wait(for: 2))
         let outcomes = tasks.takeOutcomes()
         #expect(outcomes.contains(.init(what: "分类加载失败 Category failed", failure: "403 forbidden")))
         #expect(outcomes.contains(.init(what: "刷新失败 Reload failed", failure: nil)))
@@ -55,11 +35,11 @@ import Testing
     @Test func aCountedCommandRunsUntilItEnds() async {
         let wakes = Wakes()
         let tasks = WindowTasks(wake: { wakes.wake() })
-        let gate = Wakes()
-        tasks.run("刷新失败 Reload failed", counted: .reload) { await gate.wait(for: 1) }
+        let gate = OneShot<Void>()
+        tasks.run("刷新失败 Reload failed", counted: .reload) { await gate.wait() }
         #expect(tasks.isRunning(.reload))
-        gate.wake()
-        await wakes.wait(for: 1)
+        gate.fulfil(())
+        #expect(await wakes.wait(for: 1))
         #expect(!tasks.isRunning(.reload))
     }
 
