@@ -151,24 +151,36 @@ struct WakeUpTests {
         // Hundreds of hand-offs at the high-water mark each way: a lost wake-up on either
         // side stops the stream for good, which the watchdog turns into a failure. The
         // watchdog is long: under ThreadSanitizer on a loaded machine a round has taken a minute.
+        // Producer and consumer each run on a thread of their own: on one core the shared
+        // pool is one thread, and 400 hops each queued behind the rest of the suite's work
+        // have taken longer than the watchdog without any wake-up being lost.
+        let producing = ThreadExecutor(name: "test producer")
+        let consuming = ThreadExecutor(name: "test consumer")
+        defer { producing.shutdown(); consuming.shutdown() }
         for round in 0..<50 {
             let (stream, continuation) = ByteStream.makeStream(highWaterMark: 3)
             continuation.respond(with: ContentInformation(length: nil))
-            let producer = Task {
+            let producer = Task(executorPreference: producing) {
                 for i in 0..<200 { try await continuation.send(Data([UInt8(truncatingIfNeeded: i), 1, 2])) }
                 continuation.finish()
             }
             let box = TotalBox()
-            #expect(await finishes() {
+            let consumer = DoneFlag()
+            Task(executorPreference: consuming) {
                 box.set((try? await stream.collect().count) ?? -1)
-            }, "round \(round)")
+                consumer.set()
+            }
+            #expect(await eventually(timeout: hangWatchdog, poll: .milliseconds(2)) { consumer.isSet }, "round \(round)")
             #expect(box.value == 600, "round \(round)")
             _ = try? await producer.value
         }
     }
 
     @Test func aReaderThreadAndAProducerNeverStall() async throws {
-        // The blocking read parks a thread of its own; the producer pushes from a task.
+        // The blocking read parks a thread of its own; the producer pushes from a task, on a
+        // thread of its own too, so its hops do not queue behind the rest of the suite.
+        let producing = ThreadExecutor(name: "test producer")
+        defer { producing.shutdown() }
         for round in 0..<50 {
             let (stream, continuation) = ByteStream.makeStream(highWaterMark: 64)
             let box = TotalBox()
@@ -189,7 +201,7 @@ struct WakeUpTests {
                 box.set(total)
                 reader.set()
             }
-            let producer = Task {
+            let producer = Task(executorPreference: producing) {
                 continuation.respond(with: ContentInformation(length: nil))
                 for i in 0..<300 { try await continuation.send(Data(repeating: UInt8(truncatingIfNeeded: i), count: 5)) }
                 continuation.finish()
