@@ -46,6 +46,32 @@ import Testing
         #expect(fake.activeRequestCount == 0, "no read is left behind")
     }
 
+    /// A DASH item gets the same head start through the same reads ahead: once the manifest is
+    /// translated, the video's init and first segment are requested side by side, each once, and
+    /// the demuxer's opens take them.
+    @Test func aDASHItemsInitAndFirstSegmentStartSideBySideThroughTheSameReadsAhead() async throws {
+        let stream = try await offThePool { try PackagedStream.make(.dash) }
+        defer { stream.remove() }
+        let reference = try await offThePool { try ffmpegFrameMD5s(stream.manifest) }
+        let fake = FakeResourceLoader(clock: ManualClock())
+        stream.serve(on: fake, at: Self.base)
+        let item = Self.base.appendingPathComponent("manifest.mpd")
+        let (initSegment, firstSegment) = (Self.base.appendingPathComponent("init-0.m4s"),
+                                           Self.base.appendingPathComponent("chunk-0-00001.m4s"))
+        fake.setScript(.init(fault: .stallAtOffset(0)), for: initSegment)
+        let playing = Task { try await decodedMD5s(item, loader: fake) }
+        let sideBySide = await eventually {
+            fake.stalledURLs.contains(initSegment) && fake.requests.contains { $0.url == firstSegment }
+        }
+        fake.resumeStalls()
+        #expect(sideBySide, "the first segment was requested while the init segment was still arriving: \(fake.requests.map(\.url.lastPathComponent))")
+        let played = try await playing.value
+        #expect(played == reference, "bit-exact: \(played.count) frames vs \(reference.count)")
+        let counts = Self.counts(fake)
+        #expect(counts.values.allSatisfy { $0 == 1 }, "\(counts.map { "\($0.key.lastPathComponent) ×\($0.value)" })")
+        #expect(fake.activeRequestCount == 0, "no read is left behind")
+    }
+
     /// Byte ranges of one file (`#EXT-X-MAP:…,BYTERANGE=` and `#EXT-X-BYTERANGE:`): the init
     /// section's range and the first segment's are started exactly as the demuxer asks for them
     /// (its `offset`/`end_offset`), so each range is requested once.

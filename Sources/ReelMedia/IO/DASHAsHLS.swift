@@ -31,15 +31,15 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         var failure: MediaError?
         var manifestBytes: Int64 = 0
         var manifestRequests = 0
-        /// Reads started when the manifest was read, by URL, waiting to be taken by the
-        /// demuxer's first open of that URL.
-        var started: [String: ByteStream] = [:]
         /// The manifest's read the item started to tell its format, until the manifest is read.
         var manifestRead: ByteStream?
         var closed = false
     }
 
     private let state = Mutex(State())
+    /// The item's head start, which the item's ``NestedIO`` takes from: the first segments'
+    /// reads start here as soon as the manifest is translated.
+    let readsAhead = ReadsAhead()
 
     /// `started`: a read of the whole manifest already under way (the one the item's format was
     /// told by, none of it consumed); the manifest is read from it, not requested again.
@@ -61,11 +61,8 @@ final class DASHAsHLS: ResourceLoader, Sendable {
     func read(_ url: URL, range: ByteRange) -> ByteStream {
         let key = url.absoluteString
         let isManifest = key == manifest.absoluteString
-        let (known, failure, started) = state.withTrackedLock { state in
-            (state.documents?[key], state.failure, range == .all ? state.started.removeValue(forKey: key) : nil)
-        }
+        let (known, failure) = state.withTrackedLock { state in (state.documents?[key], state.failure) }
         if let known { return Self.serve(known, url: url, range: range) }
-        if let started { return started }
         if isManifest, let failure {
             // Refused once is refused: the manifest is not read again.
             let (stream, continuation) = ByteStream.makeStream()
@@ -161,8 +158,9 @@ final class DASHAsHLS: ResourceLoader, Sendable {
 
     /// With one video Representation (the variant chooser kept one), its and the audio's
     /// initialization and first segments are what the demuxer opens next, one after another:
-    /// their reads start now, side by side, and each waits for the demuxer's open of its URL
-    /// (handed over whole, so nothing is read twice). Byte ranges are left to the demuxer.
+    /// their reads start now, side by side, in the item's ``ReadsAhead``, and each waits for
+    /// the demuxer's open of its URL (handed over whole, so nothing is read twice). Parts with
+    /// byte ranges are left to the demuxer.
     private func startFirstReads(_ parsed: DASHManifest) {
         guard parsed.videos.count <= 1 else { return }
         var urls: [URL] = []
@@ -171,25 +169,20 @@ final class DASHAsHLS: ResourceLoader, Sendable {
                 if !urls.contains(part.url) { urls.append(part.url) }
             }
         }
-        for url in urls {
-            let stream = upstream.read(url, range: .all)
-            let unused = state.withTrackedLock { state -> ByteStream? in
-                if state.closed || state.started[url.absoluteString] != nil { return stream }
-                state.started[url.absoluteString] = stream
-                return nil
-            }
-            unused?.cancel()
+        for url in urls where !state.withTrackedLock({ $0.closed }) {
+            readsAhead.start(url, range: .all, through: upstream)
         }
     }
 
-    /// Cancels the reads started ahead that the demuxer did not take (the item is closing).
+    /// Cancels the manifest's read if it is still under way (the item is closing); the
+    /// reads started ahead are the item's ``NestedIO``'s to cancel.
     func close() {
-        let started = state.withTrackedLock { state -> [ByteStream] in
+        let manifestRead = state.withTrackedLock { state -> ByteStream? in
             state.closed = true
-            defer { state.started = [:]; state.manifestRead = nil }
-            return Array(state.started.values) + [state.manifestRead].compactMap { $0 }
+            defer { state.manifestRead = nil }
+            return state.manifestRead
         }
-        for stream in started { stream.cancel() }
+        manifestRead?.cancel()
     }
 
     deinit { close() }

@@ -37,20 +37,9 @@ final class NestedIO: @unchecked Sendable {
         /// What closed nested bridges read.
         var closedBytes: Int64 = 0
         var closedRequests = 0
-        /// Reads started ahead (``headStart(_:by:)``) by URL and range, waiting for the
-        /// demuxer's open of the same; and every one ever started (none starts twice).
-        var started: [HeadStartKey: ByteStream] = [:]
-        var everStarted: Set<HeadStartKey> = []
         /// A master named more than ``maxStartedPlaylists`` playlists: no head start for the item.
         var noHeadStart = false
         var closed = false
-    }
-
-    /// A resource read ahead: its URL (as ``NestedAccessPolicy/admit(_:)`` gave it) and range.
-    struct HeadStartKey: Hashable {
-        var url: String
-        var offset: Int64
-        var end: Int64?
     }
 
     /// A master naming more playlists than this gets no head start, nor do its playlists (the
@@ -61,12 +50,16 @@ final class NestedIO: @unchecked Sendable {
 
     /// A DASH item's manifest reader: what it read counts with the nested reads.
     let dash: DASHAsHLS?
+    /// The item's head start: reads started before the demuxer opens them (by
+    /// ``headStart(_:by:)`` here, or by the DASH translation), taken by ``open``.
+    let readsAhead: ReadsAhead
 
     init(policy: NestedAccessPolicy, loader: any ResourceLoader, io: IOActivity?, dash: DASHAsHLS? = nil) {
         self.policy = policy
         self.loader = loader
         self.io = io
         self.dash = dash
+        readsAhead = dash?.readsAhead ?? ReadsAhead()
     }
 
     /// The error that fails the item, if a nested open or read was refused or failed (or a
@@ -123,17 +116,16 @@ final class NestedIO: @unchecked Sendable {
     /// reads started ahead that it never took.
     func closeAll() {
         dash?.close()
-        let (children, unused) = state.withTrackedLock { state -> ([AVIOBridge], [ByteStream]) in
+        let unused = readsAhead.close()
+        let children = state.withTrackedLock { state -> [AVIOBridge] in
             defer {
                 state.children = [:]
-                state.started = [:]
                 state.closed = true
             }
             // An unused read ahead was still a request.
-            state.closedRequests += state.started.count
-            return (Array(state.children.values), Array(state.started.values))
+            state.closedRequests += unused
+            return Array(state.children.values)
         }
-        for stream in unused { stream.cancel() }
         for child in children {
             let own = child.ownStatistics
             state.withTrackedLock { state in
@@ -210,7 +202,8 @@ final class NestedIO: @unchecked Sendable {
     ///   will ask for them. A live playlist gets none: the demuxer starts near its live edge.
     ///
     /// Nothing the policy refuses, nothing deeper than the depth limit, nothing after a failure
-    /// or the close, and nothing twice. A DASH item's reads are started by ``DASHAsHLS``.
+    /// or the close, and nothing twice (``ReadsAhead``). A DASH item's are started by ``DASHAsHLS``,
+    /// into the same ``ReadsAhead``.
     func headStart(_ document: Data, by bridge: AVIOBridge) {
         guard dash == nil else { return }
         let depth = bridge.depth + 1
@@ -231,28 +224,13 @@ final class NestedIO: @unchecked Sendable {
         for part in parts {
             guard let name = Self.name(of: part.reference, in: final),
                   case .success(let url) = policy.admit(name) else { continue }
-            let key = HeadStartKey(url: url.absoluteString, offset: part.range.offset, end: part.range.end)
             let wanted = state.withTrackedLock { state -> Bool in
-                guard !state.closed, !state.noHeadStart, state.failure == nil, !state.everStarted.contains(key),
-                      !state.live.contains(Self.key(url.absoluteString)) else { return false }
-                state.everStarted.insert(key)
-                return true
+                !state.closed && !state.noHeadStart && state.failure == nil
+                    && !state.live.contains(Self.key(url.absoluteString))
             }
             guard wanted else { continue }
-            let stream = loader.read(url, range: part.range)
-            let unused = state.withTrackedLock { state -> ByteStream? in
-                if state.closed { return stream }
-                state.started[key] = stream
-                return nil
-            }
-            unused?.cancel()
+            readsAhead.start(url, range: part.range, through: loader)
         }
-    }
-
-    /// The read started ahead for `url` at `range`, taken (at most once).
-    private func takeStarted(_ url: URL, offset: Int64, end: Int64?) -> ByteStream? {
-        let key = HeadStartKey(url: url.absoluteString, offset: offset, end: end)
-        return state.withTrackedLock { $0.started.removeValue(forKey: key) }
     }
 
     // MARK: io_open / io_close
@@ -290,7 +268,7 @@ final class NestedIO: @unchecked Sendable {
             }
         }
         // A live playlist's reload is never one read ahead.
-        let started = isLive ? nil : takeStarted(url, offset: start, end: end)
+        let started = isLive ? nil : readsAhead.take(url, offset: start, end: end)
         let child: AVIOBridge
         do {
             child = try AVIOBridge(url: url, loader: isLive ? loader.unstoredLoader : loader, hooks: .init(io: io), nested: self, depth: depth,
