@@ -38,6 +38,9 @@ enum UploadSink {
 
 /// A file descriptor written from NIO's thread pool, one write at a time (the upload
 /// loop awaits each write before the next), closed once.
+///
+/// `@unchecked`: it wraps a kernel file descriptor; that one-at-a-time order, not a lock, keeps
+/// its writes and close apart.
 final class FileDescriptorBox: @unchecked Sendable {
     private var descriptor: Int32
 

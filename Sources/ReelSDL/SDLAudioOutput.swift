@@ -23,7 +23,10 @@ internal import CSDL2
 /// audio server); callers fall back to `NullAudioSink`. `SDL_AUDIODRIVER=dummy` gives a device
 /// that consumes samples in real time and plays nothing; `SDL_AUDIODRIVER=disk` writes them to
 /// `SDL_DISKAUDIOFILE`.
-public final class SDLAudioOutput: @unchecked Sendable {
+///
+/// Checked `Sendable`: the device is an SDL id (an integer) fixed at init, closing is an
+/// atomic, and what the callback shares lives in the ``SDLAudioMixer``.
+public final class SDLAudioOutput: Sendable {
     /// The format every voice renders in (what the device was opened with).
     public let format: AudioFormat
     /// Time from the callback taking samples to hearing them: one device buffer.
@@ -148,7 +151,7 @@ public enum SDLAudioError: Error, CustomStringConvertible, Sendable, Hashable {
 }
 
 /// A player's view of the shared device: pull mode, the output's format and latency.
-final class SDLAudioVoice: AudioSink, @unchecked Sendable {
+final class SDLAudioVoice: AudioSink, Sendable {
     let format: AudioFormat
     let latency: MediaTime
     let mode: AudioSinkMode = .pull
@@ -178,41 +181,40 @@ final class SDLAudioVoice: AudioSink, @unchecked Sendable {
 /// callback's epoch counter is odd while it runs), so a source is released only when no
 /// callback can touch it. Slot ownership (which voice uses which slot) is kept under a mutex
 /// that only non-real-time threads take.
-final class SDLAudioMixer: @unchecked Sendable {
+///
+/// Checked `Sendable`: every field is an atomic, a `Mutex` or immutable; the callback's scratch
+/// is a ``SampleBuffer`` (raw memory) that only the callback thread touches.
+final class SDLAudioMixer: Sendable {
     static let slotCount = 16
     let channels: Int
     let maximumFrames: Int
     let timings = RealTimeTimings()
-    /// `Unmanaged<AudioPullSource>` pointers (retained), one per voice slot.
-    private let slots: UnsafeMutablePointer<Atomic<UnsafeMutableRawPointer?>>
+    /// `Unmanaged<AudioPullSource>` pointers (retained) as bit patterns (0: none), one per
+    /// voice slot.
+    private let slots = InlineArray<16, Atomic<UInt>> { _ in Atomic(0) }
     /// Odd while a callback runs.
     private let epoch = Atomic<Int>(0)
     private let gainBits = Atomic<UInt32>(Float(1).bitPattern)
     private let mutedFlag = Atomic<Bool>(false)
     private let rendered = Atomic<Int>(0)
     /// The callback's scratch buffer for one voice (callback thread only).
-    private let scratch: UnsafeMutablePointer<Float>
+    private let scratchBuffer: SampleBuffer
+    private var scratch: UnsafeMutablePointer<Float> { scratchBuffer.base }
     /// Slots handed to voices (non-real-time threads only).
     private let owners = Mutex([Bool](repeating: false, count: SDLAudioMixer.slotCount))
 
     init(channels: Int, maximumFrames: Int) {
         self.channels = channels
         self.maximumFrames = maximumFrames
-        slots = .allocate(capacity: Self.slotCount)
-        for i in 0..<Self.slotCount { (slots + i).initialize(to: Atomic(nil)) }
-        scratch = .allocate(capacity: maximumFrames * channels)
-        scratch.initialize(repeating: 0, count: maximumFrames * channels)
+        scratchBuffer = SampleBuffer(count: maximumFrames * channels)
     }
 
     deinit {
         for i in 0..<Self.slotCount {
-            if let old = slots[i].exchange(nil, ordering: .sequentiallyConsistent) {
+            if let old = UnsafeMutableRawPointer(bitPattern: slots[i].exchange(0, ordering: .sequentiallyConsistent)) {
                 Unmanaged<AudioPullSource>.fromOpaque(old).release()
             }
         }
-        slots.deinitialize(count: Self.slotCount)
-        slots.deallocate()
-        scratch.deallocate()
     }
 
     /// A free slot for a new voice, or `nil` when all are taken.
@@ -237,7 +239,7 @@ final class SDLAudioMixer: @unchecked Sendable {
 
     /// Swaps a slot, then releases the old source once no callback can be using it.
     private func replace(_ slot: Int, with pointer: UnsafeMutableRawPointer?) {
-        let old = slots[slot].exchange(pointer, ordering: .sequentiallyConsistent)
+        let old = UnsafeMutableRawPointer(bitPattern: slots[slot].exchange(UInt(bitPattern: pointer), ordering: .sequentiallyConsistent))
         guard let old else { return }
         let running = epoch.load(ordering: .sequentiallyConsistent)
         if running & 1 == 1 {
@@ -255,7 +257,7 @@ final class SDLAudioMixer: @unchecked Sendable {
         set { mutedFlag.store(newValue, ordering: .relaxed) }
     }
     var activeCount: Int {
-        (0..<Self.slotCount).filter { slots[$0].load(ordering: .relaxed) != nil }.count
+        (0..<Self.slotCount).filter { slots[$0].load(ordering: .relaxed) != 0 }.count
     }
     var framesRendered: Int { rendered.load(ordering: .relaxed) }
 
@@ -267,7 +269,7 @@ final class SDLAudioMixer: @unchecked Sendable {
         base.update(repeating: 0, count: output.count)
         let frames = output.count / channels
         for slot in 0..<Self.slotCount {
-            guard let pointer = slots[slot].load(ordering: .sequentiallyConsistent) else { continue }
+            guard let pointer = UnsafeMutableRawPointer(bitPattern: slots[slot].load(ordering: .sequentiallyConsistent)) else { continue }
             let source = Unmanaged<AudioPullSource>.fromOpaque(pointer).takeUnretainedValue()
             var done = 0
             while done < frames {

@@ -266,10 +266,9 @@ final class PipeReader: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     init(_ handle: FileHandle, name: String, deliver: @escaping @Sendable (Data) -> Void) {
-        let box = UncheckedHandle(handle)
         let thread = Thread { [self] in
-            self.read(box.handle, deliver: deliver)
-            try? box.handle.close()
+            self.read(handle, deliver: deliver)
+            try? handle.close()
             deliver(Data())
         }
         thread.name = name
@@ -295,11 +294,5 @@ final class PipeReader: Sendable {
                 return
             }
         }
-    }
-
-    /// The handle moves to the reader thread and is used only there.
-    private struct UncheckedHandle: @unchecked Sendable {
-        let handle: FileHandle
-        init(_ handle: FileHandle) { self.handle = handle }
     }
 }

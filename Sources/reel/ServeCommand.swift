@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Synchronization
+import ReelThreads
 import ReelOrigin
 import ReelAccounts
 import ReelFeed
@@ -126,35 +126,18 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Suspends until SIGINT or SIGTERM arrives (they no longer kill the process meanwhile).
 func waitForTerminationSignal() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let once = SignalOnce(continuation)
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { once.fire() }
-            source.resume()
-            once.keep(source)
-        }
+    let signalled = OneShot<Void>()
+    // The dispatch sources stay in this function (not Sendable, never shared); their handlers
+    // share only the `OneShot`.
+    var sources: [any DispatchSourceSignal] = []
+    for number in [SIGINT, SIGTERM] {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { signalled.fulfil(()) }
+        source.resume()
+        sources.append(source)
     }
-}
-
-private final class SignalOnce: Sendable {
-    /// The dispatch sources are only kept alive here, never used across threads.
-    private struct State: @unchecked Sendable {
-        var continuation: CheckedContinuation<Void, Never>?
-        var sources: [any DispatchSourceSignal] = []
-    }
-    private let state: Mutex<State>
-
-    init(_ continuation: CheckedContinuation<Void, Never>) { state = Mutex(State(continuation: continuation)) }
-
-    func keep(_ source: any DispatchSourceSignal) { state.withTrackedLock { $0.sources.append(source) } }
-
-    func fire() {
-        let continuation = state.withTrackedLock { state -> CheckedContinuation<Void, Never>? in
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
+    await signalled.wait()
+    // The signals stay ignored; their sources are done.
+    for source in sources { source.cancel() }
 }

@@ -3,6 +3,10 @@ import ReelCore
 internal import CFFmpeg
 
 /// One open libavcodec decoder.
+///
+/// `@unchecked`: it wraps an `AVCodecContext`, which is not thread-safe; it is made by the demux
+/// thread (or by a decode thread, for its first-frame decoder) and then used by one decode
+/// thread alone.
 final class Decoder: @unchecked Sendable {
     let context: UnsafeMutablePointer<AVCodecContext>
     let url: URL

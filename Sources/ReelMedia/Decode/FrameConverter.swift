@@ -4,6 +4,9 @@ internal import CFFmpeg
 
 /// Scales and converts frames with libswscale, keeping its context between calls
 /// of the same shape (make one per consumer thread; it is not thread-safe).
+///
+/// `@unchecked`: it wraps a `SwsContext`, reallocated by each call; nothing guards it — its
+/// owner (a renderer, a converter call) uses it from one thread at a time.
 public final class FrameScaler: @unchecked Sendable {
     private var context: UnsafeMutableRawPointer?
     private let flags: Int32

@@ -5,6 +5,9 @@ import ReelStreaming
 package import CFFmpeg
 
 /// An open container: libavformat reading through an ``AVIOBridge``.
+///
+/// `@unchecked`: it wraps an `AVFormatContext`, used by the demux thread alone; other threads
+/// only interrupt its bridge (whose shared state is in a `Mutex`).
 package final class Demuxer: @unchecked Sendable {
     let url: URL
     let bridge: AVIOBridge

@@ -3,6 +3,9 @@ import ReelCore
 package import CFFmpeg
 
 /// One demuxed packet (owns its `AVPacket`).
+///
+/// `@unchecked`: it wraps an `AVPacket`, written by the demux thread before it is queued (under
+/// the engine's monitor) and only read by the decode thread that takes it.
 package final class Packet: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<AVPacket>
 
@@ -42,6 +45,9 @@ package final class Packet: @unchecked Sendable {
 }
 
 /// An owned `AVFrame`.
+///
+/// `@unchecked`: it wraps an `AVFrame`, filled by one decoder thread and only read after it is
+/// handed on (through the engine's monitor, or as a ``VideoFrame``).
 package final class FrameBox: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<AVFrame>
 
@@ -95,6 +101,8 @@ struct TimeBase: Sendable, Hashable {
 }
 
 /// An owned copy of a stream's codec parameters (independent of the demuxer's lifetime).
+///
+/// `@unchecked`: it wraps an `AVCodecParameters`, written once when copied and only read after.
 final class CodecParameters: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVCodecParameters>
     let timeBase: AVRational

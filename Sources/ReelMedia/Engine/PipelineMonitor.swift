@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Only worker threads of the pipeline block here. The concurrency pool never does:
 /// ``settled()`` waits on a queue of the monitor's own.
-final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
+final class PipelineMonitor<State: Sendable>: Sendable {
     /// A thread of the pipeline (demux, decode, audio render).
     final class Worker: Sendable {
         let name: String
@@ -33,11 +33,11 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     }
 
     /// What a worker is doing, as far as settling is concerned (guarded by the mutex).
-    private struct WorkerState: @unchecked Sendable {
+    private struct WorkerState: Sendable {
         let name: String
         let parker: Parker
         /// While parked: the condition it waits for.
-        var condition: ((State) -> Bool)?
+        var condition: (@Sendable (State) -> Bool)?
         /// While blocked reading the loader: the stream and its progress count at the start.
         var io: (stream: ByteStream?, mark: Int)?
         var exited = false
@@ -46,7 +46,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         var woken = false
     }
 
-    private struct Storage: @unchecked Sendable {
+    private struct Storage: Sendable {
         var state: State
         var workers: [WorkerState] = []
         /// Threads in ``waitUntilSettled(timeout:)``: workers signal only when someone listens.
@@ -109,7 +109,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
 
     /// Parks the calling worker until `ready` holds, then runs `body` with the state (in the
     /// same critical section) and returns its result.
-    func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, then body: (inout State) -> R) -> R {
+    func wait<R>(_ worker: Worker, until ready: @escaping @Sendable (State) -> Bool, then body: (inout State) -> R) -> R {
         while true {
             if let result = attempt(worker, ready: ready, body: body) { return result }
             worker.parker.park()
@@ -119,7 +119,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
     /// Like ``wait(_:until:then:)`` but looks again after `seconds` of wall time even if
     /// nothing changed the state (for conditions that also depend on something outside it,
     /// such as a ring an audio device drains); returns `nil` when `ready` still does not hold.
-    func wait<R>(_ worker: Worker, until ready: @escaping (State) -> Bool, orAfter seconds: Double,
+    func wait<R>(_ worker: Worker, until ready: @escaping @Sendable (State) -> Bool, orAfter seconds: Double,
                  then body: (inout State) -> R) -> R? {
         if let result = attempt(worker, ready: ready, body: body) { return result }
         worker.parker.park(seconds: seconds)
@@ -137,7 +137,7 @@ final class PipelineMonitor<State: Sendable>: @unchecked Sendable {
         return result
     }
 
-    private func attempt<R>(_ worker: Worker, ready: @escaping (State) -> Bool, body: (inout State) -> R) -> R? {
+    private func attempt<R>(_ worker: Worker, ready: @escaping @Sendable (State) -> Bool, body: (inout State) -> R) -> R? {
         var wake: [Parker] = []
         var signalSettler = false
         let result = storage.withTrackedLock { storage -> R? in

@@ -3,7 +3,7 @@ import ReelCore
 
 /// Everything a pipeline's threads share, guarded by the engine's ``PipelineMonitor`` (one
 /// mutex). Grouped by who writes it; anyone holding the mutex may read any of it.
-struct EngineState: @unchecked Sendable {
+struct EngineState: Sendable {
     // MARK: Lifecycle (written by close, fail and the demux thread)
 
     /// Set once by `close()`: every thread stops, no frame is presented after.

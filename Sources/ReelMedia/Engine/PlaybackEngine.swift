@@ -79,9 +79,9 @@ public struct FirstFrameReport: Sendable, Hashable, Codable {
 /// - Immutable after init: everything declared with `let` below, the delegate and the
 ///   demand observer included (fixed before any thread starts).
 /// - Guarded by `monitor` (one mutex): ``EngineState``.
-/// - Thread-confined: the audio renderer's own state (render thread), the push buffer
-///   (owner).
-final class PlaybackEngine: @unchecked Sendable {
+/// - Shared lock-free: the audio ring (atomics; see ``AudioRing``).
+/// - Not shared: the ``AudioRenderer`` is made on the audio render thread and lives there.
+final class PlaybackEngine: Sendable {
     let url: URL
     let loader: any ResourceLoader
     let clock: any EngineClock
@@ -94,7 +94,6 @@ final class PlaybackEngine: @unchecked Sendable {
     let logger = Logger(label: "reel.engine")
     /// Rendered audio for the sink; `nil` without an audio sink.
     let ring: AudioRing?
-    let renderer: AudioRenderer?
     /// The clock first-frame phases are measured on: the engine's own, unless the owner
     /// measures elsewhere (`--clock fast` over a real network measures wall time).
     let phaseClock: any EngineClock
@@ -135,12 +134,9 @@ final class PlaybackEngine: @unchecked Sendable {
         if let audioSink {
             let format = audioSink.format
             let frames = Int((configuration.audioRingDuration.seconds * Double(format.sampleRate)).rounded(.up))
-            let ring = AudioRing(channels: format.channels, capacity: max(2048, frames), sampleRate: format.sampleRate)
-            self.ring = ring
-            renderer = AudioRenderer(ring: ring, format: format, pullMode: audioSink.mode == .pull, deviceLatency: audioSink.latency)
+            ring = AudioRing(channels: format.channels, capacity: max(2048, frames), sampleRate: format.sampleRate)
         } else {
             ring = nil
-            renderer = nil
         }
         MediaResources.engineCreated()
     }
@@ -159,9 +155,14 @@ final class PlaybackEngine: @unchecked Sendable {
         if let startTime { seek(id: -1, to: startTime, before: .zero, after: .zero) }
         let demux = monitor.register("demux")
         spawn("reel.demux") { [self] in runDemux(demux) }
-        if let renderer {
+        if let ring, let audioSink {
             let worker = monitor.register("audio-render")
-            spawn("reel.audio-render") { [self] in renderer.run(engine: self, worker: worker) }
+            spawn("reel.audio-render") { [self] in
+                // Made here: the renderer's state belongs to this thread alone.
+                let renderer = AudioRenderer(ring: ring, format: audioSink.format, pullMode: audioSink.mode == .pull,
+                                             deviceLatency: audioSink.latency)
+                renderer.run(engine: self, worker: worker)
+            }
         }
         if let audioSink, let ring, audioSink.mode == .pull {
             audioSink.start(pulling: AudioPullSource(ring: ring, clock: clock))

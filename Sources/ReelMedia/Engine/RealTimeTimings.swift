@@ -20,23 +20,16 @@ public struct AudioCallbackStatistics: Sendable, Hashable, Codable {
 /// Durations recorded by one real-time thread (an audio callback) without a lock or an
 /// allocation: a histogram of atomic counters, written by that thread alone, read by anyone.
 /// Buckets are 5 µs wide up to 2 ms, then one bucket for everything longer; the maximum is
-/// kept exactly.
-public final class RealTimeTimings: @unchecked Sendable {
+/// kept exactly. Checked `Sendable`: every field is an atomic (the buckets an inline array of
+/// them, part of the object: no pointer to share).
+public final class RealTimeTimings: Sendable {
     static let bucketWidthNanos: Int64 = 5_000
     static let bucketCount = 401
-    private let buckets: UnsafeMutablePointer<Atomic<Int>>
+    private let buckets = InlineArray<401, Atomic<Int>> { _ in Atomic(0) }
     private let count = Atomic<Int>(0)
     private let maximum = Atomic<Int64>(0)
 
-    public init() {
-        buckets = .allocate(capacity: Self.bucketCount)
-        for i in 0..<Self.bucketCount { (buckets + i).initialize(to: Atomic(0)) }
-    }
-
-    deinit {
-        buckets.deinitialize(count: Self.bucketCount)
-        buckets.deallocate()
-    }
+    public init() {}
 
     /// The monotonic clock in nanoseconds (for timing a callback; real-time safe).
     public static func now() -> Int64 {

@@ -16,6 +16,9 @@ internal import CFFmpeg
 /// Threads: FFmpeg calls the read and seek callbacks on the demux thread only; `interrupt()`,
 /// `statistics` and the error come from any thread through `state`. The hooks and `context`
 /// are fixed at init (the context is freed by `close()`, after the format context).
+///
+/// `@unchecked`: it wraps an `AVIOContext` and the demux thread's scanner state, which only
+/// the demux thread touches; everything shared is in `state` (a `Mutex`).
 final class AVIOBridge: @unchecked Sendable {
     /// What the pipeline wants to hear from the bridge, fixed before the first read.
     struct Hooks: Sendable {

@@ -16,7 +16,7 @@ internal import CFFmpeg
 ///
 /// Threads: `io_open`/`io_close` and the bridges' reads run on the demux thread; `interruptAll`,
 /// `failure` and `closeAll` come from any thread. Everything mutable is in `state`.
-final class NestedIO: @unchecked Sendable {
+final class NestedIO: Sendable {
     let policy: NestedAccessPolicy
     let loader: any ResourceLoader
     let io: IOActivity?

@@ -11,9 +11,10 @@ import ReelCore
 /// is heard within about two device buffers rather than after everything already in the ring,
 /// and the device never finds the ring empty meanwhile.
 ///
-/// Everything below `ring` belongs to the render thread alone; what it shares with the
-/// owner (segments, backlog, the end) goes through the engine's monitor.
-final class AudioRenderer: @unchecked Sendable {
+/// Not `Sendable`: the engine makes it on the render thread, where it stays; only `ring` (a
+/// `Sendable` ``AudioRing``) is shared. What it shares with the owner (segments, backlog, the
+/// end) goes through the engine's monitor.
+final class AudioRenderer {
     let ring: AudioRing
     let format: AudioFormat
     /// The device pulls on its own thread and says nothing when it frees room: look again
@@ -97,7 +98,7 @@ final class AudioRenderer: @unchecked Sendable {
         let room = minimumRoom
         let ring = ring
         let starting = segment == nil
-        let ready: (EngineState) -> Bool = { state in
+        let ready: @Sendable (EngineState) -> Bool = { state in
             if state.closing || state.failure != nil || state.serial != mySerial { return true }
             if state.audioRate != myRate || state.volume != myVolume { return true }
             if starting, state.audioStart == .pending { return false }

@@ -22,14 +22,18 @@ import Synchronization
 ///
 /// What the consumer took last — where it started, how much, and the host time — is
 /// published through a sequence lock, from which the owner derives the audio clock.
-final class AudioRing: @unchecked Sendable {
+///
+/// Checked `Sendable`: its indices are atomics and its samples a ``SampleBuffer`` (raw
+/// memory, ordered by those atomics), so the callback path stays lock- and allocation-free.
+final class AudioRing: Sendable {
     let channels: Int
     /// Frames the ring holds (a power of two).
     let capacity: Int
     private let mask: Int
     /// Producer writes `[written, written + free)`, consumer reads `[consumed, written)`;
     /// the atomics order the two.
-    private let samples: UnsafeMutablePointer<Float>
+    private let storage: SampleBuffer
+    private var samples: UnsafeMutablePointer<Float> { storage.base }
 
     private let written = Atomic<Int>(0)
     private let consumed = Atomic<Int>(0)
@@ -61,12 +65,7 @@ final class AudioRing: @unchecked Sendable {
         while size < minimum { size <<= 1 }
         capacity = size
         mask = size - 1
-        samples = .allocate(capacity: size * channels)
-        samples.initialize(repeating: 0, count: size * channels)
-    }
-
-    deinit {
-        samples.deallocate()
+        storage = SampleBuffer(count: size * channels)
     }
 
     // MARK: Producer (the audio render thread)

@@ -6,7 +6,7 @@ import ReelCore
 /// player's clock (so `--clock fast` writes as fast as decoding allows, and a 2x
 /// run writes time-stretched audio, as heard). The header is kept valid as the
 /// file grows, so even an interrupted run leaves a readable file.
-public final class WAVAudioSink: AudioSink, @unchecked Sendable {
+public final class WAVAudioSink: AudioSink, Sendable {
     public let format: AudioFormat
     public let latency: MediaTime = .zero
     public let mode: AudioSinkMode
