@@ -78,7 +78,7 @@ public struct PlaybackViewModel: Sendable {
     public private(set) var slider = ProgressSlider()
     public private(set) var hold = HoldToSpeedUp()
     /// Seconds a second click must follow the first to count as a double click.
-    public var doubleClickInterval = MediaTime(value: 300, timescale: 1000)
+    public let doubleClickInterval = MediaTime(value: 300, timescale: 1000)
 
     private var press: Press?
     private var lastTapAt: MediaTime?
