@@ -351,6 +351,9 @@ import Foundation
         #expect(page.status.isEmpty)
         page.profileFailed("offline")
         #expect(page.status == "offline" && page.profile == Self.ada)
+        // A profile that changed by another answer (saved, a new avatar) leaves the line as it was.
+        page.profileLoaded(Self.ada, clearsStatus: false)
+        #expect(page.status == "offline")
     }
 
     @Test func tilesWaitForTheirThumbnailsAndShowThemOnceDecoded() {
