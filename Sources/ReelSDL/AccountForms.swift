@@ -20,8 +20,8 @@ public struct TextFields: Sendable, Hashable {
         }
     }
 
-    public var fields: [Field]
-    public var focus: Int = 0
+    public private(set) var fields: [Field]
+    public private(set) var focus: Int = 0
     /// The IME's uncommitted text in the focused field.
     public private(set) var composition = ""
 

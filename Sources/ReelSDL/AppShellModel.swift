@@ -6,9 +6,12 @@ import ReelMedia
 
 /// The window's account side as a value: the bottom tab bar (home / upload / me), the
 /// sign-in and sign-up forms, the profile with its editor and "my videos" grid, and the
-/// upload page — layout, input and drawing. The home feed itself is ``FeedViewModel``;
-/// this model says when it is on screen (``showsFeed``) and draws everything else.
-/// Input in drawable pixels comes in, ``Command``s come out. No SDL, no I/O.
+/// upload page — layout, input and drawing. Each page or form is a value of its own
+/// (``AccountForm``, ``UploadForm``, ``ProfilePage``, ``ProfileForm``, ``AvatarForm``) with
+/// its own events; this model routes input and the account session's outcomes to the one
+/// on screen. The home feed itself is ``FeedViewModel``; this model says when it is on
+/// screen (``showsFeed``) and draws everything else. Input in drawable pixels comes in,
+/// ``Command``s come out. No SDL, no I/O.
 public struct AppShellModel: Sendable {
     public enum Command: Sendable, Hashable {
         case signIn(name: String, password: String)
@@ -61,18 +64,20 @@ public struct AppShellModel: Sendable {
     public private(set) var profileForm: ProfileForm?
     /// The avatar page (over the profile, and over its editor when that is open).
     public private(set) var avatarForm: AvatarForm?
+    /// The "me" page: the user, the avatar, the status line, the grid of their videos.
+    public private(set) var mePage = ProfilePage()
     /// The signed-in user, once read.
-    public private(set) var profile: AccountProfile?
+    public var profile: AccountProfile? { mePage.profile }
     /// The avatar's picture, decoded (square); nil draws the nickname's initial.
-    public private(set) var avatar: RGBImage?
+    public var avatar: RGBImage? { mePage.avatar }
     /// Where ``avatar`` came from (its texture's key: a new picture gets a new one).
-    public private(set) var avatarSource: String?
+    public var avatarSource: String? { mePage.avatarSource }
     /// The profile page's status line (loading, a failure).
-    public private(set) var profileStatus = ""
-    public private(set) var tiles: [Tile] = []
+    public var profileStatus: String { mePage.status }
+    public var tiles: [Tile] { mePage.tiles }
+    public var gridScroll: Double { mePage.gridScroll }
     /// Who is signed in (for the chrome before the profile is read).
     public private(set) var signedInName: String?
-    public private(set) var gridScroll: Double = 0
     /// A short notice at the top of a page ("signed out", "session expired — sign in again").
     public private(set) var notice: String?
 
@@ -137,8 +142,7 @@ public struct AppShellModel: Sendable {
         let wasFeed = showsFeed
         navigation.unauthorized()
         signedInName = nil
-        profile = nil
-        showAvatar(nil, from: nil)
+        mePage.signedOut(keepingTiles: true)
         profileForm = nil
         // A picture on its way got no answer but the 401: the path stays for after signing in.
         if avatarForm?.isSending == true { avatarForm?.finish(error: nil) }
@@ -162,7 +166,7 @@ public struct AppShellModel: Sendable {
         case .success(let user):
             authForm.finish(error: nil)
             signedInName = user.name
-            profile = user
+            mePage.profileLoaded(user, clearsStatus: false)
             notice = nil
             let wasFeed = showsFeed
             navigation.didSignIn()
@@ -177,9 +181,7 @@ public struct AppShellModel: Sendable {
         let wasFeed = showsFeed
         navigation.didSignOut()
         signedInName = nil
-        profile = nil
-        showAvatar(nil, from: nil)
-        tiles = []
+        mePage.signedOut()
         profileForm = nil
         avatarForm = nil
         authForm = AccountForm(mode: .signIn)
@@ -190,7 +192,7 @@ public struct AppShellModel: Sendable {
     public mutating func profileSaved(_ result: Result<AccountProfile, UploadRefusal>) {
         switch result {
         case .success(let user):
-            profile = user
+            mePage.profileLoaded(user, clearsStatus: false)
             profileForm = nil
         case .failure(let refusal):
             profileForm?.finish(error: refusal.message)
@@ -198,46 +200,30 @@ public struct AppShellModel: Sendable {
     }
 
     /// The signed-in user was read: the profile page shows it (its status line clears).
-    public mutating func profileLoaded(_ user: AccountProfile) {
-        profile = user
-        profileStatus = ""
-    }
+    public mutating func profileLoaded(_ user: AccountProfile) { mePage.profileLoaded(user) }
 
     /// Reading the profile failed: its status line says why (what was shown stays).
-    public mutating func profileFailed(_ message: String) { profileStatus = message }
+    public mutating func profileFailed(_ message: String) { mePage.profileFailed(message) }
 
     /// The signed-in user's videos were read: one tile each, their thumbnails to come
     /// (``thumbnailsWanted``, ``thumbnailDecoded(_:for:)``).
-    public mutating func myVideosLoaded(_ items: [FeedItem]) {
-        tiles = items.map { Tile(item: $0, thumbnail: nil) }
-    }
+    public mutating func myVideosLoaded(_ items: [FeedItem]) { mePage.myVideosLoaded(items) }
 
     /// The pictures the tiles still wait for: each one's cover, or its video's first frame.
-    public var thumbnailsWanted: [URL] {
-        tiles.compactMap { tile in tile.thumbnail == nil ? Self.thumbnailURL(of: tile.item) : nil }
-    }
+    public var thumbnailsWanted: [URL] { mePage.thumbnailsWanted }
 
     /// A thumbnail decoded from `url`: every tile waiting for it shows it.
-    public mutating func thumbnailDecoded(_ image: RGBImage, for url: URL) {
-        for i in tiles.indices where tiles[i].thumbnail == nil && Self.thumbnailURL(of: tiles[i].item) == url {
-            tiles[i].thumbnail = image
-        }
-    }
-
-    private static func thumbnailURL(of item: FeedItem) -> URL? { item.coverURL ?? item.videoURL }
+    public mutating func thumbnailDecoded(_ image: RGBImage, for url: URL) { mePage.thumbnailDecoded(image, for: url) }
 
     /// The avatar's picture decoded from `source` (nil: none, the initial shows).
-    public mutating func showAvatar(_ image: RGBImage?, from source: String?) {
-        avatar = image
-        avatarSource = image == nil ? nil : source
-    }
+    public mutating func showAvatar(_ image: RGBImage?, from source: String?) { mePage.avatarDecoded(image, from: source) }
 
     /// The avatar request ended: the profile with the new avatar (the page closes), or the
     /// refusal shown on the avatar page with the path kept (the old avatar stays).
     public mutating func avatarChanged(_ result: Result<AccountProfile, UploadRefusal>) {
         switch result {
         case .success(let user):
-            profile = user
+            mePage.profileLoaded(user, clearsStatus: false)
             avatarForm = nil
         case .failure(let refusal):
             if avatarForm == nil { avatarForm = AvatarForm() }
@@ -390,7 +376,7 @@ public struct AppShellModel: Sendable {
         var out: [Command] = []
         if wasFeed != showsFeed { out.append(.feedVisible(showsFeed)) }
         if navigation.authPage == nil, navigation.place == .profile, navigation.isSignedIn {
-            profileStatus = profile == nil ? "加载中… Loading" : profileStatus
+            mePage.opened()
             out.append(.loadProfile)
         }
         return out
@@ -474,9 +460,6 @@ public struct AppShellModel: Sendable {
     }
 
     private mutating func scrollGrid(by delta: Double) {
-        let rows = (tiles.count + 2) / 3
-        let content = Double(rows) * (tileSize.height + 4 * scale)
-        let visible = contentHeight - gridTop
-        gridScroll = min(max(0, gridScroll + delta), max(0, content - visible))
+        mePage.scrollGrid(by: delta, rowHeight: tileSize.height + 4 * scale, visible: contentHeight - gridTop)
     }
 }

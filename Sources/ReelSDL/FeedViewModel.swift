@@ -79,13 +79,14 @@ public struct FeedViewModel: Sendable {
     public private(set) var query = ""
     /// Uncommitted IME text (shown underlined after the query).
     public private(set) var composition = ""
-    public var resultRows: [ResultRow] = []
-    public var searchStatus = ""
+    public private(set) var resultRows: [ResultRow] = []
+    /// The panel's line about the search: loading, how many, none, why it failed.
+    public private(set) var searchStatus = ""
     public private(set) var resultsScroll: Double = 0
     /// While search results play: what was searched (the tab bar shows it with a back arrow).
-    public var resultsTitle: String?
+    public private(set) var resultsTitle: String?
     /// What the tab bar says while results play (default: ‹ 搜索 “resultsTitle”).
-    public var resultsLabel: String?
+    public private(set) var resultsLabel: String?
     /// A notice over the feed, under the tabs: the feed needs sign-in (the feed API answered
     /// 401/403), or a command of the window failed (for ``failureNoticeSeconds``).
     public var notice: String? { needsSignIn ? Self.signInNotice : failureNotice?.text }
@@ -114,14 +115,11 @@ public struct FeedViewModel: Sendable {
         swipe = SwipeController(itemCount: 0, pageHeight: Double(max(1, drawableHeight)))
         tabs = TabStrip(tabWidths: [], viewportWidth: Double(drawableWidth))
         tabTitles = []
-        playback.topInset = 48 * scale
+        playback.topInsetChanged(48 * scale)
     }
 
     public var scale: Double { playback.scale }
-    public var showsHUD: Bool {
-        get { playback.showsHUD }
-        set { playback.showsHUD = newValue }
-    }
+    public var showsHUD: Bool { playback.showsHUD }
     public var width: Double { Double(playback.drawableWidth) }
     public var height: Double { Double(playback.drawableHeight) }
     public var currentIndex: Int { swipe.index }
@@ -131,10 +129,8 @@ public struct FeedViewModel: Sendable {
     /// The drawable size changed (resize, fullscreen, HiDPI).
     public mutating func resize(width: Int, height: Int, scale: Double, now: MediaTime) {
         guard width != playback.drawableWidth || height != playback.drawableHeight || scale != playback.scale else { return }
-        playback.drawableWidth = width
-        playback.drawableHeight = height
-        playback.scale = scale
-        playback.topInset = tabBarHeight
+        playback.resized(width: width, height: height, scale: scale)
+        playback.topInsetChanged(tabBarHeight)
         _ = swipe.resize(pageHeight: Double(max(1, height)), now: now)
         _ = tabs.layout(tabWidths: tabs.tabWidths, viewportWidth: tabViewportWidth)
     }
@@ -162,10 +158,8 @@ public struct FeedViewModel: Sendable {
     /// The current page's item, for its overlay and carousel. A page that `failed` has
     /// no transport (nothing plays): its title and the reason are all it shows.
     public mutating func setCurrentItem(_ item: FeedItem?, failed: Bool = false, now: MediaTime) {
-        playback.title = item?.title ?? ""
-        playback.subtitle = item?.uploaderHandle ?? ""
         let isImagePost = item?.isImagePost ?? false
-        playback.showsTransport = !isImagePost && !failed
+        playback.itemShown(title: item?.title ?? "", subtitle: item?.uploaderHandle ?? "", showsTransport: !isImagePost && !failed)
         if isImagePost, let item {
             if carousel?.imageCount != item.images.count || carouselItem != item.id {
                 carousel = CarouselModel(imageCount: item.images.count, now: now)
@@ -182,11 +176,54 @@ public struct FeedViewModel: Sendable {
     public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool,
                               videoSize: (Int, Int)?) {
         playback.sync(currentTime: currentTime, duration: duration, loaded: loaded, isPlaying: isPlaying)
-        playback.videoWidth = videoSize?.0 ?? 0
-        playback.videoHeight = videoSize?.1 ?? 0
+        playback.videoSizeKnown(width: videoSize?.0 ?? 0, height: videoSize?.1 ?? 0)
     }
 
-    public mutating func setHUD(_ lines: [String]) { playback.hudLines = lines }
+    /// The HUD switched on or off (the H key toggles it too).
+    public mutating func hudShown(_ shown: Bool) { playback.hudShown(shown) }
+
+    /// The HUD's lines for this frame.
+    public mutating func hudLinesChanged(_ lines: [String]) { playback.hudLinesChanged(lines) }
+
+    // MARK: The search's outcomes
+
+    /// No query (or an empty one): nothing listed, nothing said.
+    public mutating func searchCleared() {
+        resultRows = []
+        searchStatus = ""
+    }
+
+    /// A query's first page is loading: the list is empty and says so.
+    public mutating func searchStarted() {
+        resultRows = []
+        searchStatus = "搜索中…"
+    }
+
+    /// The query's results so far (with the thumbnails decoded so far): listed and counted,
+    /// or "no results"; `hasMore` says further pages load on scrolling.
+    public mutating func searchResultsLoaded(_ rows: [ResultRow], hasMore: Bool) {
+        resultRows = rows
+        searchStatus = rows.isEmpty ? "没有结果" : "\(rows.count) 个结果" + (hasMore ? "（滚动加载更多）" : "")
+    }
+
+    /// The last search request failed: the panel says why; the results so far stay listed.
+    public mutating func searchFailed(_ message: String, rows: [ResultRow]) {
+        resultRows = rows
+        searchStatus = "搜索失败: \(message)"
+    }
+
+    /// A feed of results plays (search results, or my videos): the tab bar shows `label`
+    /// (default ‹ 搜索 “title”) with a back arrow instead of the categories.
+    public mutating func resultsShown(title: String, label: String? = nil) {
+        resultsTitle = title
+        resultsLabel = label
+    }
+
+    /// The results' feed closed: the categories show again.
+    public mutating func resultsClosed() {
+        resultsTitle = nil
+        resultsLabel = nil
+    }
 
     // MARK: Layout
 

@@ -32,27 +32,31 @@ public final class FeedWindow {
     public let browser: FeedBrowser
     public let search: SearchModel?
     public let uiClock: any EngineClock
-    public private(set) var model: FeedViewModel
-    private let host: SDLWindowHost
-    private let covers: CoverCache
-    private let makeResultsSession: (@Sendable (any FeedSource) -> FeedSession)?
-    /// The feed of search results being played, when one was opened.
-    public private(set) var resultsSession: FeedSession?
-    private var shownSession: ObjectIdentifier?
-    private var running = true
-    private var lastResultsVersion = ""
-    private var firstFrames: [String] = []
-    private let events = EventBox()
+    public internal(set) var model: FeedViewModel
+    let host: SDLWindowHost
+    let covers: CoverCache
+    let makeResultsSession: (@Sendable (any FeedSource) -> FeedSession)?
+    /// The feed of search results (or my videos) being played, when one was opened.
+    public internal(set) var resultsSession: FeedSession?
+    var shownSession: ObjectIdentifier?
+    var running = true
+    let events = EventBox()
     /// Background commands; their outcomes come back to the window's thread.
-    private let tasks: WindowTasks
+    let tasks: WindowTasks
     /// The account side (tab bar, sign-in, profile, upload), when the feed comes from a
     /// `reel serve` with accounts.
     public let accounts: AccountSession?
-    public private(set) var shell: AppShellModel?
+    public internal(set) var shell: AppShellModel?
     /// The focused field's rect SDL text input was started with (nil: stopped by the shell).
-    private var textInputRect: UIRect?
-    /// The user whose videos play in `resultsSession` (my videos), else nil.
-    private var playingMyVideos = false
+    var textInputRect: UIRect?
+    /// Whether `resultsSession` plays my videos (not search results).
+    var playingMyVideos = false
+    /// A press that began on the tab bar while the feed shows (its release is the shell's).
+    var tabBarPressed = false
+    /// The avatar address whose picture the shell holds.
+    var avatarShown: URL?
+    /// Items uploaded from this window (newest last).
+    public internal(set) var uploaded: [UploadedItem] = []
 
     /// - Parameters:
     ///   - browser: started (its first tab's feed open).
@@ -81,7 +85,7 @@ public final class FeedWindow {
         } else {
             model = FeedViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y)
         }
-        model.showsHUD = options.showsHUD
+        model.hudShown(options.showsHUD)
         let titles = browser.categories.map(\.title)
         let widths = titles.map { Double(host.text.width(of: $0.isEmpty ? "推荐" : $0, size: Int(17 * model.scale))) + 28 * model.scale }
         model.setTabs(titles: titles, widths: widths, selected: browser.selectedIndex)
@@ -171,21 +175,8 @@ public final class FeedWindow {
         for i in max(0, index - 1)..<min(items.count, index + 2) where session.frame(at: i) == nil {
             if let url = items[i].coverURL { covers.request(url, maxWidth: size.width, maxHeight: size.height) }
         }
-        if let search, model.isSearching || !model.resultRows.isEmpty {
-            let results = search.results
-            model.resultRows = results.map { item in
-                if let url = item.coverURL ?? item.images.first { covers.request(url, maxWidth: 180, maxHeight: 320) }
-                return FeedViewModel.ResultRow(item: item, thumbnail: (item.coverURL ?? item.images.first).flatMap(covers.image))
-            }
-            switch search.state {
-            case .idle: model.searchStatus = ""
-            case .searching: model.searchStatus = "搜索中…"
-            case .results: model.searchStatus = "\(results.count) 个结果" + (search.hasMore ? "（滚动加载更多）" : "")
-            case .empty: model.searchStatus = "没有结果"
-            case .failed(let message): model.searchStatus = "搜索失败: \(message)"
-            }
-        }
-        if model.showsHUD { model.setHUD(hudLines(session)) }
+        refreshSearch()
+        if model.showsHUD { model.hudLinesChanged(hudLines(session)) }
     }
 
     private func content(_ session: FeedSession, _ index: Int) -> FeedViewModel.PageContent {
@@ -283,9 +274,10 @@ public final class FeedWindow {
                 session?.move(to: index)
             case .selectTab(let index):
                 if let results = resultsSession {
+                    // The tab's feed takes over (it resumes when its session shows).
                     results.close()
                     resultsSession = nil
-                    model.resultsTitle = nil
+                    model.resultsClosed()
                 }
                 let browser = self.browser
                 tasks.run("分类加载失败 Category failed") { try await browser.select(index) }
@@ -303,26 +295,9 @@ public final class FeedWindow {
             case .loadMoreResults:
                 if let search, search.hasMore { tasks.run("搜索失败 Search failed") { await search.loadMore() } }
             case .openSearchResult(let index):
-                guard let search, let make = makeResultsSession else { break }
-                browser.currentSession?.setActive(false)
-                resultsSession?.close()
-                let results = make(search.feedSource())
-                let wake = host.makeWaker()
-                let events = self.events
-                results.onFrame = { _ in wake() }
-                results.addObserver { event in events.record(event); wake() }
-                resultsSession = results
-                shownSession = nil
-                model.resultsTitle = search.query
-                tasks.run("结果加载失败 Results failed") { try await results.start(at: index) }
+                openSearchResult(index)
             case .closeResults:
-                if playingMyVideos, var shell {
-                    let commands = shell.closeMyVideos()
-                    self.shell = shell
-                    performShell(commands)
-                } else {
-                    closeResults()
-                }
+                leaveResults()
             }
         }
     }
@@ -344,206 +319,10 @@ public final class FeedWindow {
         case .setFullscreen(let on): host.setFullscreen(on)
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
-            if playingMyVideos, var shell {
-                let commands = shell.closeMyVideos()
-                self.shell = shell
-                performShell(commands)
-            } else if resultsSession != nil {
-                closeResults()
-            } else {
-                running = false
-            }
+            if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }
         }
     }
-
-    private func closeResults(resumeFeed: Bool = true) {
-        guard let results = resultsSession else { return }
-        results.close()
-        resultsSession = nil
-        shownSession = nil
-        model.resultsTitle = nil
-        model.resultsLabel = nil
-        playingMyVideos = false
-        if resumeFeed { browser.currentSession?.setActive(true) }
-    }
-
-    // MARK: The account side
-
-    /// Input for the tab bar and the account pages; false when it belongs to the feed.
-    private func handleShell(_ input: HostInput) -> Bool {
-        guard var shell else { return false }
-        let mapped: AppShellModel.Input?
-        let onFeed = shell.showsFeed
-        switch input {
-        case .pointerDown(let x, let y, _):
-            mapped = onFeed && y < shell.contentHeight ? nil : .pointerDown(x: x, y: y)
-        case .pointerUp(let x, let y):
-            mapped = onFeed && !tabBarPressed ? nil : .pointerUp(x: x, y: y)
-        case .pointerMove:
-            return !onFeed || tabBarPressed
-        case .wheel(let dy): mapped = onFeed ? nil : .wheel(dy: dy)
-        case .keyDown(let code, _):
-            let key = Self.shellKey(code)
-            if [.f1, .f2, .f3].contains(key) || !onFeed { mapped = .keyDown(key, shift: false) } else { mapped = nil }
-        case .keyUp: return !onFeed
-        case .textInput(let text): mapped = onFeed ? nil : .text(text)
-        case .textEditing(let text): mapped = onFeed ? nil : .composition(text)
-        case .drop(let path): mapped = .drop(path: path)
-        case .quit, .wake, .resized, .pointerLeave: return false
-        }
-        guard let mapped else { return false }
-        if case .pointerDown = mapped { tabBarPressed = onFeed }
-        if case .pointerUp = mapped { tabBarPressed = false }
-        let commands = shell.handle(mapped)
-        self.shell = shell
-        performShell(commands)
-        return true
-    }
-    /// A press that began on the tab bar while the feed shows (its release is the shell's).
-    private var tabBarPressed = false
-
-    static func shellKey(_ code: Int32) -> AppShellModel.Key {
-        switch code {
-        case SDLEventInjector.keycode(.tab): .tab
-        case SDLEventInjector.keycode(.enter): .enter
-        case SDLEventInjector.keycode(.backspace): .backspace
-        case SDLEventInjector.keycode(.escape): .escape
-        case SDLEventInjector.keycode(.up): .up
-        case SDLEventInjector.keycode(.down): .down
-        case SDLEventInjector.keycode(.f1): .f1
-        case SDLEventInjector.keycode(.f2): .f2
-        case SDLEventInjector.keycode(.f3): .f3
-        default: .other
-        }
-    }
-
-    private func performShell(_ commands: [AppShellModel.Command]) {
-        guard let accounts else { return }
-        for command in commands {
-            switch command {
-            case .signIn(let name, let password): accounts.signIn(name: name, password: password)
-            case .signUp(let name, let email, let password): accounts.signUp(name: name, email: email, password: password)
-            case .signOut: accounts.signOut()
-            case .loadProfile: accounts.loadProfile()
-            case .saveProfile(let nickname, let bio): accounts.saveProfile(nickname: nickname, bio: bio)
-            case .changeAvatar(let path): accounts.changeAvatar(path: path)
-            case .upload(let path, let title, let category): accounts.upload(path: path, title: title, category: category)
-            case .feedVisible(let visible):
-                if visible {
-                    session?.setActive(true)
-                } else {
-                    session?.setActive(false)
-                }
-            case .playMyVideos(let index):
-                guard let make = makeResultsSession, let user = shell?.profile else { break }
-                browser.currentSession?.setActive(false)
-                closeResults(resumeFeed: false)
-                let results = make(accounts.itemsSource(of: user.id))
-                let wake = host.makeWaker()
-                let events = self.events
-                results.onFrame = { _ in wake() }
-                results.addObserver { event in events.record(event); wake() }
-                resultsSession = results
-                playingMyVideos = true
-                shownSession = nil
-                model.resultsTitle = "我的作品"
-                model.resultsLabel = "‹ 我的作品 My videos"
-                tasks.run("作品加载失败 My videos failed") { try await results.start(at: index) }
-            case .closeMyVideos:
-                closeResults(resumeFeed: false)
-            case .quit:
-                running = false
-            }
-        }
-    }
-
-    /// Takes the account requests' outcomes and the feed's 401s into the shell; keeps SDL
-    /// text input on while a text field is on screen.
-    private func refreshAccounts() {
-        guard var shell, let accounts else { return }
-        var commands: [AppShellModel.Command] = []
-        if events.takeSignInRequest() { accounts.feedUnauthorized() }
-        for event in accounts.drain() {
-            switch event {
-            case .signedIn(let user):
-                commands += shell.signInFinished(.success(user))
-                // The feed answered 401 before: read it again, now with the token.
-                if events.clearNeedsSignIn() {
-                    let browser = self.browser, index = browser.selectedIndex
-                    tasks.run("刷新失败 Reload failed", counted: .reload) { try await browser.reload(index) }
-                }
-            case .signInFailed(let message): commands += shell.signInFinished(.failure(UploadRefusal(message)))
-            case .profile(let user): shell.profileLoaded(user)
-            case .profileFailed(let message): shell.profileFailed(message)
-            case .myVideos(let items): shell.myVideosLoaded(items)
-            case .profileSaved(let result): shell.profileSaved(result)
-            case .avatarChanged(let result): shell.avatarChanged(result)
-            case .signedOut:
-                if playingMyVideos { closeResults(resumeFeed: false) }
-                commands += shell.signedOut()
-            case .uploadProgress(let sent, let total): shell.uploadProgress(sent: sent, total: total)
-            case .uploaded(let result):
-                shell.uploadFinished(result)
-                if case .success(let item) = result {
-                    uploaded.append(item)
-                    // The category's feed is read again so the new item is in it.
-                    if let index = browser.index(ofCategory: item.category) {
-                        let browser = self.browser
-                        tasks.run("刷新失败 Reload failed", counted: .reload) { try await browser.reload(index) }
-                    }
-                }
-            case .unauthorized(let reason):
-                commands += shell.unauthorized(reason: reason)
-            }
-        }
-        // Thumbnails and the avatar, decoded in the background (FFmpeg, as covers are). A new
-        // avatar replaces the shown one once it is decoded; until then the old one stays.
-        if let path = shell.profile?.avatarURL, let url = URL(string: path, relativeTo: accounts.server)?.absoluteURL {
-            if url != avatarShown || shell.avatar == nil {
-                covers.request(url, maxWidth: 240, maxHeight: 240)
-                if let image = covers.image(url) {
-                    shell.showAvatar(image.centredSquare(), from: url.absoluteString)
-                    avatarShown = url
-                }
-            }
-        } else if shell.avatar != nil {
-            shell.showAvatar(nil, from: nil)
-            avatarShown = nil
-        }
-        for url in shell.thumbnailsWanted {
-            covers.request(url, maxWidth: 240, maxHeight: 428)
-            if let image = covers.image(url) { shell.thumbnailDecoded(image, for: url) }
-        }
-        self.shell = shell
-        performShell(commands)
-        // Text input follows the focused field.
-        let wanted = self.shell?.showsFeed == true ? nil : self.shell?.textInputRect
-        if wanted != textInputRect {
-            if let wanted { host.startTextInput(rect: wanted) } else if !model.isSearching { host.stopTextInput() }
-            textInputRect = wanted
-        }
-    }
-
-    /// The avatar address whose picture the shell holds.
-    private var avatarShown: URL?
 
     /// Whether a category is being read again (after an upload, or after signing in).
     public var isReloading: Bool { tasks.isRunning(.reload) }
-
-    /// Items uploaded from this window (newest last).
-    public private(set) var uploaded: [UploadedItem] = []
-
-    /// The feed could not be read without signing in (its categories answered 401 before
-    /// the window opened): the sign-in form shows, and signing in reads the feed.
-    public func feedNeedsSignIn() {
-        events.record(.authorizationRequired)
-    }
-
-    /// Drives the shell directly (tests and scripted demos): a tab, as a click on it would.
-    public func select(_ tab: AppTab) {
-        guard var shell else { return }
-        let commands = shell.select(tab)
-        self.shell = shell
-        performShell(commands)
-    }
 }

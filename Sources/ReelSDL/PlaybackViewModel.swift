@@ -59,26 +59,26 @@ public struct PlaybackViewModel: Sendable {
     }
 
     /// Drawable size in pixels and pixels per point (2 on HiDPI).
-    public var drawableWidth: Int
-    public var drawableHeight: Int
-    public var scale: Double
+    public private(set) var drawableWidth: Int
+    public private(set) var drawableHeight: Int
+    public private(set) var scale: Double
     /// The video's size as displayed (rotation applied), once known.
-    public var videoWidth: Int = 0
-    public var videoHeight: Int = 0
-    public var title: String
+    public private(set) var videoWidth: Int = 0
+    public private(set) var videoHeight: Int = 0
+    public private(set) var title: String
     /// A second line above the title (the uploader in a feed).
-    public var subtitle: String = ""
+    public private(set) var subtitle: String = ""
     /// Whether the progress bar, time label and play state show (not for image posts).
-    public var showsTransport = true
+    public private(set) var showsTransport = true
     /// Extra space kept free at the top (the feed's tab bar), in pixels.
-    public var topInset: Double = 0
-    public var isMuted = false
-    public var showsHUD = false
-    public var hudLines: [String] = []
+    public private(set) var topInset: Double = 0
+    public private(set) var isMuted = false
+    public private(set) var showsHUD = false
+    public private(set) var hudLines: [String] = []
     public private(set) var slider = ProgressSlider()
     public private(set) var hold = HoldToSpeedUp()
     /// Seconds a second click must follow the first to count as a double click.
-    public var doubleClickInterval = MediaTime(value: 300, timescale: 1000)
+    public let doubleClickInterval = MediaTime(value: 300, timescale: 1000)
 
     private var press: Press?
     private var lastTapAt: MediaTime?
@@ -89,6 +89,41 @@ public struct PlaybackViewModel: Sendable {
         self.scale = scale
         self.title = title
     }
+
+    // MARK: Events from the window
+
+    /// The drawable size changed (resize, fullscreen, HiDPI).
+    public mutating func resized(width: Int, height: Int, scale: Double) {
+        drawableWidth = width
+        drawableHeight = height
+        self.scale = scale
+    }
+
+    /// A frame of `width`×`height` (as displayed) was shown.
+    public mutating func videoSizeKnown(width: Int, height: Int) {
+        videoWidth = width
+        videoHeight = height
+    }
+
+    /// Another item shows: its title, the line above it, and whether it has a transport
+    /// (image posts and failed pages have none).
+    public mutating func itemShown(title: String, subtitle: String, showsTransport: Bool) {
+        self.title = title
+        self.subtitle = subtitle
+        self.showsTransport = showsTransport
+    }
+
+    /// Space the page keeps free at the top (a tab bar over it).
+    public mutating func topInsetChanged(_ inset: Double) { topInset = inset }
+
+    /// The player's mute state as the window found it (the M key toggles it from here on).
+    public mutating func mutedChanged(_ muted: Bool) { isMuted = muted }
+
+    /// The HUD switched on or off (the H key toggles it too).
+    public mutating func hudShown(_ shown: Bool) { showsHUD = shown }
+
+    /// The HUD's lines for this frame.
+    public mutating func hudLinesChanged(_ lines: [String]) { hudLines = lines }
 
     // MARK: State from the player
 

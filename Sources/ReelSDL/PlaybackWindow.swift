@@ -62,8 +62,8 @@ public final class PlaybackWindow {
                                  renderer: options.renderer, allowFallback: options.allowFallback)
         let size = host.renderer.drawableSize
         modelValue = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
-        modelValue.showsHUD = options.showsHUD
-        modelValue.isMuted = player.isMuted
+        modelValue.hudShown(options.showsHUD)
+        modelValue.mutedChanged(player.isMuted)
         wake = host.makeWaker()
         frames.setWake(wake)
         if options.fullscreen { perform(modelValue.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
@@ -141,13 +141,10 @@ public final class PlaybackWindow {
     @discardableResult
     private func render(capture: Bool) -> RGBImage? {
         let size = host.renderer.drawableSize
-        modelValue.drawableWidth = size.width
-        modelValue.drawableHeight = size.height
-        modelValue.scale = host.pixelScale.y
+        modelValue.resized(width: size.width, height: size.height, scale: host.pixelScale.y)
         let (frame, sequence) = frames.current
         if let frame {
-            modelValue.videoWidth = frame.displayWidth
-            modelValue.videoHeight = frame.displayHeight
+            modelValue.videoSizeKnown(width: frame.displayWidth, height: frame.displayHeight)
         }
         modelValue.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0)
         let now = uiClock.now
@@ -159,7 +156,7 @@ public final class PlaybackWindow {
             }
         }
         fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
-        if modelValue.showsHUD { modelValue.hudLines = hudLines() }
+        if modelValue.showsHUD { modelValue.hudLinesChanged(hudLines()) }
         host.renderer.draw(modelValue.drawList(frame: frame))
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()

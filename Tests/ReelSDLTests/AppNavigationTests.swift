@@ -1,6 +1,8 @@
 import Testing
 import ReelAccountClient
 import ReelCore
+import ReelFeed
+import Foundation
 @testable import ReelSDL
 
 @Suite struct AppNavigationTests {
@@ -329,5 +331,64 @@ import ReelCore
                 == ["the file", "is not", "playable"])
         #expect(AppShellModel.wrap("上传失败文件不是可以播放的视频", size: 10, width: 50, maxLines: 2, measure: Self.measure)
                 == ["上传失败文", "件不是可以播放的视频"])
+    }
+}
+
+/// The "me" page as a value: the session's outcomes come in as events and the page shows them.
+@Suite struct ProfilePageTests {
+    static let ada = AccountProfile(id: 1, name: "ada", nickname: "Ada", bio: "", avatarURL: nil, email: nil, uploads: 2)
+    static let cover = URL(string: "http://h/covers/1.jpg")!
+    static let video = URL(string: "http://h/videos/2.mp4")!
+    static let items = [FeedItem(id: "u/1", title: "one", coverURL: cover), FeedItem(id: "u/2", title: "two", videoURL: video)]
+
+    @Test func itSaysLoadingUntilTheProfileComesAndWhyWhenItFails() {
+        var page = ProfilePage()
+        page.opened()
+        #expect(page.status == "加载中… Loading")
+        page.profileLoaded(Self.ada)
+        #expect(page.status.isEmpty && page.profile?.nickname == "Ada")
+        page.opened()
+        #expect(page.status.isEmpty)
+        page.profileFailed("offline")
+        #expect(page.status == "offline" && page.profile == Self.ada)
+        // A profile that changed by another answer (saved, a new avatar) leaves the line as it was.
+        page.profileLoaded(Self.ada, clearsStatus: false)
+        #expect(page.status == "offline")
+    }
+
+    @Test func tilesWaitForTheirThumbnailsAndShowThemOnceDecoded() {
+        var page = ProfilePage()
+        page.myVideosLoaded(Self.items)
+        #expect(page.tiles.map(\.item.title) == ["one", "two"])
+        #expect(page.thumbnailsWanted == [Self.cover, Self.video])
+        page.thumbnailDecoded(RGBImage(width: 2, height: 2), for: Self.video)
+        #expect(page.tiles[1].thumbnail != nil && page.tiles[0].thumbnail == nil)
+        #expect(page.thumbnailsWanted == [Self.cover])
+    }
+
+    @Test func theGridScrollsWithinItsRows() {
+        var page = ProfilePage()
+        page.myVideosLoaded(Array(repeating: Self.items[0], count: 7))
+        page.scrollGrid(by: 500, rowHeight: 100, visible: 150)
+        #expect(page.gridScroll == 150)
+        page.scrollGrid(by: -1_000, rowHeight: 100, visible: 150)
+        #expect(page.gridScroll == 0)
+    }
+
+    /// Through the shell: a 401 forgets the user but keeps the grid; signing out clears it.
+    @Test func theShellRoutesSignOutAndUnauthorizedToThePage() {
+        var shell = AppShellModel(width: 540, height: 960, signedInName: "ada")
+        _ = shell.select(.me)
+        #expect(shell.profileStatus == "加载中… Loading")
+        shell.profileLoaded(Self.ada)
+        shell.myVideosLoaded(Self.items)
+        shell.showAvatar(RGBImage(width: 4, height: 4), from: "a.png")
+        #expect(shell.avatarSource == "a.png")
+        _ = shell.unauthorized(reason: "token_expired")
+        #expect(shell.profile == nil && shell.avatar == nil && shell.tiles.count == 2)
+        _ = shell.signInFinished(.success(Self.ada))
+        #expect(shell.profile == Self.ada)
+        _ = shell.signedOut()
+        #expect(shell.profile == nil && shell.tiles.isEmpty)
     }
 }

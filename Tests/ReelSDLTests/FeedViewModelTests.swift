@@ -79,7 +79,7 @@ import Foundation
         _ = m.handle(.keyDown(.backspace, isRepeat: false), now: ms(5))
         #expect(m.query == "夜")
         #expect(m.handle(.keyDown(.enter, isRepeat: false), now: ms(6)) == [.search("夜")])
-        m.resultRows = [FeedViewModel.ResultRow(item: FeedItem(id: "r", title: "夜晚的歌"), thumbnail: nil)]
+        m.searchResultsLoaded([FeedViewModel.ResultRow(item: FeedItem(id: "r", title: "夜晚的歌"), thumbnail: nil)], hasMore: false)
         let row = m.resultRect(0)
         _ = m.handle(.pointerDown(x: row.midX, y: row.midY), now: ms(10))
         #expect(m.handle(.pointerUp(x: row.midX, y: row.midY), now: ms(20)) == [.closeSearch, .openSearchResult(0)])
@@ -93,5 +93,85 @@ import Foundation
         #expect(!m.playback.showsTransport)
         _ = m.tick(now: ms(2_100))
         #expect(m.carousel?.index == 1)
+    }
+
+    func texts(_ m: FeedViewModel, now: MediaTime = .zero) -> [String] {
+        m.drawList(now: now) { _ in FeedViewModel.PageContent(source: nil, item: nil) }.compactMap {
+            if case .text(let text, _, _, _, _, _) = $0 { return text }
+            return nil
+        }
+    }
+
+    func row(_ title: String) -> FeedViewModel.ResultRow {
+        FeedViewModel.ResultRow(item: FeedItem(id: title, title: title), thumbnail: nil)
+    }
+
+    /// The search's outcomes come in as events; the panel lists the rows and says where the search is.
+    @Test func theSearchPanelShowsWhatTheSearchEventsSay() {
+        var m = model()
+        _ = m.handle(.keyDown(.slash, isRepeat: false), now: ms(0))
+        m.searchStarted()
+        #expect(m.resultRows.isEmpty)
+        #expect(texts(m).contains("搜索中…"))
+        m.searchResultsLoaded([row("夜晚的歌"), row("夜景")], hasMore: true)
+        #expect(m.resultRows.map(\.item.title) == ["夜晚的歌", "夜景"])
+        #expect(texts(m).contains("2 个结果（滚动加载更多）"))
+        #expect(texts(m).contains("夜景"))
+        m.searchResultsLoaded([], hasMore: false)
+        #expect(texts(m).contains("没有结果"))
+        m.searchCleared()
+        #expect(m.searchStatus.isEmpty && m.resultRows.isEmpty)
+    }
+
+    /// A failed search says why in the panel, and what was found before stays listed.
+    @Test func aSearchFailureIsShownAndKeepsTheResultsSoFar() {
+        var m = model()
+        _ = m.handle(.keyDown(.slash, isRepeat: false), now: ms(0))
+        m.searchResultsLoaded([row("夜晚的歌")], hasMore: true)
+        m.searchFailed("timed out", rows: [row("夜晚的歌")])
+        #expect(m.searchStatus == "搜索失败: timed out")
+        #expect(texts(m).contains("搜索失败: timed out"))
+        #expect(texts(m).contains("夜晚的歌"))
+    }
+
+    /// A command that failed (a search that threw, a category that did not load) is a notice
+    /// over the feed for a while, then goes.
+    @Test func aFailedCommandIsANoticeForAWhile() {
+        var m = model()
+        m.commandFailed("搜索失败 Search failed: offline", now: ms(1_000))
+        #expect(m.notice == "搜索失败 Search failed: offline")
+        #expect(texts(m, now: ms(1_000)).contains("搜索失败 Search failed: offline"))
+        #expect(m.nextDeadline.map { $0 <= ms(5_000) } == true)
+        _ = m.tick(now: ms(4_900))
+        #expect(m.notice != nil)
+        _ = m.tick(now: ms(5_000))
+        #expect(m.notice == nil)
+    }
+
+    /// While a results feed plays the tab bar shows what it is, with a back arrow; a click
+    /// there closes it, and closing brings the categories back.
+    @Test func aResultsFeedIsNamedInTheTabBarUntilItCloses() {
+        var m = model()
+        m.resultsShown(title: "绿")
+        #expect(texts(m).contains("‹ 搜索 “绿”"))
+        #expect(!texts(m).contains("音乐"))
+        _ = m.handle(.pointerDown(x: 40, y: 20), now: ms(0))
+        #expect(m.handle(.pointerUp(x: 40, y: 20), now: ms(10)) == [.closeResults])
+        m.resultsShown(title: "我的作品", label: "‹ 我的作品 My videos")
+        #expect(texts(m).contains("‹ 我的作品 My videos"))
+        m.resultsClosed()
+        #expect(m.resultsTitle == nil && m.resultsLabel == nil)
+        #expect(texts(m).contains("音乐"))
+        _ = m.handle(.pointerDown(x: 40, y: 20), now: ms(20))
+        #expect(m.handle(.pointerUp(x: 40, y: 20), now: ms(30)) != [.closeResults])
+    }
+
+    @Test func theHUDShowsItsLinesOnlyWhileItIsOn() {
+        var m = model()
+        m.hudLinesChanged(["gl  540×960"])
+        #expect(!texts(m).contains("gl  540×960"))
+        m.hudShown(true)
+        #expect(m.showsHUD)
+        #expect(texts(m).contains("gl  540×960"))
     }
 }

@@ -8,8 +8,7 @@ import ReelMedia
 
     func model() -> PlaybackViewModel {
         var m = PlaybackViewModel(drawableWidth: 540, drawableHeight: 960, title: "标题")
-        m.videoWidth = 1280
-        m.videoHeight = 720
+        m.videoSizeKnown(width: 1280, height: 720)
         m.sync(currentTime: ms(12_000), duration: ms(45_000), loaded: [], isPlaying: true)
         return m
     }
@@ -95,9 +94,7 @@ import ReelMedia
 
     @Test func layoutFollowsTheDrawableSizeForHiDPIAndFullscreen() {
         var m = model()
-        m.drawableWidth = 1080
-        m.drawableHeight = 1920
-        m.scale = 2
+        m.resized(width: 1080, height: 1920, scale: 2)
         let l = m.layout
         #expect(l.video.width == 1080)
         #expect(l.bar.width == 1080 - 64)
