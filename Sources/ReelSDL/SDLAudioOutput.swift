@@ -185,13 +185,14 @@ final class SDLAudioVoice: AudioSink, Sendable {
 /// Checked `Sendable`: every field is an atomic, a `Mutex` or immutable; the callback's scratch
 /// is a ``SampleBuffer`` (raw memory) that only the callback thread touches.
 final class SDLAudioMixer: Sendable {
-    static let slotCount = 16
+    private typealias Slots = InlineArray<16, Atomic<UInt>>
+    static let slotCount = Slots.count
     let channels: Int
     let maximumFrames: Int
     let timings = RealTimeTimings()
     /// `Unmanaged<AudioPullSource>` pointers (retained) as bit patterns (0: none), one per
     /// voice slot.
-    private let slots = InlineArray<16, Atomic<UInt>> { _ in Atomic(0) }
+    private let slots = Slots { _ in Atomic(0) }
     /// Odd while a callback runs.
     private let epoch = Atomic<Int>(0)
     private let gainBits = Atomic<UInt32>(Float(1).bitPattern)

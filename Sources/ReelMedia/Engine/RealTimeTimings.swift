@@ -24,8 +24,9 @@ public struct AudioCallbackStatistics: Sendable, Hashable, Codable {
 /// them, part of the object: no pointer to share).
 public final class RealTimeTimings: Sendable {
     static let bucketWidthNanos: Int64 = 5_000
-    static let bucketCount = 401
-    private let buckets = InlineArray<401, Atomic<Int>> { _ in Atomic(0) }
+    private typealias Buckets = InlineArray<401, Atomic<Int>>
+    static let bucketCount = Buckets.count
+    private let buckets = Buckets { _ in Atomic(0) }
     private let count = Atomic<Int>(0)
     private let maximum = Atomic<Int64>(0)
 
