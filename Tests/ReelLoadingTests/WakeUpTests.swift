@@ -12,12 +12,13 @@ final class DoneFlag: Sendable {
     var isSet: Bool { done.withTrackedLock { $0 } }
 }
 
-/// Runs `body` in a task of its own; whether it finished within `watchdog` (wall-clock,
-/// generous). A task stuck on a lost wake-up makes this `false` instead of hanging the
-/// suite (the stuck task is left behind).
-func finishes(within watchdog: Duration = hangWatchdog, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+/// Runs `body` in a task of its own (on `executor` when given); whether it finished within
+/// `watchdog` (wall-clock, generous). A task stuck on a lost wake-up makes this `false`
+/// instead of hanging the suite (the stuck task is left behind).
+func finishes(within watchdog: Duration = hangWatchdog, on executor: (any TaskExecutor)? = nil,
+              _ body: @escaping @Sendable () async -> Void) async -> Bool {
     let flag = DoneFlag()
-    Task {
+    Task(executorPreference: executor) {
         await body()
         flag.set()
     }
@@ -165,12 +166,9 @@ struct WakeUpTests {
                 continuation.finish()
             }
             let box = TotalBox()
-            let consumer = DoneFlag()
-            Task(executorPreference: consuming) {
+            #expect(await finishes(on: consuming) {
                 box.set((try? await stream.collect().count) ?? -1)
-                consumer.set()
-            }
-            #expect(await eventually(timeout: hangWatchdog, poll: .milliseconds(2)) { consumer.isSet }, "round \(round)")
+            }, "round \(round)")
             #expect(box.value == 600, "round \(round)")
             _ = try? await producer.value
         }

@@ -20,6 +20,20 @@ import Testing
         Dictionary(grouping: fake.requests, by: \.url).mapValues(\.count)
     }
 
+    /// Plays `item` through `loader` (the fake itself unless given) with `initSegment` holding
+    /// its body back: the demuxer is stuck reading it, so a request for `firstSegment`
+    /// meanwhile can only be the head start. Whether that request came, and the frames played.
+    static func playWithTheInitStalled(_ item: URL, initSegment: URL, firstSegment: URL, fake: FakeResourceLoader,
+                                       loader: (any ResourceLoader)? = nil) async throws -> (sideBySide: Bool, played: [String]) {
+        fake.setScript(.init(fault: .stallAtOffset(0)), for: initSegment)
+        let playing = Task { try await decodedMD5s(item, loader: loader ?? fake) }
+        let sideBySide = await eventually {
+            fake.stalledURLs.contains(initSegment) && fake.requests.contains { $0.url == firstSegment }
+        }
+        fake.resumeStalls()
+        return (sideBySide, try await playing.value)
+    }
+
     @Test func theInitAndFirstSegmentAreRequestedSideBySideAndEachOnlyOnce() async throws {
         let stream = try PackagedStream.make(.hlsFMP4)
         defer { stream.remove() }
@@ -28,16 +42,8 @@ import Testing
         stream.serve(on: fake, at: Self.base)
         let item = Self.base.appendingPathComponent("index.m3u8")
         let (initSegment, firstSegment) = (Self.base.appendingPathComponent("init.mp4"), Self.base.appendingPathComponent("seg-0.m4s"))
-        // The init segment holds its body back: the demuxer is stuck reading it, so a request for
-        // the first segment meanwhile can only be the head start.
-        fake.setScript(.init(fault: .stallAtOffset(0)), for: initSegment)
-        let playing = Task { try await decodedMD5s(item, loader: fake) }
-        let sideBySide = await eventually {
-            fake.stalledURLs.contains(initSegment) && fake.requests.contains { $0.url == firstSegment }
-        }
-        fake.resumeStalls()
+        let (sideBySide, played) = try await Self.playWithTheInitStalled(item, initSegment: initSegment, firstSegment: firstSegment, fake: fake)
         #expect(sideBySide, "the first segment was requested while the init segment was still arriving: \(fake.requests.map(\.url.lastPathComponent))")
-        let played = try await playing.value
         #expect(played == reference, "bit-exact: \(played.count) frames vs \(reference.count)")
         // Handed over whole: nothing was asked for twice.
         let counts = Self.counts(fake)
@@ -58,14 +64,8 @@ import Testing
         let item = Self.base.appendingPathComponent("manifest.mpd")
         let (initSegment, firstSegment) = (Self.base.appendingPathComponent("init-0.m4s"),
                                            Self.base.appendingPathComponent("chunk-0-00001.m4s"))
-        fake.setScript(.init(fault: .stallAtOffset(0)), for: initSegment)
-        let playing = Task { try await decodedMD5s(item, loader: fake) }
-        let sideBySide = await eventually {
-            fake.stalledURLs.contains(initSegment) && fake.requests.contains { $0.url == firstSegment }
-        }
-        fake.resumeStalls()
+        let (sideBySide, played) = try await Self.playWithTheInitStalled(item, initSegment: initSegment, firstSegment: firstSegment, fake: fake)
         #expect(sideBySide, "the first segment was requested while the init segment was still arriving: \(fake.requests.map(\.url.lastPathComponent))")
-        let played = try await playing.value
         #expect(played == reference, "bit-exact: \(played.count) frames vs \(reference.count)")
         let counts = Self.counts(fake)
         #expect(counts.values.allSatisfy { $0 == 1 }, "\(counts.map { "\($0.key.lastPathComponent) ×\($0.value)" })")
@@ -151,14 +151,9 @@ import Testing
         let chosen = ladder.renditions[1].directory
         let initSegment = Self.base.appendingPathComponent("\(chosen)/init.mp4")
         let firstSegment = Self.base.appendingPathComponent("\(chosen)/seg-0.m4s")
-        fake.setScript(.init(fault: .stallAtOffset(0)), for: initSegment)
-        let playing = Task { try await decodedMD5s(master, loader: variants) }
-        let sideBySide = await eventually {
-            fake.stalledURLs.contains(initSegment) && fake.requests.contains { $0.url == firstSegment }
-        }
-        fake.resumeStalls()
+        let (sideBySide, played) = try await Self.playWithTheInitStalled(master, initSegment: initSegment, firstSegment: firstSegment,
+                                                                          fake: fake, loader: variants)
         #expect(sideBySide)
-        let played = try await playing.value
         #expect(played == (try referenceFrames(ladder.clips[1]).map(\.md5)))
         let counts = Self.counts(fake)
         #expect(counts.values.allSatisfy { $0 == 1 }, "\(counts.map { "\($0.key.path) ×\($0.value)" })")
