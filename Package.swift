@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ReelFeedModel", targets: ["ReelFeedModel"]),
         .library(name: "ReelDigest", targets: ["ReelDigest"]),
         .library(name: "ReelStreaming", targets: ["ReelStreaming"]),
+        .library(name: "ReelCaptions", targets: ["ReelCaptions"]),
         .library(name: "ReelLoading", targets: ["ReelLoading"]),
         .library(name: "ReelMedia", targets: ["ReelMedia"]),
         .library(name: "ReelMediaTools", targets: ["ReelMediaTools"]),
@@ -79,6 +80,10 @@ let package = Package(
         // first bytes, the variant policy and its loader, DASH as HLS, the nested-open policy.
         .target(name: "ReelStreaming", dependencies: ["ReelCore"], exclude: ["README.md"]),
 
+        // Captions as values: tracks, cues in ASS form or as pictures, the timeline the
+        // presentation step looks cues up in, the sink. No C, no threads.
+        .target(name: "ReelCaptions", dependencies: ["ReelCore"], exclude: ["README.md"]),
+
         // Loaders: files, HTTP ranges, the range cache, the caching loader, the preloader.
         .target(
             name: "ReelLoading",
@@ -109,7 +114,7 @@ let package = Package(
         .target(
             name: "ReelMedia",
             dependencies: [
-                "ReelCore", "ReelThreads", "ReelDigest", "ReelStreaming", "CFFmpeg",
+                "ReelCore", "ReelThreads", "ReelDigest", "ReelStreaming", "ReelCaptions", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]
@@ -235,6 +240,10 @@ let package = Package(
             dependencies: ["ReelStreaming", "ReelCore", "ReelLoading", "ReelDigest", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(name: "ReelDigestTests", dependencies: ["ReelDigest"]),
+        .testTarget(
+            name: "ReelCaptionsTests",
+            dependencies: ["ReelCore", "ReelCaptions", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(name: "ReelStreamingTests", dependencies: ["ReelCore", "ReelStreaming", "ReelLoading", "ReelTestSupport"]),
         .testTarget(
             name: "ReelCLITests",
