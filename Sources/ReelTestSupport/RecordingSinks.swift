@@ -75,3 +75,20 @@ public final class RecordingAudioSink: AudioSink, Sendable {
         }
     }
 }
+
+/// Records every screen of captions the player shows, in order.
+public final class RecordingCaptionSink: CaptionSink, Sendable {
+    private let state = Mutex<[CaptionFrame]>([])
+
+    public init() {}
+
+    public func show(_ frame: CaptionFrame) { state.withTrackedLock { $0.append(frame) } }
+
+    /// Every screen shown, in order.
+    public var frames: [CaptionFrame] { state.withTrackedLock { $0 } }
+
+    /// The words on screen now.
+    public var currentText: String { state.withTrackedLock { $0.last?.plainText ?? "" } }
+
+    public func reset() { state.withTrackedLock { $0 = [] } }
+}

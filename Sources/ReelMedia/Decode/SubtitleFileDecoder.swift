@@ -98,7 +98,13 @@ enum SubtitleFileDecoder {
         if encoding != nil, refused > 0 {
             throw MediaError.unrecognizedFormat(url: url, message: "text in no encoding Reel recognises")
         }
-        return Result(track: decoder.track, events: timeline.events(of: id))
+        let events = timeline.events(of: id)
+        // Nothing to show is a broken file as far as the user can tell (a truncated one, cues
+        // whose times do not parse): say so rather than offer an empty track.
+        guard !events.isEmpty else {
+            throw MediaError.unrecognizedFormat(url: url, message: "no cue with valid times")
+        }
+        return Result(track: decoder.track, events: events)
     }
 }
 

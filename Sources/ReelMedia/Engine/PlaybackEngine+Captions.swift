@@ -167,6 +167,8 @@ extension PlaybackEngine {
     }
 
     var captionTracksNow: [CaptionTrack] { monitor.read { $0.captions.tracks } }
+
+    func captionEventsNow(of track: CaptionTrackID) -> [CaptionEvent] { monitor.read { $0.captions.timeline.events(of: track) } }
 }
 
 /// A caption source that could not be read or parsed: the video plays on without it.

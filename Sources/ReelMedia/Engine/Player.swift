@@ -301,6 +301,12 @@ public final class Player: Sendable {
         state.withTrackedLock { $0.engine }?.captionTracksNow ?? []
     }
 
+    /// Every cue of `track` read so far, by start (a transcript; in-band cues arrive as the
+    /// item is read).
+    public func captionEvents(of track: CaptionTrackID) -> [CaptionEvent] {
+        state.withTrackedLock { $0.engine }?.captionEventsNow(of: track) ?? []
+    }
+
     // MARK: Audio
 
     public var volume: Float {

@@ -1,0 +1,265 @@
+import Foundation
+import ReelCore
+import ReelMedia
+import ReelTestSupport
+import Synchronization
+import Testing
+
+/// Captions compared with FFmpeg's decode of the same track: every cue's start and end (from
+/// `ffprobe -show_entries subtitle`, the packet's time plus the decoder's display offsets) and
+/// its text in ASS form (from `ffmpeg -copyts … -f ass -`), and every screen the player showed
+/// against the reference cues on at that frame's time.
+@Suite struct CaptionTests {
+    /// A Reel-authored SubRip file: Latin, CJK, italics, overlapping cues, a line break.
+    static let subRip = """
+        1
+        00:00:00,500 --> 00:00:01,750
+        Hello, <i>world</i>
+
+        2
+        00:00:02,000 --> 00:00:03,250
+        第二行字幕
+        second line
+
+        3
+        00:00:03,000 --> 00:00:04,000
+        overlapping, {braces} kept
+
+        4
+        00:00:04,200 --> 00:00:04,900
+        <b>last</b> one
+
+        """
+
+    /// One reference cue.
+    struct Cue: Equatable, CustomStringConvertible {
+        var start: MediaTime
+        var end: MediaTime
+        var text: String
+        var description: String { "\(start.stringValue)–\(end.stringValue) \(text)" }
+    }
+
+    /// A directory of its own with `subs.srt` and `name`, made by `ffmpeg` from a 5 s clip
+    /// (25 fps H.264, AAC) with the SubRip file muxed as `codec`.
+    static func clip(_ name: String, codec: String) async throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-captions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(subRip.utf8).write(to: directory.appendingPathComponent("subs.srt"))
+        try await StartTimeTests.ffmpeg([
+            "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=5", "-f", "lavfi", "-i", "sine=duration=5",
+            "-i", "subs.srt", "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-g", "25", "-c:a", "aac",
+            "-c:s", codec, "-metadata:s:s:0", "language=eng", name,
+        ], in: directory)
+        return directory.appendingPathComponent(name)
+    }
+
+    /// FFmpeg's cues of the first subtitle stream of `file`.
+    static func reference(_ file: URL) async throws -> [Cue] {
+        try await offThePool {
+            let probe = try commandOutput(["ffprobe", "-v", "error", "-select_streams", "s:0", "-show_entries",
+                                           "subtitle=pts,start_display_time,end_display_time", "-of", "csv=p=0", file.path])
+            let times = probe.split(separator: "\n").map { line -> (MediaTime, MediaTime) in
+                let fields = line.split(separator: ",").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+                let pts = MediaTime(value: fields[0], timescale: 1_000_000)
+                return (pts + MediaTime(value: fields[1], timescale: 1000), pts + MediaTime(value: fields[2], timescale: 1000))
+            }
+            let ass = try commandOutput(["ffmpeg", "-nostdin", "-v", "error", "-copyts", "-i", file.path, "-map", "0:s:0", "-f", "ass", "-"])
+            // ASS lines end in CRLF.
+            let texts = ass.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("Dialogue:") }.map { line in
+                String(line.split(separator: ",", maxSplits: 9, omittingEmptySubsequences: false)[9])
+            }
+            #expect(times.count == texts.count)
+            return zip(times, texts).map { Cue(start: $0.0, end: $0.1, text: $1) }
+        }
+    }
+
+    /// A player on a manual clock over `data`, recording frames and captions.
+    final class Harness: Sendable {
+        let clock = ManualClock()
+        let loader: FakeResourceLoader
+        let video = RecordingVideoSink(hashes: false)
+        let captions = RecordingCaptionSink()
+        let player: Player
+        let driver: ManualClockDriver
+        let url: URL
+        private let log = Mutex<[PlayerEvent]>([])
+
+        init(data: Data, name: String) {
+            loader = FakeResourceLoader(clock: clock)
+            url = URL(string: "https://fake.example/\(name)")!
+            loader.add(data, at: url)
+            player = Player(clock: clock, videoSink: video, captionSink: captions)
+            driver = ManualClockDriver(clock: clock, players: [player])
+            player.addEventObserver { [weak self] event in
+                if case .framePresented = event { return }
+                self?.log.withTrackedLock { $0.append(event) }
+            }
+        }
+
+        var events: [PlayerEvent] { log.withTrackedLock { $0 } }
+        var ended: Bool { events.contains { if case .ended = $0 { true } else { false } } }
+        var failures: [CaptionSourceFailure] {
+            events.compactMap { if case .captionSourceFailed(let failure) = $0 { failure } else { nil } }
+        }
+
+        func play(captions: [CaptionSource] = [], startTime: MediaTime? = nil) async {
+            player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader, startTime: startTime, captions: captions))
+            player.play()
+            await driver.run(upTo: seconds(20)) { self.ended }
+        }
+
+        func seek(to time: MediaTime) async {
+            let done = Mutex<Bool?>(nil)
+            player.seek(to: time, toleranceBefore: .zero, toleranceAfter: .zero) { finished in done.withLock { $0 = finished } }
+            await driver.run(upTo: seconds(10)) { done.withLock { $0 } != nil }
+        }
+    }
+
+    static func cues(_ events: [CaptionEvent]) -> [Cue] {
+        events.map { event in
+            guard case .text(let dialogue) = event.content else { return Cue(start: event.start, end: event.end, text: "<bitmap>") }
+            return Cue(start: event.start, end: event.end, text: dialogue.text)
+        }
+    }
+
+    /// Every screen shown holds exactly the reference cues on at its time, and its time is the
+    /// time of a frame that was presented.
+    static func expectScreensFollowFrames(_ harness: Harness, reference: [Cue]) {
+        let presented = Set(harness.video.frames.map(\.pts))
+        let screens = harness.captions.frames
+        #expect(!screens.isEmpty)
+        for screen in screens {
+            #expect(presented.contains(screen.time), "a screen at \(screen.time) with no frame presented then")
+            let expected = reference.filter { $0.start <= screen.time && screen.time < $0.end }.map(\.text)
+            #expect(cues(screen.events).map(\.text) == expected, "at \(screen.time.stringValue)")
+        }
+        // Every cue long enough to span a frame was shown.
+        let shown = screens.flatMap { cues($0.events) }
+        for cue in reference { #expect(shown.contains(cue), "never shown: \(cue)") }
+    }
+
+    @Test(arguments: [("a.mkv", "srt"), ("a.mkv", "ass"), ("a.mkv", "webvtt"), ("a.mp4", "mov_text")])
+    func inBandCuesEqualFFmpegsDecode(name: String, codec: String) async throws {
+        let file = try await Self.clip(name, codec: codec)
+        let reference = try await Self.reference(file)
+        #expect(reference.count >= 3)
+        let harness = Harness(data: try Data(contentsOf: file), name: name)
+        await harness.play()
+        #expect(harness.ended)
+        let tracks = harness.player.captionTracks
+        #expect(tracks.map(\.id) == [.stream(2)])
+        #expect(tracks.first?.language == "eng")
+        #expect(Self.cues(harness.player.captionEvents(of: .stream(2))) == reference)
+        Self.expectScreensFollowFrames(harness, reference: reference)
+    }
+
+    @Test(arguments: ["srt", "vtt"])
+    func aSideloadedFileIsReadOnceThroughTheLoaderAndEqualsFFmpegsDecode(format: String) async throws {
+        let clip = try await Self.clip("plain.mp4", codec: "mov_text")
+        let directory = clip.deletingLastPathComponent()
+        let plain = directory.appendingPathComponent("video.mp4")
+        try await StartTimeTests.ffmpeg(["-i", "plain.mp4", "-map", "0:v", "-map", "0:a", "-c", "copy", "video.mp4"], in: directory)
+        if format == "vtt" { try await StartTimeTests.ffmpeg(["-i", "subs.srt", "subs.vtt"], in: directory) }
+        let sidecar = directory.appendingPathComponent("subs.\(format)")
+        let reference = try await Self.reference(sidecar)
+        let harness = Harness(data: try Data(contentsOf: plain), name: "video.mp4")
+        let url = URL(string: "https://fake.example/subs.\(format)")!
+        harness.loader.add(try Data(contentsOf: sidecar), at: url)
+        await harness.play(captions: [CaptionSource(url: url, language: "en", label: "English")])
+        #expect(harness.ended)
+        #expect(harness.loader.requests.filter { $0.url == url }.count == 1)
+        let track = try #require(harness.player.captionTracks.first)
+        #expect(track.id == .sideloaded(0))
+        #expect(track.label == "English")
+        #expect(Self.cues(harness.player.captionEvents(of: .sideloaded(0))) == reference)
+        Self.expectScreensFollowFrames(harness, reference: reference)
+    }
+
+    @Test(arguments: [("a.mkv", "srt"), ("a.mp4", "mov_text")])
+    func aSeekIntoTheMiddleOfACueShowsItWithTheFirstFrame(name: String, codec: String) async throws {
+        let file = try await Self.clip(name, codec: codec)
+        let harness = Harness(data: try Data(contentsOf: file), name: name)
+        // Straight into the second cue, never having read the first ones.
+        harness.player.replaceCurrentItem(with: PlayerItem(url: harness.url, loader: harness.loader, startTime: seconds(2.5)))
+        await harness.driver.run(upTo: seconds(5)) { !harness.video.frames.isEmpty && !harness.captions.frames.isEmpty }
+        let first = try #require(harness.video.frames.first)
+        let screen = try #require(harness.captions.frames.first)
+        #expect(screen.time == first.pts)
+        #expect(screen.plainText == "第二行字幕\nsecond line")
+        // Back to before every cue, then into the first one: stale text never stays.
+        await harness.seek(to: seconds(0.1))
+        #expect(harness.captions.currentText == "")
+        await harness.seek(to: seconds(1.0))
+        #expect(harness.captions.currentText == "Hello, world")
+    }
+
+    @Test func aLoopShowsTheFirstCueAgain() async throws {
+        let file = try await Self.clip("a.mkv", codec: "srt")
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mkv")
+        harness.player.actionAtItemEnd = .loop
+        harness.player.replaceCurrentItem(with: PlayerItem(url: harness.url, loader: harness.loader))
+        harness.player.play()
+        let loops = { harness.events.filter { if case .ended(looping: true) = $0 { true } else { false } }.count }
+        await harness.driver.run(upTo: seconds(8)) { loops() >= 1 && harness.captions.currentText == "Hello, world" }
+        #expect(loops() >= 1)
+        let hellos = harness.captions.frames.filter { $0.plainText == "Hello, world" }
+        #expect(hellos.count == 2)
+    }
+
+    @Test func atTwiceTheRateCuesFollowTheFramesShown() async throws {
+        let file = try await Self.clip("a.mkv", codec: "srt")
+        let reference = try await Self.reference(file)
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mkv")
+        harness.player.defaultRate = 2
+        await harness.play()
+        #expect(harness.ended)
+        Self.expectScreensFollowFrames(harness, reference: reference)
+        // On the clock, the second cue comes half its media time after the first frame.
+        let frames = harness.video.frames
+        let second = try #require(harness.captions.frames.first { $0.plainText.hasPrefix("第二行") })
+        let first = try #require(frames.first)
+        let shownWith = try #require(frames.first { $0.pts == second.time })
+        let clockTime = (shownWith.presentedAt - first.presentedAt).seconds
+        let mediaTime = (second.time - first.pts).seconds
+        #expect(abs(clockTime - mediaTime / 2) <= 0.021, "clock \(clockTime) s for \(mediaTime) s of media")
+    }
+
+    @Test func choosingCaptionsWhilePausedShowsThemAtOnce() async throws {
+        let file = try await Self.clip("a.mkv", codec: "srt")
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mkv")
+        harness.player.captionSelection = .off
+        harness.player.replaceCurrentItem(with: PlayerItem(url: harness.url, loader: harness.loader, startTime: seconds(1)))
+        await harness.driver.run(upTo: seconds(2)) { !harness.video.frames.isEmpty && !harness.player.captionTracks.isEmpty }
+        #expect(harness.captions.currentText == "")
+        let framesBefore = harness.video.frames.count
+        harness.player.captionSelection = CaptionSelection()
+        await harness.driver.settled()
+        await harness.driver.run(upTo: seconds(0.5)) { harness.captions.currentText == "Hello, world" }
+        #expect(harness.captions.currentText == "Hello, world")
+        #expect(harness.video.frames.count == framesBefore)
+        harness.player.captionSelection = .off
+        await harness.driver.run(upTo: seconds(0.5)) { harness.captions.currentText.isEmpty }
+        #expect(harness.captions.currentText == "")
+    }
+
+    @Test(arguments: [
+        ("large", Fixtures.garbage(count: 6 << 20, seed: 7)),
+        ("truncated", Data("WEBVTT\n\n00:00:01.000 --> 00:0".utf8)),
+        ("binary", Fixtures.garbage(count: 300_000)),
+    ])
+    func aBrokenCaptionFileLeavesTheVideoPlaying(kind: String, bytes: Data) async throws {
+        let file = try await Self.clip("a.mp4", codec: "mov_text")
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")
+        let url = URL(string: "https://fake.example/\(kind).srt")!
+        harness.loader.add(bytes, at: url)
+        let missing = URL(string: "https://fake.example/missing.vtt")!
+        await harness.play(captions: [CaptionSource(url: url), CaptionSource(url: missing)])
+        #expect(harness.ended)
+        #expect(harness.video.frames.count == 125)
+        let failed: Set<URL> = Set(harness.failures.map(\.url))
+        #expect(failed == [url, missing])
+        #expect(harness.failures.count == 2)
+        // The item's own track still shows.
+        #expect(harness.player.captionTracks.map(\.id) == [.stream(2)])
+    }
+}
