@@ -159,6 +159,13 @@ public final class FeedSession: Sendable {
         state.withTrackedLock { s in s.machine.items.indices.contains(s.machine.current) ? s.machine.items[s.machine.current] : nil }
     }
 
+    /// Which captions the feed's players show, kept across pages: a page in the preferred
+    /// language starts with its captions on. Set on every player of the pool at once.
+    public var captionSelection: CaptionSelection {
+        get { slots[0].player.captionSelection }
+        set { for slot in slots { slot.player.captionSelection = newValue } }
+    }
+
     /// The player of the page shown now (nil for an image post or a failed page).
     public var currentPlayer: Player? { player(at: currentIndex) }
 

@@ -30,11 +30,14 @@ public struct TerminalChrome: Sendable {
         public var position: String?
         /// The last line: the stats line with `--hud`, else key help; nil leaves it empty.
         public var statusLine: String?
+        /// The captions on screen (lines separated by `\n`; "" when none now), drawn centred on
+        /// a row of their own under the video; nil when no caption row is reserved.
+        public var caption: String?
 
         /// Creates a state; everything optional starts empty.
         public init(categories: [String] = [], selectedCategory: Int = 0, title: String = "", uploader: String? = nil,
                     elapsed: Double = 0, duration: Double? = nil, isPaused: Bool = false, isMuted: Bool = false,
-                    badge: String? = nil, position: String? = nil, statusLine: String? = nil) {
+                    badge: String? = nil, position: String? = nil, statusLine: String? = nil, caption: String? = nil) {
             self.categories = categories
             self.selectedCategory = selectedCategory
             self.title = title
@@ -46,6 +49,7 @@ public struct TerminalChrome: Sendable {
             self.badge = badge
             self.position = position
             self.statusLine = statusLine
+            self.caption = caption
         }
     }
 
@@ -68,6 +72,7 @@ public struct TerminalChrome: Sendable {
 
     private var shown: [Int: [UInt8]] = [:]
     private var shownSize: (columns: Int, rows: Int) = (0, 0)
+    private var shownVisible = true
 
     /// A chrome with nothing drawn yet.
     public init() {}
@@ -78,10 +83,29 @@ public struct TerminalChrome: Sendable {
     }
 
     /// The video area (column, row, columns, rows) for a `columns × rows` terminal, with the
-    /// chrome shown or not.
-    public static func videoArea(columns: Int, rows: Int, chromeVisible: Bool) -> (column: Int, row: Int, columns: Int, rows: Int) {
-        guard chromeVisible, rows > topRows + bottomRows + 1 else { return (0, 0, columns, rows) }
-        return (0, topRows, columns, rows - topRows - bottomRows)
+    /// chrome shown or not, and a caption row under the video or not.
+    public static func videoArea(columns: Int, rows: Int, chromeVisible: Bool,
+                                 captionRow: Bool = false) -> (column: Int, row: Int, columns: Int, rows: Int) {
+        let caption = captionRow && rows > 2 ? 1 : 0
+        guard chromeVisible, rows > topRows + bottomRows + 1 + caption else { return (0, 0, columns, rows - caption) }
+        return (0, topRows, columns, rows - topRows - bottomRows - caption)
+    }
+
+    /// The caption row of a `rows`-tall screen: right under the video, above the title line
+    /// when the chrome shows, the last row when it does not. The video area never covers it,
+    /// so the cell encoder never draws there.
+    public static func captionRow(rows: Int, chromeVisible: Bool) -> Int {
+        chromeVisible && rows > topRows + bottomRows + 2 ? rows - bottomRows - 1 : rows - 1
+    }
+
+    /// The caption row's text: the cue's lines joined, control characters removed, centred in
+    /// `columns` with wide and ambiguous characters measured as two columns, cut to fit.
+    public static func captionText(_ caption: String, columns: Int) -> String {
+        let lines = caption.split(whereSeparator: \.isNewline).map { TerminalText.sanitize(String($0)).trimmingCharacters(in: .whitespaces) }
+        let text = fit(lines.filter { !$0.isEmpty }.joined(separator: " "), columns)
+        guard !text.isEmpty else { return "" }
+        let width = TerminalText.displayWidth(text, ambiguousAsWide: true)
+        return String(repeating: " ", count: max(0, (columns - width) / 2)) + text
     }
 
     /// The progress bar's cells on a `columns`-wide screen: its first column and width.
@@ -117,9 +141,11 @@ public struct TerminalChrome: Sendable {
 
     /// The plain text of each chrome row (no colours), keyed by screen row: what a test or
     /// a screen reader sees.
-    public static func lines(_ state: State, columns: Int, rows: Int) -> [Int: String] {
+    public static func lines(_ state: State, columns: Int, rows: Int, chromeVisible: Bool = true) -> [Int: String] {
         guard columns > 0, rows > topRows + bottomRows + 1 else { return [:] }
         var out: [Int: String] = [:]
+        if let caption = state.caption { out[captionRow(rows: rows, chromeVisible: chromeVisible)] = captionText(caption, columns: columns) }
+        guard chromeVisible else { return out }
         out[0] = fit(categoryText(state), columns)
         out[rows - 3] = fit(titleText(state), columns)
         out[rows - 2] = progressText(state, columns: columns)
@@ -129,17 +155,27 @@ public struct TerminalChrome: Sendable {
 
     /// The bytes that update the chrome rows of a `columns × rows` screen to `state`. With
     /// `full`, every row is drawn (after a resize or a clear).
-    public mutating func render(_ state: State, columns: Int, rows: Int, full: Bool = false) -> [UInt8] {
-        if full || shownSize != (columns, rows) {
+    public mutating func render(_ state: State, columns: Int, rows: Int, full: Bool = false, chromeVisible: Bool = true) -> [UInt8] {
+        if full || shownSize != (columns, rows) || shownVisible != chromeVisible {
             shown = [:]
             shownSize = (columns, rows)
+            shownVisible = chromeVisible
         }
         guard columns > 0, rows > Self.topRows + Self.bottomRows + 1 else { return [] }
         var lines: [Int: [UInt8]] = [:]
-        lines[0] = Self.categoryLine(state, columns: columns)
-        lines[rows - 3] = Self.styled(Self.fit(Self.titleText(state), columns), sgr: "1")
-        lines[rows - 2] = Self.progressLine(state, columns: columns)
-        lines[rows - 1] = Self.styled(Self.fit(state.statusLine.map(TerminalText.sanitize) ?? "", columns), sgr: "2")
+        if let caption = state.caption {
+            // Bold white on black: legible whatever the video is.
+            let text = Self.captionText(caption, columns: columns)
+            let lead = text.prefix { $0 == " " }
+            let words = String(text.dropFirst(lead.count))
+            lines[Self.captionRow(rows: rows, chromeVisible: chromeVisible)] = Self.bytes(String(lead)) + Self.styled(words, sgr: "1;97;40")
+        }
+        if chromeVisible {
+            lines[0] = Self.categoryLine(state, columns: columns)
+            lines[rows - 3] = Self.styled(Self.fit(Self.titleText(state), columns), sgr: "1")
+            lines[rows - 2] = Self.progressLine(state, columns: columns)
+            lines[rows - 1] = Self.styled(Self.fit(state.statusLine.map(TerminalText.sanitize) ?? "", columns), sgr: "2")
+        }
         var out: [UInt8] = []
         for row in lines.keys.sorted() {
             let line = lines[row]!

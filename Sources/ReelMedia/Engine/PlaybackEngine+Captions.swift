@@ -168,6 +168,8 @@ extension PlaybackEngine {
 
     var captionTracksNow: [CaptionTrack] { monitor.read { $0.captions.tracks } }
 
+    var shownCaptionsNow: [CaptionEvent] { monitor.read { $0.captions.shown } }
+
     func captionEventsNow(of track: CaptionTrackID) -> [CaptionEvent] { monitor.read { $0.captions.timeline.events(of: track) } }
 }
 

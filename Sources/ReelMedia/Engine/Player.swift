@@ -301,6 +301,12 @@ public final class Player: Sendable {
         state.withTrackedLock { $0.engine }?.captionTracksNow ?? []
     }
 
+    /// The cues on screen now (as last handed to the caption sink): for a renderer that draws
+    /// captions with each frame rather than through a sink.
+    public var shownCaptions: [CaptionEvent] {
+        state.withTrackedLock { $0.engine }?.shownCaptionsNow ?? []
+    }
+
     /// Every cue of `track` read so far, by start (a transcript; in-band cues arrive as the
     /// item is read).
     public func captionEvents(of track: CaptionTrackID) -> [CaptionEvent] {

@@ -47,6 +47,8 @@ public final class TerminalApp: Sendable {
         /// Which chrome lines are on screen (only the render thread draws it).
         var chrome = TerminalChrome()
         var chromeVisible = true
+        /// A caption row is reserved under the video (captions on and the item has a track).
+        var captionRow = false
         var hold = HoldToSpeedUp()
         var keyHold = KeyHoldDetector()
         var legacyToggled = false
@@ -142,13 +144,15 @@ public final class TerminalApp: Sendable {
 
     private func relayout() {
         let size = session.size
-        let visible = state.withTrackedLock { $0.chromeVisible }
-        let area = TerminalChrome.videoArea(columns: size.columns, rows: size.rows, chromeVisible: visible)
+        let (visible, captionRow) = state.withTrackedLock { ($0.chromeVisible, $0.captionRow) }
+        let area = TerminalChrome.videoArea(columns: size.columns, rows: size.rows, chromeVisible: visible, captionRow: captionRow)
         renderer.layout(screenColumns: size.columns, screenRows: size.rows, area: area)
     }
 
     private func chromeState() -> TerminalChrome.State {
-        let (content, badge, muted, query, notice) = state.withTrackedLock { ($0.content, $0.badge, $0.muted, $0.query, $0.notice) }
+        let (content, badge, muted, query, notice, captionRow) = state.withTrackedLock {
+            ($0.content, $0.badge, $0.muted, $0.query, $0.notice, $0.captionRow)
+        }
         let info = content?.chrome ?? (categories: [], selected: 0, title: "", uploader: nil, position: nil)
         let player = content?.player
         let duration = player?.duration ?? .indefinite
@@ -158,6 +162,9 @@ public final class TerminalApp: Sendable {
             elapsed: elapsed.isNumeric ? elapsed.seconds : 0,
             duration: duration.isNumeric ? duration.seconds : nil,
             isPaused: (player?.rate ?? 0) == 0, isMuted: muted, badge: badge, position: info.position)
+        // Read with each write of the chrome, which goes out with each frame: the words on
+        // screen are the ones of the frame drawn with them.
+        if captionRow { state.caption = CaptionFrame(time: .zero, events: player?.shownCaptions ?? []).plainText }
         if let query {
             state.statusLine = "search: \(query)▏  (enter to search, esc to cancel)"
         } else if let notice {
@@ -169,19 +176,20 @@ public final class TerminalApp: Sendable {
                 s.framesPerSecond, s.dropped, s.playerDropped, Double(s.lastFrameBytes), s.bytesPerFrame, s.columns, s.rows,
                 audio.driverName.map { "audio \($0)" } ?? "no audio")
         } else if content?.isFeed == true {
-            state.statusLine = "↑↓ swipe  space pause/hold 2x  ←→ 5s  tab category  / search  m mute  f full  q quit"
+            state.statusLine = "↑↓ swipe  space pause/hold 2x  ←→ 5s  tab category  / search  m mute  c captions  f full  q quit"
         } else {
-            state.statusLine = "space pause (hold 2x)  ←/→ 5s  m mute  f fullscreen  q quit"
+            state.statusLine = "space pause (hold 2x)  ←/→ 5s  m mute  c captions  f fullscreen  q quit"
         }
         return state
     }
 
     /// On the render thread.
     private func drawChrome(full: Bool) -> [UInt8] {
-        guard state.withTrackedLock({ $0.chromeVisible }) else { return [] }
         let chromeState = chromeState()
         let size = session.size
-        return state.withTrackedLock { $0.chrome.render(chromeState, columns: size.columns, rows: size.rows, full: full) }
+        return state.withTrackedLock {
+            $0.chrome.render(chromeState, columns: size.columns, rows: size.rows, full: full, chromeVisible: $0.chromeVisible)
+        }
     }
 
     /// Shows `text` on the status line for a while.
@@ -240,6 +248,7 @@ public final class TerminalApp: Sendable {
             state.withTrackedLock { $0.query = "" }
             renderer.setNeedsChrome()
         case .character("m"): toggleMute()
+        case .character("c"): toggleCaptions()
         case .character("f"):
             state.withTrackedLock { $0.chromeVisible.toggle() }
             relayout()
@@ -266,6 +275,28 @@ public final class TerminalApp: Sendable {
             content?.search(run)
         }
         renderer.setNeedsChrome()
+    }
+
+    /// `c`: captions on or off, for this item and the next ones.
+    private func toggleCaptions() {
+        guard let content else { return }
+        var selection = content.captionSelection
+        selection.isEnabled.toggle()
+        content.captionSelection = selection
+        updateCaptionRow()
+        let offered = !(player?.captionTracks.isEmpty ?? true)
+        show(notice: selection.isEnabled ? (offered ? "captions on" : "captions on (this video has none)") : "captions off")
+    }
+
+    /// Reserves the caption row while captions are on and the item on screen has a track; lays
+    /// the screen out again when that changes.
+    private func updateCaptionRow() {
+        let wanted = (content?.captionSelection.isEnabled ?? false) && !(player?.captionTracks.isEmpty ?? true)
+        let changed = state.withTrackedLock { ui -> Bool in
+            defer { ui.captionRow = wanted }
+            return ui.captionRow != wanted
+        }
+        if changed { relayout() }
     }
 
     private func toggleMute() {
@@ -336,6 +367,7 @@ public final class TerminalApp: Sendable {
             return actions
         }
         perform(actions)
+        updateCaptionRow()
     }
 
     private func perform(_ actions: [HoldToSpeedUp.Action]) {

@@ -53,6 +53,8 @@ public protocol TerminalContent: AnyObject, Sendable {
     func search(_ text: String)
     /// Whether swipes, categories and search mean anything here.
     var isFeed: Bool { get }
+    /// Which captions show (the feed keeps it across pages).
+    var captionSelection: CaptionSelection { get set }
     func close()
 }
 
@@ -87,6 +89,10 @@ public final class SingleItemContent: TerminalContent, Sendable {
 
     public var player: Player? { current.withTrackedLock { $0 } }
     public var isFeed: Bool { false }
+    public var captionSelection: CaptionSelection {
+        get { player?.captionSelection ?? CaptionSelection() }
+        set { player?.captionSelection = newValue }
+    }
     public var chrome: (categories: [String], selected: Int, title: String, uploader: String?, position: String?) {
         (["Now playing"], 0, title, nil, nil)
     }

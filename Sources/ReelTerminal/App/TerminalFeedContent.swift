@@ -52,6 +52,8 @@ public final class TerminalFeedContent: TerminalContent, Sendable {
         var renderer: TerminalRenderer?
         var searchSession: FeedSession?
         var searchQuery: String?
+        /// Which captions show, for every session of the feed (the categories' and the search's).
+        var captionSelection = CaptionSelection()
     }
     private let state = Mutex(State())
 
@@ -73,6 +75,18 @@ public final class TerminalFeedContent: TerminalContent, Sendable {
     }
 
     public var isFeed: Bool { true }
+
+    public var captionSelection: CaptionSelection {
+        get { state.withTrackedLock { $0.captionSelection } }
+        set {
+            let search = state.withTrackedLock { state -> FeedSession? in
+                state.captionSelection = newValue
+                return state.searchSession
+            }
+            search?.captionSelection = newValue
+            browser.currentSession?.captionSelection = newValue
+        }
+    }
     public var player: Player? {
         guard let session else { return nil }
         return session.player(at: session.currentIndex)
@@ -120,6 +134,7 @@ public final class TerminalFeedContent: TerminalContent, Sendable {
 
     /// Frames of `session`'s current page go to the renderer while it is on screen.
     private func attach(_ session: FeedSession) {
+        session.captionSelection = captionSelection
         session.onFrame = { [weak self, weak session] index in
             guard let self, let session, self.session === session, index == session.currentIndex,
                   let frame = session.frame(at: index) else { return }
