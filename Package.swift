@@ -51,6 +51,12 @@ let package = Package(
         ),
 
         .systemLibrary(
+            name: "CLibass",
+            path: "Sources/CLibass",
+            pkgConfig: "libass",
+            providers: [.apt(["libass-dev"])]
+        ),
+        .systemLibrary(
             name: "CNettle",
             path: "Sources/CNettle",
             pkgConfig: "nettle",
@@ -286,7 +292,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemLibraryTests",
-            dependencies: ["CFFmpeg", "CSDL2"]
+            dependencies: ["CFFmpeg", "CSDL2", "CLibass"]
         ),
     ]
 )
