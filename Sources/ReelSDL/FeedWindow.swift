@@ -317,6 +317,10 @@ public final class FeedWindow {
                 for p in session.poolPlayers { p.isMuted = muted }
             }
         case .setFullscreen(let on): host.setFullscreen(on)
+        case .setCaptionsShown:
+            // The model keeps the choice and leaves `.captions` out of its draw list. SEAM: the
+            // feed's players get a CaptionOverlay each once the Player takes a caption sink.
+            break
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
             if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }

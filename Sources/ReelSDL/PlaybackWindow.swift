@@ -37,6 +37,8 @@ public final class PlaybackWindow {
     // Immutable after init.
     public let player: Player
     public let frames: FrameStore
+    /// What the captions show; the player's caption sink.
+    public let captions: CaptionOverlay
     /// Times the UI (hold delay, auto-hide, double click); the host clock unless a test injects one.
     public let uiClock: any EngineClock
     private let host: SDLWindowHost
@@ -53,10 +55,22 @@ public final class PlaybackWindow {
     private var drawnFrames = 0
     private var fpsWindow: [MediaTime] = []
     private var lastDrawAt: MediaTime?
+    /// Made at the first caption to draw (libass's font scan stays off the first frame's path);
+    /// `.failed` after libass could not start (one warning, no captions).
+    private var rasterizer: RasterizerState = .notYet
+    private var drawnCaptionSequence = -1
 
-    public init(player: Player, frames: FrameStore, options: Options = Options(), uiClock: any EngineClock = HostClock.shared) throws {
+    private enum RasterizerState {
+        case notYet, ready(CaptionRasterizer), failed
+    }
+
+    /// `captions` is the sink the player was made with (SEAM: `Player(…, captionSink: captions)`
+    /// once the Player takes one); without it the window draws no captions.
+    public init(player: Player, frames: FrameStore, captions: CaptionOverlay = CaptionOverlay(), options: Options = Options(),
+                uiClock: any EngineClock = HostClock.shared) throws {
         self.player = player
         self.frames = frames
+        self.captions = captions
         self.uiClock = uiClock
         host = try SDLWindowHost(title: options.title.isEmpty ? "reel" : options.title, width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
@@ -66,11 +80,13 @@ public final class PlaybackWindow {
         modelValue.mutedChanged(player.isMuted)
         wake = host.makeWaker()
         frames.setWake(wake)
+        captions.setWake(wake)
         if options.fullscreen { perform(modelValue.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
     }
 
     deinit {
         frames.setWake(nil)
+        captions.setWake(nil)
         // The host's deinit checks the thread before closing the window.
     }
 
@@ -88,6 +104,11 @@ public final class PlaybackWindow {
     /// The window size in points and the drawable size in pixels.
     public var windowSize: (width: Int, height: Int) { host.windowSize }
     public var drawableSize: (width: Int, height: Int) { host.renderer.drawableSize }
+    /// How many caption atlases the GL renderer uploaded (nil for the software renderer).
+    var captionAtlasUploads: Int? {
+        host.confinement.check("captionAtlasUploads")
+        return (host.renderer as? GLRenderer)?.captionAtlasUploads
+    }
     /// Distinct frames drawn, and frames that arrived but were replaced before a draw.
     public var framesDrawn: Int {
         host.confinement.check("framesDrawn")
@@ -107,7 +128,9 @@ public final class PlaybackWindow {
             if let deadline = modelValue.nextDeadline {
                 wait = max(1, min(wait, Int(((deadline - now).seconds * 1000).rounded(.up))))
             }
-            if modelValue.isScrubbing || frames.current.sequence != drawnSequence { wait = 0 }
+            if modelValue.isScrubbing || frames.current.sequence != drawnSequence || captions.current.sequence != drawnCaptionSequence {
+                wait = 0
+            }
             pump(waitMs: wait)
         }
     }
@@ -157,11 +180,30 @@ public final class PlaybackWindow {
         }
         fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
         if modelValue.showsHUD { modelValue.hudLinesChanged(hudLines()) }
-        host.renderer.draw(modelValue.drawList(frame: frame))
+        host.renderer.draw(modelValue.drawList(frame: frame, captions: captionLayer()))
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         lastDrawAt = now
         return image
+    }
+
+    /// The captions for this draw, rasterized for the current layout (nil when off or silent).
+    private func captionLayer() -> CaptionLayer? {
+        let (frame, tracks, sequence) = captions.current
+        drawnCaptionSequence = sequence
+        guard modelValue.showsCaptions, let frame, !frame.events.isEmpty else { return nil }
+        if case .notYet = rasterizer {
+            do {
+                rasterizer = .ready(try CaptionRasterizer())
+            } catch {
+                rasterizer = .failed
+                FileHandle.standardError.write(Data("reel: captions cannot be drawn (\(error))\n".utf8))
+            }
+        }
+        guard case .ready(let captionRasterizer) = rasterizer else { return nil }
+        captionRasterizer.setTracks(tracks)
+        let l = modelValue.layout
+        return captionRasterizer.layer(for: frame, video: l.video, videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
     }
 
     private func hudLines() -> [String] {
@@ -205,6 +247,9 @@ public final class PlaybackWindow {
                 player.rate = rate
             case .setMuted(let muted):
                 player.isMuted = muted
+            case .setCaptionsShown:
+                // The model leaves `.captions` out of its draw list while they are off.
+                break
             case .setFullscreen(let on):
                 host.setFullscreen(on)
             case .quit:
