@@ -55,19 +55,21 @@ struct LoadingOptions: ParsableArguments {
         BandwidthMeter(configuration: .init(initialBitsPerSecond: initialBandwidth.flatMap { $0 > 0 ? $0 : nil }))
     }
 
-    func makeLoader(for source: MediaSource) throws -> LoaderStack {
+    func makeLoader(for source: MediaSource, alsoReading others: [URL] = []) throws -> LoaderStack {
         let meter = makeMeter()
-        guard source.isRemote else { return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: meter) }
+        guard source.isRemote || others.contains(where: { !$0.isFileURL }) else {
+            return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: meter)
+        }
         let http = HTTPLoader(transferListener: meter)
-        if noCache { return LoaderStack(upstream: http, http: http, caching: nil, meter: meter) }
+        if noCache { return LoaderStack(upstream: FileOrNetworkLoader(network: http), http: http, caching: nil, meter: meter) }
         let directory = cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
         do {
             let cache = try RangeCache(configuration: .init(directory: directory))
             let caching = CachingLoader(upstream: http, cache: cache)
-            return LoaderStack(upstream: caching, http: http, caching: caching, meter: meter)
+            return LoaderStack(upstream: FileOrNetworkLoader(network: caching), http: http, caching: caching, meter: meter)
         } catch {
             printError("reel: cache unavailable (\(error)); reading from the network")
-            return LoaderStack(upstream: http, http: http, caching: nil, meter: meter)
+            return LoaderStack(upstream: FileOrNetworkLoader(network: http), http: http, caching: nil, meter: meter)
         }
     }
 }
@@ -111,5 +113,65 @@ struct GlobalOptions: ParsableArguments {
     func apply() {
         FFmpegLog.setVerbose(verbose)
         CommandLogging.bootstrap(verbose: verbose)
+    }
+}
+
+/// Captions for `reel play`: files beside the item and which captions show.
+struct CaptionOptions: ParsableArguments {
+    @Option(name: .customLong("captions"), help: ArgumentHelp(
+        "A caption file (SubRip, WebVTT or ASS; path or http(s) URL) to show with the item; repeatable.",
+        valueName: "file-or-url"))
+    var files: [String] = []
+
+    @Option(name: .customLong("caption-language"), help: ArgumentHelp(
+        "Show the captions in this language when the item has them (en, zh, zh-Hans, jpn…).", valueName: "lang"))
+    var language: String?
+
+    @Flag(name: .customLong("no-captions"), help: "Start with captions off (c turns them on).")
+    var off = false
+
+    /// The sideloaded files, as caption sources: a path is checked now (a usage error, exit 2,
+    /// when it is missing); a URL is read when the item opens.
+    func sources() throws -> [CaptionSource] {
+        try files.map { argument in
+            if let url = URL(string: argument), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) {
+                return CaptionSource(url: url)
+            }
+            if argument.contains("://") {
+                throw CommandFailure.usage("unsupported URL scheme in --captions '\(argument)' (use a file path, http:// or https://)")
+            }
+            let path = (argument as NSString).expandingTildeInPath
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw CommandFailure.usage("--captions \(argument): no such file")
+            }
+            return CaptionSource(url: URL(fileURLWithPath: path), language: Self.language(inName: path))
+        }
+    }
+
+    /// The selection the player starts with.
+    var selection: CaptionSelection {
+        CaptionSelection(isEnabled: !off, preferredLanguages: language.map { [$0] } ?? [])
+    }
+
+    /// `movie.en.srt` → `en`; `movie.zh-Hans.vtt` → `zh-Hans`: the language a sidecar's name gives.
+    static func language(inName path: String) -> String? {
+        let parts = (path as NSString).lastPathComponent.split(separator: ".")
+        guard parts.count >= 3 else { return nil }
+        let tag = parts[parts.count - 2]
+        let primary = tag.split(separator: "-").first ?? ""
+        guard (2...3).contains(primary.count), primary.allSatisfy(\.isLetter) else { return nil }
+        return String(tag)
+    }
+}
+
+/// Reads file URLs from the disk and everything else through `network`: an item and its
+/// caption files may come from different places (a local file with captions from a server).
+struct FileOrNetworkLoader: ResourceLoader {
+    let files = FileLoader()
+    let network: any ResourceLoader
+
+    func read(_ url: URL, range: ByteRange) -> ByteStream {
+        url.isFileURL ? files.read(url, range: range) : network.read(url, range: range)
     }
 }

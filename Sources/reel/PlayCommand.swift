@@ -45,6 +45,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
+    @OptionGroup(title: "Captions") var captions: CaptionOptions
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
@@ -59,10 +60,14 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         global.apply()
         let source = try MediaSource(input)
+        let captionSources = try captions.sources()
         let output = try outputOptions.choose()
         // Opened before anything plays, so a bad path is a usage error up front.
         let writer = try TraceWriter(path: trace)
-        let stack = try loading.makeLoader(for: source)
+        let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
+        let item = PlayerItem(url: source.url, loader: stack.loader,
+                              startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) },
+                              captions: captionSources)
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
         let end: PlaybackEnd
         switch output {
@@ -70,14 +75,14 @@ struct PlayCommand: AsyncParsableCommand {
             let audio = ProcessAudio()
             WindowAudio.makeSink = { audio.makeSink() }
             end = await WindowSession.run(
-                source: source, loader: stack.loader, start: start, rate: rate, loop: loop,
+                source: source, item: item, captions: captions.selection, rate: rate, loop: loop,
                 renderer: outputOptions.renderer.kind, hud: outputOptions.terminal.hud, frames: frames,
                 trace: writer
             )
             audio.close()
         case .terminal:
             let app = TerminalApp(configuration: outputOptions.terminal.appConfiguration, audio: ProcessAudio())
-            let content = terminalContent(app: app, source: source, loader: stack.loader, trace: writer)
+            let content = terminalContent(app: app, source: source, item: item, trace: writer)
             do {
                 end = PlaybackEnd(try await app.run(content))
             } catch {
@@ -89,7 +94,7 @@ struct PlayCommand: AsyncParsableCommand {
             let session: HeadlessSession
             do {
                 session = try HeadlessSession(
-                    source: source, loader: stack.loader, start: start, rate: rate, frames: frames, fast: clock == .fast,
+                    item: item, captions: captions.selection, rate: rate, frames: frames, fast: clock == .fast,
                     trace: writer, audioOut: audioOut, loop: loop
                 )
             } catch {
@@ -109,13 +114,11 @@ struct PlayCommand: AsyncParsableCommand {
 extension PlayCommand {
     /// The item in the terminal: its video to the renderer (through the trace and `--frames`
     /// when asked for), its sound to the app's audio.
-    func terminalContent(app: TerminalApp, source: MediaSource, loader: any ResourceLoader,
+    func terminalContent(app: TerminalApp, source: MediaSource, item: PlayerItem,
                          trace writer: TraceWriter) -> SingleItemContent {
         let trace = PlaybackTrace(writer: writer, clock: HostClock.shared)
         let limit = frames.map { FrameLimit($0) { [app] in app.finish(.finished) } }
-        let item = PlayerItem(url: source.url, loader: loader,
-                              startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
-        let (loop, rate, audio) = (loop, rate, app.audio)
+        let (loop, rate, audio, selection) = (loop, rate, app.audio, captions.selection)
         return SingleItemContent(
             app: app, item: item, title: (source.displayName as NSString).lastPathComponent,
             makePlayer: { renderer in
@@ -125,6 +128,7 @@ extension PlayCommand {
                                     measurementClock: HostClock.shared)
                 player.actionAtItemEnd = loop ? .loop : .pause
                 player.defaultRate = rate
+                player.captionSelection = selection
                 return player
             },
             observe: { event, player in
@@ -176,7 +180,7 @@ final class HeadlessSession: Sendable {
     /// Fulfilled once: the end, the frame limit, a failure, or a signal.
     private let outcome: OneShot<PlaybackEnd>
 
-    init(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, frames: Int?, fast: Bool,
+    init(item: PlayerItem, captions: CaptionSelection, rate: Double, frames: Int?, fast: Bool,
          trace writer: TraceWriter, audioOut: String?, loop: Bool) throws {
         let manual = fast ? ManualClock() : nil
         let clock: any EngineClock = manual ?? HostClock.shared
@@ -191,8 +195,7 @@ final class HeadlessSession: Sendable {
         } else {
             wav = nil
         }
-        let startTime = start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) }
-        item = PlayerItem(url: source.url, loader: loader, startTime: startTime)
+        self.item = item
         let outcome = OneShot<PlaybackEnd>()
         self.outcome = outcome
         let trace = PlaybackTrace(writer: writer, clock: clock)
@@ -202,6 +205,7 @@ final class HeadlessSession: Sendable {
         let player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink(), measurementClock: HostClock.shared)
         self.player = player
         player.actionAtItemEnd = loop ? .loop : .pause
+        player.captionSelection = captions
         // The observer is fixed before anything plays; it holds the player weakly (the
         // player holds the observer).
         _ = player.addEventObserver { [weak player] event in

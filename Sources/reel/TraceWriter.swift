@@ -124,6 +124,9 @@ final class PlaybackTrace: Sendable {
     let writer: TraceWriter
     private let clock: any EngineClock
     private let openedAt: MediaTime
+    /// The cues on screen at the last `captionsChanged`: a `caption` line is written for each
+    /// cue that was not (guarded; written on the player's clock context).
+    private let shownCues = Mutex<Set<CaptionEvent>>([])
 
     init(writer: TraceWriter, clock: any EngineClock) {
         self.writer = writer
@@ -173,6 +176,25 @@ final class PlaybackTrace: Sendable {
                           "presentedFrames": stats.presentedFrames, "droppedFrames": stats.droppedFrames])
         case .failed(let error):
             writer.write(["type": "error", "message": error.description])
+        case .captionsChanged(let frame):
+            let fresh = shownCues.withLock { shown -> [CaptionEvent] in
+                defer { shown = Set(frame.events) }
+                return frame.events.filter { !shown.contains($0) }
+            }
+            for cue in fresh {
+                writer.write(["type": "caption", "track": cue.track.raw, "start": cue.start.stringValue,
+                              "end": cue.end.isNumeric ? cue.end.stringValue : "open", "text": cue.plainText,
+                              "pts": frame.time.stringValue, "at": (clock.now - openedAt).seconds])
+            }
+        case .captionTracksChanged(let tracks):
+            writer.write(["type": "captionTracks", "tracks": tracks.map { track -> [String: Any] in
+                var object: [String: Any] = ["id": track.id.raw, "format": track.format.rawValue]
+                if let language = track.language { object["language"] = language }
+                if let label = track.label { object["label"] = label }
+                return object
+            }])
+        case .captionSourceFailed(let failure):
+            writer.write(["type": "captionError", "url": failure.url.absoluteString, "reason": failure.reason])
         }
     }
 

@@ -33,7 +33,7 @@ enum WindowAudio {
 /// and they meet the window's thread only through the store's and `Watch`'s mutexes.
 enum WindowSession {
 
-    static func run(source: MediaSource, loader: any ResourceLoader, start: Double?, rate: Double, loop: Bool,
+    static func run(source: MediaSource, item: PlayerItem, captions: CaptionSelection, rate: Double, loop: Bool,
                     renderer: RendererKind, hud: Bool, frames limit: Int? = nil, trace writer: TraceWriter) async -> PlaybackEnd {
         await onOwnThread(named: "reel.window") {
             let frames = FrameStore()
@@ -44,6 +44,7 @@ enum WindowSession {
                 ? trace.videoSink(forwardingTo: frames, limit: frameLimit) : frames
             let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: audio, measurementClock: HostClock.shared)
             player.actionAtItemEnd = loop ? .loop : .pause
+            player.captionSelection = captions
             let watch = Watch()
             _ = player.addEventObserver { [weak player] event in
                 if let player { trace.record(event, player: player) }
@@ -61,8 +62,7 @@ enum WindowSession {
             } catch {
                 return .failed("cannot open the window: \(error)")
             }
-            let startTime = start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) }
-            player.replaceCurrentItem(with: PlayerItem(url: source.url, loader: loader, startTime: startTime))
+            player.replaceCurrentItem(with: item)
             player.defaultRate = rate
             player.play()
             // SIGINT/SIGTERM close the window like `q` does (within a loop turn, ≤ 250 ms),

@@ -20,6 +20,11 @@ package final class Demuxer: @unchecked Sendable {
     package private(set) var format: UnsafeMutablePointer<AVFormatContext>?
     package private(set) var videoStreamIndex: Int32?
     package private(set) var audioStreamIndex: Int32?
+    /// The subtitle streams this FFmpeg can decode, read beside the video and audio when the
+    /// demuxer was opened with `captions` (the engine's); empty otherwise.
+    package private(set) var captionStreamIndices: [Int32] = []
+    /// Whether subtitle streams are read (see ``captionStreamIndices``).
+    let readsCaptions: Bool
     /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
     private(set) var usedStreamInfoProbe = false
     package private(set) var info: MediaInfo
@@ -35,12 +40,13 @@ package final class Demuxer: @unchecked Sendable {
     /// skipped when the container header already gives what decoding needs (MP4,
     /// MOV, Matroska and WebM usually do); otherwise it runs with a small budget.
     /// Without it (for `reel probe`), streams are probed fully so every field is known.
-    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, io: IOActivity? = nil,
+    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, captions: Bool = false, io: IOActivity? = nil,
          limits: NestedAccessPolicy.Limits = .default,
          onContentInformation: (@Sendable () -> Void)? = nil, onFirstByte: (@Sendable () -> Void)? = nil,
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
         self.url = url
+        self.readsCaptions = captions
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
         // What the resource is — HLS, DASH or anything else — is decided by what the loader says
         // (Content-Type) and its first bytes, the name only as a last hint (StreamingFormat). The
@@ -127,7 +133,7 @@ package final class Demuxer: @unchecked Sendable {
         for i in 0..<Int(opened.pointee.nb_streams) {
             let stream = opened.pointee.streams[i]!
             let index = Int32(i)
-            if index != videoStreamIndex && index != audioStreamIndex {
+            if index != videoStreamIndex && index != audioStreamIndex && !captionStreamIndices.contains(index) {
                 stream.pointee.discard = AVDISCARD_ALL
             }
         }
@@ -236,6 +242,7 @@ package final class Demuxer: @unchecked Sendable {
         var videoIsDefault = false
         var audio: Int32?
         var audioIsDefault = false
+        var captions: [Int32] = []
         for i in 0..<Int(format.pointee.nb_streams) {
             guard let stream = format.pointee.streams[i], let parameters = stream.pointee.codecpar else { continue }
             let disposition = stream.pointee.disposition
@@ -254,12 +261,15 @@ package final class Demuxer: @unchecked Sendable {
                     audio = Int32(i)
                     audioIsDefault = isDefault
                 }
+            case AVMEDIA_TYPE_SUBTITLE:
+                if readsCaptions, avcodec_find_decoder(parameters.pointee.codec_id) != nil { captions.append(Int32(i)) }
             default:
                 continue
             }
         }
         videoStreamIndex = video
         audioStreamIndex = audio
+        captionStreamIndices = captions
     }
 
     /// Whether the header gave everything decoding needs, so probing can be skipped.
@@ -341,6 +351,10 @@ package final class Demuxer: @unchecked Sendable {
             if let entry = av_dict_get(stream.pointee.metadata, "language", nil, 0), let value = entry.pointee.value {
                 s.language = String(cString: value)
             }
+            if let entry = av_dict_get(stream.pointee.metadata, "title", nil, 0), let value = entry.pointee.value {
+                s.title = String(cString: value)
+            }
+            s.isForced = stream.pointee.disposition & AV_DISPOSITION_FORCED != 0
             if kind == .video {
                 s.width = Int(p.width)
                 s.height = Int(p.height)
@@ -393,7 +407,8 @@ package final class Demuxer: @unchecked Sendable {
                 }
                 throw MediaError.ffmpeg(operation: "av_read_frame", code: code, message: ffmpegErrorString(code), url: url)
             }
-            if packet.streamIndex == videoStreamIndex || packet.streamIndex == audioStreamIndex {
+            if packet.streamIndex == videoStreamIndex || packet.streamIndex == audioStreamIndex
+                || captionStreamIndices.contains(packet.streamIndex) {
                 return packet
             }
         }

@@ -59,6 +59,11 @@ public struct StreamInfo: Sendable, Codable, Hashable {
     public var duration: MediaTime?
     public var bitRate: Int?
     public var language: String?
+    /// The stream's own name (Matroska's and MP4's `title`), if it has one.
+    public var title: String?
+    /// The container marks this stream as forced (subtitles shown even with captions off:
+    /// signs, foreign-language lines).
+    public var isForced = false
     /// The container marks this stream as the default of its kind.
     public var isDefault: Bool
     /// The stream is a cover picture, not video.

@@ -9,6 +9,7 @@ extension PlaybackEngine {
         defer { monitor.exit(worker) }
         guard let item = openItem(worker) else { return }
         let demuxer = item.demuxer
+        let captionDecoders = item.captions
         startDecoders(item)
         var sawFirstPacket = false
         while true {
@@ -30,8 +31,14 @@ extension PlaybackEngine {
                 return
             case .seek(let request):
                 performSeek(request, demuxer: demuxer)
+                captionDecoders.values.forEach { $0.flush() }
             case .read(let serial):
                 let result = Result { try demuxer.readPacket() }
+                if case .success(let packet?) = result, let decoder = captionDecoders[packet.streamIndex] {
+                    monitor.update { $0.demuxInIO = false }
+                    handleCaptionPacket(packet, decoder: decoder)
+                    continue
+                }
                 guard handle(result, serial: serial, demuxer: demuxer, sawFirstPacket: &sawFirstPacket) else { return }
             }
         }
@@ -42,6 +49,8 @@ extension PlaybackEngine {
         var demuxer: Demuxer
         var video: (decoder: Decoder, parameters: CodecParameters)?
         var audio: Decoder?
+        /// A caption decoder per subtitle stream read, by stream index.
+        var captions: [Int32: CaptionDecoder] = [:]
     }
 
     /// Opens the container and the decoders; `nil` when that failed (reported) or the
@@ -50,7 +59,7 @@ extension PlaybackEngine {
         let demuxer: Demuxer
         do {
             demuxer = try Demuxer(
-                url: url, loader: loader, fastStart: configuration.fastStart,
+                url: url, loader: loader, fastStart: configuration.fastStart, captions: true,
                 io: IOActivity(monitor: monitor, worker: worker),
                 onContentInformation: { [weak self] in self?.mark(\.contentInfoMs) },
                 onFirstByte: { [weak self] in self?.mark(\.firstByteMs) },
@@ -79,8 +88,11 @@ extension PlaybackEngine {
             return nil
         }
         let streams = describe(demuxer, hasAudio: item.audio != nil)
+        item.captions = openCaptionDecoders(demuxer)
+        let captionTracks = item.captions.sorted { $0.key < $1.key }.map(\.value.track)
         let opened = monitor.update { state -> Bool in
             guard !state.closing else { return false }
+            captionTracks.forEach { state.captions.add($0) }
             state.demuxer = demuxer
             state.openingBridge = nil
             state.streams = streams

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelCaptions
 
 /// What one step hands to the sink and the delegate once the mutex is released, in order.
 enum EngineNotification {
@@ -12,6 +13,9 @@ enum EngineNotification {
     case ended
     case failed(MediaError)
     case tick(MediaTime)
+    case captions(CaptionFrame)
+    case captionTracks([CaptionTrack])
+    case captionSourceFailed(CaptionSourceFailure)
 }
 
 extension PlaybackEngine {
@@ -34,6 +38,9 @@ extension PlaybackEngine {
             let step = state.machine.step(now: now, buffers: buffers)
             logger.trace("step at \(now.seconds): \(buffers) -> \(step.actions), phase \(state.machine.phase)")
             carryOutLocked(step.actions, &state, now: now, into: &out)
+            var presentedAt: MediaTime?
+            for case .present(let frame, _) in out { presentedAt = frame.pts }
+            captionStepLocked(&state, presentedAt: presentedAt, into: &out)
             state.ownerWantsData = step.wantsData
             if let wake = step.wake { scheduleStepLocked(&state, at: wake) }
             tokens = endDemandsLocked(&state)
@@ -182,6 +189,13 @@ extension PlaybackEngine {
                 delegate?.engine(self, didFail: error)
             case .tick(let time):
                 delegate?.engine(self, didTick: time)
+            case .captions(let frame):
+                captionSink?.show(frame)
+                delegate?.engine(self, didShowCaptions: frame)
+            case .captionTracks(let tracks):
+                delegate?.engine(self, didChangeCaptionTracks: tracks)
+            case .captionSourceFailed(let failure):
+                delegate?.engine(self, captionSourceFailed: failure)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelCaptions
 
 /// Everything a pipeline's threads share, guarded by the engine's ``PipelineMonitor`` (one
 /// mutex). Grouped by who writes it; anyone holding the mutex may read any of it.
@@ -87,6 +88,15 @@ struct EngineState: Sendable {
     /// Push sinks: when the current run of audio steps started, and frames taken since.
     var audioStepStart: (host: MediaTime, frames: Int64)?
     var audioStepAction: ScheduledAction?
+
+    // MARK: Captions (demux thread and caption loaders file cues; the owner looks them up)
+
+    /// The item's caption tracks, cues, selection and what is on screen.
+    var captions = CaptionPresentation()
+    /// Caption sources that failed, for the owner's next step to report.
+    var captionFailures: [CaptionSourceFailure] = []
+    /// Caption files being read, so `close()` can cancel them.
+    var captionReads: [ByteStream] = []
 
     // MARK: Measurements (owner and demux thread)
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelCore
 import ReelThreads
+import ReelCaptions
 
 /// What the engine tells its owner (the ``Player``). Always called without any lock of the
 /// engine held, from the engine's owner context (the clock's).
@@ -15,6 +16,9 @@ protocol PlaybackEngineDelegate: AnyObject, Sendable {
     func engine(_ engine: PlaybackEngine, didReportFirstFrame report: FirstFrameReport)
     func engine(_ engine: PlaybackEngine, didPresent frame: VideoFrame, presentation: Presentation)
     func engine(_ engine: PlaybackEngine, didTick currentTime: MediaTime)
+    func engine(_ engine: PlaybackEngine, didShowCaptions frame: CaptionFrame)
+    func engine(_ engine: PlaybackEngine, didChangeCaptionTracks tracks: [CaptionTrack])
+    func engine(_ engine: PlaybackEngine, captionSourceFailed failure: CaptionSourceFailure)
 }
 
 /// Tunables of the pipeline.
@@ -88,6 +92,10 @@ final class PlaybackEngine: Sendable {
     let configuration: PipelineConfiguration
     let videoSink: (any VideoSink)?
     let audioSink: (any AudioSink)?
+    /// Where the cues on screen go, if anywhere (fixed before any thread starts, as the sinks are).
+    let captionSink: (any CaptionSink)?
+    /// The item's sideloaded caption files.
+    let captionSources: [CaptionSource]
     weak let delegate: (any PlaybackEngineDelegate)?
     weak let demandObserver: (any PlaybackDemandObserver)?
     let monitor: PipelineMonitor<EngineState>
@@ -103,7 +111,9 @@ final class PlaybackEngine: Sendable {
     let exited = DispatchGroup()
 
     init(url: URL, loader: any ResourceLoader, clock: any EngineClock, configuration: PipelineConfiguration,
-         videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, startTime: MediaTime?,
+         videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, captionSink: (any CaptionSink)? = nil,
+         captionSources: [CaptionSource] = [], captionSelection: CaptionSelection = CaptionSelection(),
+         startTime: MediaTime?,
          phaseClock: (any EngineClock)? = nil, delegate: (any PlaybackEngineDelegate)?,
          demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1) {
         self.url = url
@@ -116,6 +126,8 @@ final class PlaybackEngine: Sendable {
         self.configuration = configuration
         self.videoSink = videoSink
         self.audioSink = audioSink
+        self.captionSink = captionSink
+        self.captionSources = captionSources
         self.delegate = delegate
         self.demandObserver = demandObserver
         self.phaseClock = phaseClock ?? clock
@@ -127,6 +139,7 @@ final class PlaybackEngine: Sendable {
         presentation.startAudio = configuration.audioStartDuration
         var state = EngineState(machine: PresentationMachine(configuration: presentation))
         state.volume = volume
+        state.captions = CaptionPresentation(selection: captionSelection)
         // Audio is rendered ahead at the rate the item will most likely play at, so starting
         // it does not flush the ring.
         state.audioRate = rate > 0 ? rate : 1
@@ -155,6 +168,7 @@ final class PlaybackEngine: Sendable {
         if let startTime { seek(id: -1, to: startTime, before: .zero, after: .zero) }
         let demux = monitor.register("demux")
         spawn("reel.demux") { [self] in runDemux(demux) }
+        startCaptionLoaders()
         if let ring, let audioSink {
             let worker = monitor.register("audio-render")
             spawn("reel.audio-render") { [self] in
@@ -188,13 +202,14 @@ final class PlaybackEngine: Sendable {
     /// for itself) and from an observer.
     func close() {
         let me = pthread_self()
-        let (demuxer, opening) = monitor.update { state -> (Demuxer?, AVIOBridge?) in
+        let (demuxer, opening, captionReads) = monitor.update { state -> (Demuxer?, AVIOBridge?, [ByteStream]) in
             state.closing = true
             state.stepAction?.cancel()
             state.audioStepAction?.cancel()
             defer { state.openingBridge = nil }
-            return (state.demuxer, state.openingBridge)
+            return (state.demuxer, state.openingBridge, state.captionReads)
         }
+        captionReads.forEach { $0.cancel() }
         demuxer?.bridge.interrupt()
         if opening !== demuxer?.bridge { opening?.interrupt() }
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
@@ -264,6 +279,7 @@ final class PlaybackEngine: Sendable {
             state.seekRequest = SeekRequest(serial: state.serial, target: target, before: before, after: after)
             state.discardUntil = lower.isNumeric ? lower : nil
             state.flushQueuesLocked()
+            state.captions.seeked()
             let seek = PresentationMachine.Seek(id: id, serial: state.serial, target: target, discardUntil: lower)
             state.commands.append(.seek(seek))
             scheduleStepLocked(&state, at: clock.now)

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelCaptions
 
 /// The player's state, guarded by ``Player/state`` (one mutex, short critical sections; the
 /// engine's callbacks take it, commands take it after ``Player``'s command lock).
@@ -25,6 +26,8 @@ struct PlayerState {
     var volume: Float = 1
     var muted = false
     var defaultRate: Double = 1
+    /// Which captions show, for this item and the next ones.
+    var captionSelection = CaptionSelection()
     var demandObserver = WeakDemandObserver(value: nil)
 
     /// Events waiting to be delivered, and whether a thread is delivering them: one thread
@@ -201,5 +204,17 @@ extension Player: PlaybackEngineDelegate {
 
     func engine(_ engine: PlaybackEngine, didTick currentTime: MediaTime) {
         ifCurrent(engine) { state in timeObserverCalls(&state, force: false) }
+    }
+
+    func engine(_ engine: PlaybackEngine, didShowCaptions frame: CaptionFrame) {
+        ifCurrent(engine) { _ in [.event(.captionsChanged(frame))] }
+    }
+
+    func engine(_ engine: PlaybackEngine, didChangeCaptionTracks tracks: [CaptionTrack]) {
+        ifCurrent(engine) { _ in [.event(.captionTracksChanged(tracks))] }
+    }
+
+    func engine(_ engine: PlaybackEngine, captionSourceFailed failure: CaptionSourceFailure) {
+        ifCurrent(engine) { _ in [.event(.captionSourceFailed(failure))] }
     }
 }

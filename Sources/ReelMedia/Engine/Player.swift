@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+@_exported import ReelCaptions
 import Synchronization
 
 /// What to play: a URL and the loader every byte of it comes through.
@@ -8,11 +9,15 @@ public struct PlayerItem: Sendable {
     public var loader: any ResourceLoader
     /// Where playback starts (an exact seek before the first frame), if not at the beginning.
     public var startTime: MediaTime?
+    /// Caption files to show beside the item's own captions, read through `loader` when the
+    /// item is set (so a pre-rendered page has its first cue before it plays).
+    public var captions: [CaptionSource]
 
-    public init(url: URL, loader: any ResourceLoader, startTime: MediaTime? = nil) {
+    public init(url: URL, loader: any ResourceLoader, startTime: MediaTime? = nil, captions: [CaptionSource] = []) {
         self.url = url
         self.loader = loader
         self.startTime = startTime
+        self.captions = captions
     }
 }
 
@@ -33,6 +38,12 @@ public enum PlayerEvent: Sendable {
     case failed(MediaError)
     /// A frame became current.
     case framePresented(pts: MediaTime, presentation: Presentation)
+    /// The cues on screen changed (a cue began or ended, a track was chosen, a seek).
+    case captionsChanged(CaptionFrame)
+    /// The item's caption tracks changed (opened, a sideloaded file was read).
+    case captionTracksChanged([CaptionTrack])
+    /// A caption file could not be read or parsed; the item plays on without it.
+    case captionSourceFailed(CaptionSourceFailure)
 }
 
 /// Counters for the HUD, the benchmark and tests.
@@ -79,6 +90,8 @@ public final class Player: Sendable {
     public let clock: any EngineClock
     public let videoSink: (any VideoSink)?
     public let audioSink: (any AudioSink)?
+    /// Where the cues on screen go (a window's overlay, a terminal's caption row).
+    public let captionSink: (any CaptionSink)?
     public let configuration: PipelineConfiguration
     /// The clock first-frame phases are measured on (the player's clock unless given).
     public let measurementClock: (any EngineClock)?
@@ -92,12 +105,14 @@ public final class Player: Sendable {
     /// A player timed by `clock`. `measurementClock` times the first-frame phases when they
     /// should be wall time although playback is simulated (`--clock fast`).
     public init(clock: any EngineClock = HostClock.shared, videoSink: (any VideoSink)? = nil,
-                audioSink: (any AudioSink)? = nil, configuration: PipelineConfiguration = PipelineConfiguration(),
+                audioSink: (any AudioSink)? = nil, captionSink: (any CaptionSink)? = nil,
+                configuration: PipelineConfiguration = PipelineConfiguration(),
                 measurementClock: (any EngineClock)? = nil) {
         self.clock = clock
         self.measurementClock = measurementClock
         self.videoSink = videoSink
         self.audioSink = audioSink
+        self.captionSink = captionSink
         self.configuration = configuration
     }
 
@@ -138,6 +153,7 @@ public final class Player: Sendable {
                 return state.engine
             }
             old?.close()
+            if old != nil { captionSink?.show(CaptionFrame(time: .zero, events: [])) }
             let (engine, outcome) = state.withTrackedLock { state -> (PlaybackEngine?, Outcome) in
                 state.item = newItem
                 state.info = nil
@@ -148,7 +164,9 @@ public final class Player: Sendable {
                 if let newItem {
                     engine = PlaybackEngine(
                         url: newItem.url, loader: newItem.loader, clock: clock, configuration: configuration,
-                        videoSink: videoSink, audioSink: audioSink, startTime: newItem.startTime,
+                        videoSink: videoSink, audioSink: audioSink, captionSink: captionSink,
+                        captionSources: newItem.captions, captionSelection: state.captionSelection,
+                        startTime: newItem.startTime,
                         phaseClock: measurementClock, delegate: self, demandObserver: state.demandObserver.value,
                         volume: state.muted ? 0 : state.volume,
                         rate: state.machine.rate > 0 ? state.machine.rate : state.defaultRate)
@@ -260,6 +278,27 @@ public final class Player: Sendable {
             }
             carryOut(outcome)
         }
+    }
+
+    // MARK: Captions
+
+    /// Which captions show: off, or on with a chosen track or preferred languages. Kept for the
+    /// next items; a change shows at once, paused or not, and never touches the video.
+    public var captionSelection: CaptionSelection {
+        get { state.withTrackedLock { $0.captionSelection } }
+        set {
+            let engine = state.withTrackedLock { state -> PlaybackEngine? in
+                state.captionSelection = newValue
+                return state.engine
+            }
+            engine?.selectCaptions(newValue)
+        }
+    }
+
+    /// The current item's caption tracks: its own subtitle streams, then its sideloaded files
+    /// as they are read.
+    public var captionTracks: [CaptionTrack] {
+        state.withTrackedLock { $0.engine }?.captionTracksNow ?? []
     }
 
     // MARK: Audio

@@ -1,0 +1,94 @@
+import ReelCore
+
+/// What an item's captions are and show, as a value the player's owner step runs (as it runs
+/// the `PresentationMachine`): the tracks, the cues, the selection, and the cues on screen.
+///
+/// Cues are looked up at the timestamp of each presented frame, so captions follow the frames
+/// actually shown: at 2x, after a seek, while paused. ``presented(at:)`` and ``refresh()`` say
+/// what changed on screen; nothing else does.
+public struct CaptionPresentation: Sendable {
+    public private(set) var timeline = CaptionTimeline()
+    public private(set) var tracks: [CaptionTrack] = []
+    public private(set) var selection: CaptionSelection
+    /// The track shown, chosen by ``selection`` among ``tracks``.
+    public private(set) var selected: CaptionTrackID?
+    /// The cues on screen.
+    public private(set) var shown: [CaptionEvent] = []
+    /// The time the shown cues were looked up at (the last presented frame's).
+    public private(set) var time: MediaTime?
+    /// Something changed that may change what is on screen before the next frame.
+    public private(set) var needsRefresh = false
+    /// The track list changed since ``takeTracksChanged()``.
+    public private(set) var tracksChanged = false
+
+    public init(selection: CaptionSelection = CaptionSelection()) {
+        self.selection = selection
+    }
+
+    /// Adds a track (or replaces the one with its id).
+    public mutating func add(_ track: CaptionTrack) {
+        if let index = tracks.firstIndex(where: { $0.id == track.id }) {
+            tracks[index] = track
+        } else {
+            tracks.append(track)
+        }
+        tracksChanged = true
+        reselect()
+    }
+
+    public mutating func select(_ selection: CaptionSelection) {
+        self.selection = selection
+        reselect()
+    }
+
+    /// Adds cues (duplicates are dropped). A cue of the shown track that is on at the current
+    /// time asks for a refresh.
+    public mutating func insert(_ events: [CaptionEvent]) {
+        for event in events where timeline.insert(event) {
+            if event.track == selected, let time, event.isActive(at: time) { needsRefresh = true }
+        }
+    }
+
+    /// Ends `track`'s open cues at `time` (its next cue began, or a clearing set came).
+    public mutating func close(_ track: CaptionTrackID, at time: MediaTime) {
+        timeline.close(track, at: time)
+        if track == selected { needsRefresh = true }
+    }
+
+    /// A seek or a loop: open cues end where the old position was, so nothing stale stays on.
+    /// The new position's first frame looks the cues up again.
+    public mutating func seeked() {
+        let at = time ?? .zero
+        for track in tracks { timeline.close(track.id, at: at) }
+    }
+
+    /// A frame at `time` was presented: the cues on screen now, if they changed.
+    public mutating func presented(at time: MediaTime) -> CaptionFrame? {
+        self.time = time
+        return refresh()
+    }
+
+    /// Looks the cues up again at the current time: the new screen, if it changed.
+    public mutating func refresh() -> CaptionFrame? {
+        needsRefresh = false
+        guard let time else { return nil }
+        let active = selected.map { timeline.active($0, at: time) } ?? []
+        guard active != shown else { return nil }
+        shown = active
+        return CaptionFrame(time: time, events: active)
+    }
+
+    /// Whether the track list changed since the last call; resets the flag.
+    public mutating func takeTracksChanged() -> Bool {
+        defer { tracksChanged = false }
+        return tracksChanged
+    }
+
+    private mutating func reselect() {
+        let chosen = selection.choose(from: tracks)
+        if chosen != selected {
+            selected = chosen
+            needsRefresh = true
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// A caption file to show beside an item: a path or URL, and how to name it.
+public struct CaptionSource: Hashable, Sendable {
+    public var url: URL
+    /// The language (a BCP 47 tag such as `zh-Hans`, or an ISO 639 code), if known.
+    public var language: String?
+    public var label: String?
+
+    public init(url: URL, language: String? = nil, label: String? = nil) {
+        self.url = url
+        self.language = language
+        self.label = label
+    }
+}
+
+/// Which caption track to show, kept for a session and applied to every item: off, or on with
+/// an explicit track or preferred languages (as `AVPlayer`'s and Media3's text preferences).
+///
+/// The rule, when on: the explicit track if the item offers it; else the first track in the first
+/// preferred language that has one; else a track the item marks default; else its first track.
+public struct CaptionSelection: Hashable, Sendable {
+    public var isEnabled: Bool
+    /// Languages in order of preference (`zh` matches `zh-Hans`, `zho` and `chi`).
+    public var preferredLanguages: [String]
+    /// A track chosen by the user, honoured while the item offers it.
+    public var track: CaptionTrackID?
+
+    public init(isEnabled: Bool = true, preferredLanguages: [String] = [], track: CaptionTrackID? = nil) {
+        self.isEnabled = isEnabled
+        self.preferredLanguages = preferredLanguages
+        self.track = track
+    }
+
+    public static let off = CaptionSelection(isEnabled: false)
+
+    /// The track to show among `tracks`, or `nil`.
+    public func choose(from tracks: [CaptionTrack]) -> CaptionTrackID? {
+        guard isEnabled, !tracks.isEmpty else { return nil }
+        if let track, tracks.contains(where: { $0.id == track }) { return track }
+        for language in preferredLanguages {
+            if let match = tracks.first(where: { Self.language($0.language, matches: language) }) { return match.id }
+        }
+        return (tracks.first { $0.isDefault } ?? tracks[0]).id
+    }
+
+    /// Whether a track's `language` is `wanted`: the same primary language, however written
+    /// (`en`, `eng`, `en-GB`; `zh`, `zho`, `chi`, `zh-Hans`).
+    public static func language(_ language: String?, matches wanted: String) -> Bool {
+        guard let language, let a = primary(language), let b = primary(wanted) else { return false }
+        return a == b
+    }
+
+    /// The primary language subtag as an ISO 639-1 code where Reel knows one, lowercased.
+    static func primary(_ tag: String) -> String? {
+        let head = tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+        guard !head.isEmpty, head != "und" else { return nil }
+        return threeLetterToTwo[head] ?? head
+    }
+
+    /// ISO 639-2 (bibliographic and terminology) to 639-1, for the languages captions most
+    /// often come in.
+    static let threeLetterToTwo: [String: String] = [
+        "eng": "en", "zho": "zh", "chi": "zh", "jpn": "ja", "kor": "ko", "fra": "fr", "fre": "fr",
+        "deu": "de", "ger": "de", "spa": "es", "por": "pt", "ita": "it", "rus": "ru", "ara": "ar",
+        "hin": "hi", "vie": "vi", "tha": "th", "ind": "id", "msa": "ms", "may": "ms", "tur": "tr",
+        "nld": "nl", "dut": "nl", "pol": "pl", "swe": "sv", "ukr": "uk", "heb": "he", "yue": "yue",
+    ]
+}

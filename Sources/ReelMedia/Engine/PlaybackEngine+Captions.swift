@@ -1,0 +1,177 @@
+import Foundation
+import ReelCore
+import ReelCaptions
+internal import CFFmpeg
+
+/// Captions in the pipeline. Threads and ownership:
+///
+/// - A container's subtitle streams are read by the demux thread beside the video and audio and
+///   decoded there (text decoding takes microseconds; no thread of their own). Their packets never
+///   enter the packet queues and never count toward the read-ahead budget, so a sparse stream
+///   cannot stall the demuxer.
+/// - Each sideloaded caption file is read whole (at most ``captionFileLimit`` bytes) through the
+///   item's loader on a short-lived thread of its own, a settle-monitor worker like the others.
+/// - The cues, tracks and selection live in ``EngineState/captions`` (a ``CaptionPresentation``)
+///   under the monitor. The owner looks the cues up at each presented frame's timestamp and hands
+///   a changed screen to the caption sink and the delegate after the mutex, as it does frames.
+extension PlaybackEngine {
+    /// The largest caption file read; a larger one is refused with one warning.
+    static let captionFileLimit = 4 << 20
+
+    /// A decoder per subtitle stream the demuxer reads; a stream this FFmpeg cannot open is left out.
+    func openCaptionDecoders(_ demuxer: Demuxer) -> [Int32: CaptionDecoder] {
+        var canvas = (width: 0, height: 0)
+        if let index = demuxer.videoStreamIndex, let parameters = demuxer.stream(index)?.pointee.codecpar {
+            canvas = (Int(parameters.pointee.width), Int(parameters.pointee.height))
+        }
+        var decoders: [Int32: CaptionDecoder] = [:]
+        for index in demuxer.captionStreamIndices {
+            guard let stream = demuxer.stream(index) else { continue }
+            let info = demuxer.info.streams.first { $0.index == Int(index) }
+            let decoder = CaptionDecoder(
+                parameters: stream.pointee.codecpar, timeBase: stream.pointee.time_base, id: .stream(Int(index)),
+                origin: .inBand(stream: Int(index)), language: info?.language, label: info?.title,
+                disposition: stream.pointee.disposition, canvas: canvas)
+            if let decoder {
+                decoders[index] = decoder
+            } else {
+                logger.warning("captions: cannot decode subtitle stream \(index) (\(info?.codec ?? "unknown")) of \(url.lastPathComponent)")
+            }
+        }
+        return decoders
+    }
+
+    /// Decodes a caption packet on the demux thread and files its cues.
+    func handleCaptionPacket(_ packet: Packet, decoder: CaptionDecoder) {
+        let wasGivenUp = decoder.isGivenUp
+        let output = decoder.decode(packet)
+        if decoder.isGivenUp, !wasGivenUp {
+            logger.warning("captions: track \(decoder.track.id) of \(url.lastPathComponent) keeps failing to decode; it is given up")
+        }
+        guard !output.events.isEmpty || output.closesOpenCuesAt != nil else { return }
+        monitor.update { state in
+            if let time = output.closesOpenCuesAt { state.captions.close(decoder.track.id, at: time) }
+            state.captions.insert(output.events)
+            if state.captions.needsRefresh { scheduleStepLocked(&state, at: clock.now) }
+        }
+    }
+
+    /// Starts reading the item's sideloaded caption files, each on a thread of its own.
+    func startCaptionLoaders() {
+        for (index, source) in captionSources.enumerated() {
+            let worker = monitor.register("captions-\(index)")
+            spawn("reel.captions") { [self] in
+                defer { monitor.exit(worker) }
+                loadCaptionSource(source, id: .sideloaded(index), io: IOActivity(monitor: monitor, worker: worker))
+            }
+        }
+    }
+
+    private func loadCaptionSource(_ source: CaptionSource, id: CaptionTrackID, io: IOActivity) {
+        let result: Result<SubtitleFileDecoder.Result, any Error>
+        do {
+            let data = try readCaptionFile(source.url, io: io)
+            result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language, label: source.label))
+        } catch {
+            result = .failure(error)
+        }
+        if monitor.read({ $0.closing }) { return }
+        switch result {
+        case .success(let decoded):
+            if let encoding = decoded.recodedFrom {
+                logger.warning("captions: \(source.url.lastPathComponent) is not UTF-8; read as \(encoding)")
+            }
+            monitor.update { state in
+                state.captions.add(decoded.track)
+                state.captions.insert(decoded.events)
+                scheduleStepLocked(&state, at: clock.now)
+            }
+        case .failure(let error):
+            let reason = Self.captionFailureReason(error)
+            logger.warning("captions: \(source.url.absoluteString): \(reason); playing without them")
+            monitor.update { state in
+                state.captionFailures.append(CaptionSourceFailure(url: source.url, reason: reason))
+                scheduleStepLocked(&state, at: clock.now)
+            }
+        }
+    }
+
+    /// Reads a caption file whole through the item's loader; `close()` cancels the read.
+    private func readCaptionFile(_ url: URL, io: IOActivity) throws -> Data {
+        let limit = Self.captionFileLimit
+        let stream = loader.read(url, range: ByteRange(offset: 0, length: Int64(limit) + 1))
+        let closing = monitor.update { state -> Bool in
+            if !state.closing { state.captionReads.append(stream) }
+            return state.closing
+        }
+        defer { monitor.update { state in state.captionReads.removeAll { $0 === stream } } }
+        if closing {
+            stream.cancel()
+            throw MediaError.cancelled
+        }
+        io.begin(stream)
+        defer { io.end() }
+        _ = try stream.waitForContentInformation()
+        var data = Data()
+        while let chunk = try stream.read(maxLength: 64 << 10) {
+            data.append(chunk)
+            if data.count > limit {
+                stream.cancel()
+                throw CaptionFileTooLarge(limit: limit)
+            }
+        }
+        return data
+    }
+
+    struct CaptionFileTooLarge: Error, CustomStringConvertible {
+        var limit: Int
+        var description: String { "larger than \(limit >> 20) MiB" }
+    }
+
+    static func captionFailureReason(_ error: any Error) -> String {
+        switch error {
+        case let error as MediaError:
+            switch error {
+            case .loading(let loaderError): "\(loaderError)"
+            case .unrecognizedFormat(_, let message): message
+            default: "\(error)"
+            }
+        case let error as ResourceLoaderError: "\(error)"
+        default: "\(error)"
+        }
+    }
+
+    /// The owner's caption part of a step: after a frame was presented at `presentedAt`, or when
+    /// something changed what is on screen, what the sink should show.
+    func captionStepLocked(_ state: inout EngineState, presentedAt: MediaTime?, into out: inout [EngineNotification]) {
+        if state.captions.takeTracksChanged() { out.append(.captionTracks(state.captions.tracks)) }
+        for failure in state.captionFailures { out.append(.captionSourceFailed(failure)) }
+        state.captionFailures = []
+        let frame: CaptionFrame?
+        if let presentedAt {
+            frame = state.captions.presented(at: presentedAt)
+        } else if state.captions.needsRefresh {
+            frame = state.captions.refresh()
+        } else {
+            frame = nil
+        }
+        if let frame { out.append(.captions(frame)) }
+    }
+
+    /// Changes which captions show; takes effect at once, paused or not.
+    func selectCaptions(_ selection: CaptionSelection) {
+        monitor.update { state in
+            state.captions.select(selection)
+            if state.captions.needsRefresh { scheduleStepLocked(&state, at: clock.now) }
+        }
+    }
+
+    var captionTracksNow: [CaptionTrack] { monitor.read { $0.captions.tracks } }
+}
+
+/// A caption source that could not be read or parsed: the video plays on without it.
+public struct CaptionSourceFailure: Sendable, Hashable {
+    public var url: URL
+    /// One line: why.
+    public var reason: String
+}
