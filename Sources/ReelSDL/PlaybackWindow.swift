@@ -64,13 +64,14 @@ public final class PlaybackWindow {
         case notYet, ready(CaptionRasterizer), failed
     }
 
-    /// `captions` is the sink the player was made with (SEAM: `Player(…, captionSink: captions)`
-    /// once the Player takes one); without it the window draws no captions.
-    public init(player: Player, frames: FrameStore, captions: CaptionOverlay = CaptionOverlay(), options: Options = Options(),
+    /// The captions drawn are those the player hands its caption sink: `captions` when given,
+    /// else the player's own `captionSink` when it is a ``CaptionOverlay`` (make the player
+    /// with `captionSink: CaptionOverlay()`); with neither, the window draws none.
+    public init(player: Player, frames: FrameStore, captions: CaptionOverlay? = nil, options: Options = Options(),
                 uiClock: any EngineClock = HostClock.shared) throws {
         self.player = player
         self.frames = frames
-        self.captions = captions
+        self.captions = captions ?? (player.captionSink as? CaptionOverlay) ?? CaptionOverlay()
         self.uiClock = uiClock
         host = try SDLWindowHost(title: options.title.isEmpty ? "reel" : options.title, width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
@@ -80,7 +81,7 @@ public final class PlaybackWindow {
         modelValue.mutedChanged(player.isMuted)
         wake = host.makeWaker()
         frames.setWake(wake)
-        captions.setWake(wake)
+        self.captions.setWake(wake)
         if options.fullscreen { perform(modelValue.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
     }
 
@@ -201,7 +202,8 @@ public final class PlaybackWindow {
             }
         }
         guard case .ready(let captionRasterizer) = rasterizer else { return nil }
-        captionRasterizer.setTracks(tracks)
+        // The tracks' formats and ASS headers: as handed to the overlay, else as the player has them.
+        captionRasterizer.setTracks(tracks.isEmpty ? player.captionTracks : tracks)
         let l = modelValue.layout
         return captionRasterizer.layer(for: frame, video: l.video, videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
     }

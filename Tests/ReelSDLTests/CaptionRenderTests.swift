@@ -3,6 +3,7 @@ import Testing
 import ReelCaptions
 import ReelCore
 import ReelMedia
+import ReelLoading
 import ReelTestSupport
 @testable import ReelSDL
 
@@ -119,6 +120,38 @@ extension XvfbWindowSuites {
                 window.captions.show(CaptionFrame(time: captionSeconds(11), events: [captionCue("Second line", from: 10.5, to: 12)]))
                 _ = window.snapshot()
                 #expect(window.captionAtlasUploads == 2)
+            }
+        }
+
+        /// The whole chain: a sideloaded SRT read and decoded by the player, looked up at each
+        /// presented frame, handed to the player's CaptionOverlay, drawn by the window.
+        @Test func aSideloadedSRTShowsInTheWindowThroughThePlayer() async throws {
+            try await WindowThread.run {
+                let url = try Fixtures.clip(WindowTests.solid((20, 20, 20), width: 270, height: 480, duration: 3))
+                let srt = FileManager.default.temporaryDirectory.appendingPathComponent("reel-caption-\(UUID().uuidString).srt")
+                try "1\n00:00:00,000 --> 00:00:30,000\nHello from SRT 字幕\n\n".write(to: srt, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(at: srt) }
+                let frames = FrameStore()
+                let player = Player(clock: HostClock.shared, videoSink: frames, audioSink: nil, captionSink: CaptionOverlay())
+                let window = try PlaybackWindow(player: player, frames: frames,
+                                                options: .init(renderer: .software, allowFallback: false, width: 270, height: 480))
+                #expect(window.captions === player.captionSink)
+                SDLEventInjector.parkPointer()
+                player.replaceCurrentItem(with: PlayerItem(url: url, loader: FileLoader(), captions: [CaptionSource(url: srt)]))
+                player.play()
+                try WindowTests.waitUntil(window) { window.captions.current.frame?.events.isEmpty == false }
+                #expect(window.captions.current.frame?.plainText == "Hello from SRT 字幕")
+                let image = window.snapshot()
+                player.pause()
+                let area = window.model.layout.captionArea
+                var bright = 0
+                for y in Int(area.y)..<Int(area.maxY) {
+                    for x in Int(area.x)..<Int(area.maxX) {
+                        let p = WindowTests.pixel(image, x, y)
+                        if min(p.0, p.1, p.2) > 200 { bright += 1 }
+                    }
+                }
+                #expect(bright > 50, "\(bright) bright caption pixels in \(area)")
             }
         }
 
