@@ -55,14 +55,8 @@ public final class PlaybackWindow {
     private var drawnFrames = 0
     private var fpsWindow: [MediaTime] = []
     private var lastDrawAt: MediaTime?
-    /// Made at the first caption to draw (libass's font scan stays off the first frame's path);
-    /// `.failed` after libass could not start (one warning, no captions).
-    private var rasterizer: RasterizerState = .notYet
+    private let windowCaptions = WindowCaptions()
     private var drawnCaptionSequence = -1
-
-    private enum RasterizerState {
-        case notYet, ready(CaptionRasterizer), failed
-    }
 
     /// The captions drawn are those the player hands its caption sink: `captions` when given,
     /// else the player's own `captionSink` when it is a ``CaptionOverlay`` (make the player
@@ -190,22 +184,11 @@ public final class PlaybackWindow {
 
     /// The captions for this draw, rasterized for the current layout (nil when off or silent).
     private func captionLayer() -> CaptionLayer? {
-        let (frame, tracks, sequence) = captions.current
-        drawnCaptionSequence = sequence
-        guard modelValue.showsCaptions, let frame, !frame.events.isEmpty else { return nil }
-        if case .notYet = rasterizer {
-            do {
-                rasterizer = .ready(try CaptionRasterizer())
-            } catch {
-                rasterizer = .failed
-                FileHandle.standardError.write(Data("reel: captions cannot be drawn (\(error))\n".utf8))
-            }
-        }
-        guard case .ready(let captionRasterizer) = rasterizer else { return nil }
-        // The tracks' formats and ASS headers: as handed to the overlay, else as the player has them.
-        captionRasterizer.setTracks(tracks.isEmpty ? player.captionTracks : tracks)
-        let l = modelValue.layout
-        return captionRasterizer.layer(for: frame, video: l.video, videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
+        drawnCaptionSequence = captions.current.sequence
+        guard modelValue.showsCaptions else { return nil }
+        let player = player
+        return windowCaptions.layer(captions, tracks: { player.captionTracks }, video: modelValue.layout.video,
+                                    videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
     }
 
     private func hudLines() -> [String] {
