@@ -40,13 +40,16 @@ extension XvfbWindowSuites {
             window.captions.show(CaptionFrame(time: .zero, events: [captionCue(c.text, from: 0, to: 60)]))
             window.pump()
             let with = window.snapshot()
-            if let directory = ProcessInfo.processInfo.environment["REEL_SHOTS"] {
-                var data = Data("P6\n\(with.width) \(with.height)\n255\n".utf8)
-                data.append(contentsOf: with.bytes)
-                let name = "captions-\(c.name.replacingOccurrences(of: " ", with: "-"))-\(renderer.rawValue).ppm"
-                try? data.write(to: URL(fileURLWithPath: directory).appendingPathComponent(name))
-            }
+            writeShot(with, named: "captions-\(c.name.replacingOccurrences(of: " ", with: "-"))-\(renderer.rawValue)")
             return Shot(without: without, with: with, area: window.model.layout.captionArea, video: window.model.layout.video)
+        }
+
+        /// With REEL_SHOTS=DIR, writes `image` to DIR/NAME.ppm (to look at it).
+        static func writeShot(_ image: RGBImage, named name: String) {
+            guard let directory = ProcessInfo.processInfo.environment["REEL_SHOTS"] else { return }
+            var data = Data("P6\n\(image.width) \(image.height)\n255\n".utf8)
+            data.append(contentsOf: image.bytes)
+            try? data.write(to: URL(fileURLWithPath: directory).appendingPathComponent(name + ".ppm"))
         }
 
         /// Pixels the captions changed: (x, y, rgb after).
@@ -142,6 +145,7 @@ extension XvfbWindowSuites {
                 try WindowTests.waitUntil(window) { window.captions.current.frame?.events.isEmpty == false }
                 #expect(window.captions.current.frame?.plainText == "Hello from SRT 字幕")
                 let image = window.snapshot()
+                Self.writeShot(image, named: "captions-sideloaded-srt")
                 player.pause()
                 let area = window.model.layout.captionArea
                 var bright = 0
