@@ -42,7 +42,7 @@ public final class FeedWindow {
     var running = true
     let events = EventBox()
     /// The current page's captions, rasterized on this thread.
-    let windowCaptions = WindowCaptions()
+    let windowCaptions: WindowCaptions
     /// Background commands; their outcomes come back to the window's thread.
     let tasks: WindowTasks
     /// The account side (tab bar, sign-in, profile, upload), when the feed comes from a
@@ -75,6 +75,7 @@ public final class FeedWindow {
         self.makeResultsSession = makeResultsSession
         host = try SDLWindowHost(title: "reel feed", width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
+        windowCaptions = WindowCaptions(fontPath: host.text.fontPath)
         let wake = host.makeWaker()
         covers = CoverCache(loader: loader, wake: wake)
         tasks = WindowTasks(wake: wake)

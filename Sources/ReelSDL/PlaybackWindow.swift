@@ -55,7 +55,7 @@ public final class PlaybackWindow {
     private var drawnFrames = 0
     private var fpsWindow: [MediaTime] = []
     private var lastDrawAt: MediaTime?
-    private let windowCaptions = WindowCaptions()
+    private let windowCaptions: WindowCaptions
     private var drawnCaptionSequence = -1
 
     /// The captions drawn are those the player hands its caption sink: `captions` when given,
@@ -73,6 +73,7 @@ public final class PlaybackWindow {
         modelValue = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
         modelValue.hudShown(options.showsHUD)
         modelValue.mutedChanged(player.isMuted)
+        windowCaptions = WindowCaptions(fontPath: host.text.fontPath)
         wake = host.makeWaker()
         frames.setWake(wake)
         self.captions.setWake(wake)

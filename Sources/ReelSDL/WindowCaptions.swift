@@ -12,8 +12,14 @@ final class WindowCaptions {
         case notYet, ready(CaptionRasterizer), failed
     }
 
+    // Immutable after init.
+    /// The font file libass falls back to: the one the window's text already uses.
+    private let fontPath: String?
+
     // Owner thread only.
     private var rasterizer: Rasterizer = .notYet
+
+    init(fontPath: String?) { self.fontPath = fontPath }
 
     /// The layer for `overlay`'s latest frame over `video` (drawable pixels); `tracks` gives the
     /// item's tracks when the overlay was handed none (the player's). `nil`: nothing to draw.
@@ -22,7 +28,7 @@ final class WindowCaptions {
         guard let frame = current.frame, !frame.events.isEmpty else { return nil }
         if case .notYet = rasterizer {
             do {
-                rasterizer = .ready(try CaptionRasterizer())
+                rasterizer = .ready(try CaptionRasterizer(fontPath: fontPath))
             } catch {
                 rasterizer = .failed
                 FileHandle.standardError.write(Data("reel: captions cannot be drawn (\(error))\n".utf8))
