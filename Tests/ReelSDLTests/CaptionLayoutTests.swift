@@ -115,7 +115,11 @@ import ReelFeed
         _ = feed.handle(.pointerMove(x: 270, y: 450), now: ms(300))
         #expect(drawn(at: ms(300)).isEmpty)
         _ = feed.handle(.pointerCancel, now: ms(310))
-        feed.captionsShownChanged(false)
+        // c in the feed goes to the page's model, as m does.
+        #expect(feed.handle(.keyDown(.playback(.c), isRepeat: false), now: ms(5_000)).contains(.player(.setCaptionsShown(false))))
+        #expect(!feed.showsCaptions)
         #expect(drawn(at: ms(5_000)).isEmpty)
+        feed.captionsShownChanged(true)
+        #expect(drawn(at: ms(5_000)).count == 1)
     }
 }
