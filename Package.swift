@@ -51,6 +51,12 @@ let package = Package(
         ),
 
         .systemLibrary(
+            name: "CLibass",
+            path: "Sources/CLibass",
+            pkgConfig: "libass",
+            providers: [.apt(["libass-dev"])]
+        ),
+        .systemLibrary(
             name: "CNettle",
             path: "Sources/CNettle",
             pkgConfig: "nettle",
@@ -153,10 +159,11 @@ let package = Package(
         ),
 
         // The desktop window: SDL2 + OpenGL with the GLSL in shaders/ (embedded through the
-        // symlink Sources/ReelSDL/shaders), an SDL_Renderer fallback, SDL2_ttf text.
+        // symlink Sources/ReelSDL/shaders), an SDL_Renderer fallback, SDL2_ttf text, captions
+        // drawn by libass.
         .target(
             name: "ReelSDL",
-            dependencies: ["ReelCore", "ReelMedia", "ReelFeed", "ReelAccountClient", "CSDL2"],
+            dependencies: ["ReelCore", "ReelMedia", "ReelCaptions", "ReelFeed", "ReelAccountClient", "CSDL2", "CLibass"],
             exclude: ["README.md"],
             resources: [.embedInCode("shaders")]
         ),
@@ -271,7 +278,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelSDLTests",
-            dependencies: ["ReelCore", "ReelMedia", "ReelLoading", "ReelFeed", "ReelSDL", "ReelAccountClient", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelCore", "ReelMedia", "ReelCaptions", "ReelLoading", "ReelFeed", "ReelSDL", "ReelAccountClient", "ReelOrigin", "ReelTestSupport"]
         ),
         // A player under stress in a process of its own (its threads and memory are counted),
         // run by ReelStressTests.
@@ -286,7 +293,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemLibraryTests",
-            dependencies: ["CFFmpeg", "CSDL2"]
+            dependencies: ["CFFmpeg", "CSDL2", "CLibass"]
         ),
     ]
 )

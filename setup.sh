@@ -19,6 +19,8 @@ packages=(
     libsdl2-dev libsdl2-ttf-dev
     # nginx: a real origin server for the HTTP loader and cache integration tests.
     nginx-light
+    # libass: the window draws captions with it (styled ASS, CJK through fontconfig).
+    libass-dev
     # The window under a virtual X server (tests, screenshots): Xvfb, its auth
     # helper, Mesa's software OpenGL (llvmpipe), and a CJK-capable font found
     # through fontconfig for titles.

@@ -64,6 +64,8 @@ public enum DrawCommand: Sendable {
     case fill(UIRect, UIColor, radius: Double)
     /// One line of text of `size` pixels at `point`, placed by `anchor`; clipped to `maxWidth`.
     case text(String, point: (x: Double, y: Double), size: Double, color: UIColor, anchor: TextAnchor, maxWidth: Double?)
+    /// Captions as libass drew them (coverage quads in their colours, picture cues), placed.
+    case captions(CaptionLayer)
 }
 
 /// A picture to draw: a decoded frame, or an RGB image (a cover, a thumbnail) with a key

@@ -5,8 +5,9 @@ extension FeedViewModel {
     // MARK: Drawing
 
     /// The pages the pager shows now (the current one and, while moving, its neighbour),
-    /// the overlay of the page at rest, the tabs, and the search panel when open.
-    public func drawList(now: MediaTime, content: (Int) -> PageContent) -> [DrawCommand] {
+    /// the captions and overlay of the page at rest, the tabs, and the search panel when open.
+    /// `captions` belong to the current page: a page on the move shows none.
+    public func drawList(now: MediaTime, captions: CaptionLayer? = nil, content: (Int) -> PageContent) -> [DrawCommand] {
         let bounds = UIRect(x: 0, y: 0, width: width, height: height)
         var list: [DrawCommand] = [.fill(bounds, .black, radius: 0)]
         let offset = swipe.offset(at: now)
@@ -30,7 +31,8 @@ extension FeedViewModel {
         }
         let atRest = abs(offset - Double(swipe.index) * height) < 1
         if atRest, swipe.itemCount > 0 {
-            list += playback.overlay(playback.layout, scale)
+            let layout = playback.layout
+            list += playback.overlay(layout, scale, captions: playback.captionCommands(captions, layout))
             if let carousel, carousel.imageCount > 1 {
                 list += dots(carousel)
             }

@@ -181,6 +181,9 @@ public struct FeedViewModel: Sendable {
 
     /// The HUD switched on or off (the H key toggles it too).
     public mutating func hudShown(_ shown: Bool) { playback.hudShown(shown) }
+    /// Captions turned on or off (a preference kept across the feed); `c` toggles them too.
+    public mutating func captionsShownChanged(_ shown: Bool) { playback.captionsShownChanged(shown) }
+    public var showsCaptions: Bool { playback.showsCaptions }
 
     /// The HUD's lines for this frame.
     public mutating func hudLinesChanged(_ lines: [String]) { playback.hudLinesChanged(lines) }

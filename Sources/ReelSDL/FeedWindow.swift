@@ -41,6 +41,8 @@ public final class FeedWindow {
     var shownSession: ObjectIdentifier?
     var running = true
     let events = EventBox()
+    /// The current page's captions, rasterized on this thread.
+    let windowCaptions: WindowCaptions
     /// Background commands; their outcomes come back to the window's thread.
     let tasks: WindowTasks
     /// The account side (tab bar, sign-in, profile, upload), when the feed comes from a
@@ -73,6 +75,7 @@ public final class FeedWindow {
         self.makeResultsSession = makeResultsSession
         host = try SDLWindowHost(title: "reel feed", width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
+        windowCaptions = WindowCaptions(fontPath: host.text.fontPath)
         let wake = host.makeWaker()
         covers = CoverCache(loader: loader, wake: wake)
         tasks = WindowTasks(wake: wake)
@@ -207,7 +210,7 @@ public final class FeedWindow {
         var list: [DrawCommand] = []
         if shell?.showsFeed ?? true {
             if let session {
-                list = model.drawList(now: now) { self.content(session, $0) }
+                list = model.drawList(now: now, captions: captionLayer(session)) { self.content(session, $0) }
             } else {
                 list = model.drawList(now: now) { _ in .init(source: nil, item: nil) }
             }
@@ -220,6 +223,15 @@ public final class FeedWindow {
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         return image
+    }
+
+    /// The current page's captions, when its player was made with a ``CaptionOverlay`` as its
+    /// caption sink (SEAM: FeedSession's pool players take none yet) and captions are on.
+    private func captionLayer(_ session: FeedSession) -> CaptionLayer? {
+        guard model.showsCaptions, let player = session.currentPlayer, let overlay = player.captionSink as? CaptionOverlay else { return nil }
+        let playback = model.playback
+        return windowCaptions.layer(overlay, tracks: { player.captionTracks }, video: playback.layout.video,
+                                    videoWidth: playback.videoWidth, videoHeight: playback.videoHeight)
     }
 
     private func hudLines(_ session: FeedSession) -> [String] {
@@ -317,6 +329,10 @@ public final class FeedWindow {
                 for p in session.poolPlayers { p.isMuted = muted }
             }
         case .setFullscreen(let on): host.setFullscreen(on)
+        case .setCaptionsShown:
+            // The model keeps the choice and leaves `.captions` out of its draw list. SEAM: the
+            // feed's players get a CaptionOverlay each once the Player takes a caption sink.
+            break
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
             if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }

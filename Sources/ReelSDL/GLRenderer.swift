@@ -5,7 +5,8 @@ internal import CSDL2
 
 /// Draws the window with OpenGL 3.3 core: YUV → RGB in a shader (planar and semi-planar,
 /// 8 to 16 bits, BT.601/709/2020, limited or full range), the blurred backdrop through
-/// two small framebuffers and a separable blur, and the UI as SDF shapes and text textures.
+/// two small framebuffers and a separable blur, the UI as SDF shapes and text textures, and
+/// captions as libass's coverage bitmaps from one `GL_R8` atlas, each quad in its colour.
 ///
 /// Confined to the thread that created the context (the window's): every entry point
 /// checks it before touching GL.
@@ -22,6 +23,7 @@ final class GLRenderer: WindowRenderer {
     private let blurProgram: GLProgram
     private let textureProgram: GLProgram
     private let shapeProgram: GLProgram
+    private let captionProgram: GLProgram
 
     // Owner thread only (the GL objects live in the context).
     private var planeTextures: [UInt32] = [0, 0, 0]
@@ -34,6 +36,13 @@ final class GLRenderer: WindowRenderer {
     private var blurTargets: [(framebuffer: UInt32, texture: UInt32)] = []
     private var blurSize = (width: 0, height: 0)
     private var viewport = (width: 1, height: 1)
+    /// The caption atlas texture and the generation it holds.
+    private var captionAtlasTexture: UInt32 = 0
+    private var captionAtlasGeneration: Int?
+    private var captionPictures: [String: UInt32] = [:]
+
+    /// How many times a caption atlas was uploaded (once per new atlas, not per draw).
+    private(set) var captionAtlasUploads = 0
 
     /// The GL driver's renderer string (`llvmpipe …` under Xvfb).
     private(set) var driver = ""
@@ -54,6 +63,7 @@ final class GLRenderer: WindowRenderer {
             blurProgram = try GLProgram(gl, vertex: ShaderLibrary.quadVertex, fragment: ShaderLibrary.blurFragment, name: "blur")
             textureProgram = try GLProgram(gl, vertex: ShaderLibrary.quadVertex, fragment: ShaderLibrary.textureFragment, name: "texture")
             shapeProgram = try GLProgram(gl, vertex: ShaderLibrary.quadVertex, fragment: ShaderLibrary.shapeFragment, name: "shape")
+            captionProgram = try GLProgram(gl, vertex: ShaderLibrary.quadVertex, fragment: ShaderLibrary.captionFragment, name: "caption")
         } catch {
             SDL_GL_DeleteContext(context)
             throw error
@@ -69,6 +79,7 @@ final class GLRenderer: WindowRenderer {
         confinement.check("delete the context")
         SDL_GL_MakeCurrent(window, context)
         var all = planeTextures + images.values.map(\.texture) + textTextures.values.map(\.texture) + blurTargets.map(\.texture)
+            + Array(captionPictures.values) + (captionAtlasTexture != 0 ? [captionAtlasTexture] : [])
         gl.deleteTextures(Int32(all.count), &all)
         var framebuffers = blurTargets.map(\.framebuffer)
         if !framebuffers.isEmpty { gl.deleteFramebuffers(Int32(framebuffers.count), &framebuffers) }
@@ -104,6 +115,8 @@ final class GLRenderer: WindowRenderer {
                 drawBackdrop(source, rect: rect, dim: dim)
             case .text(let string, let point, let size, let color, let anchor, let maxWidth):
                 drawText(string, point: point, size: size, color: color, anchor: anchor, maxWidth: maxWidth)
+            case .captions(let layer):
+                drawCaptions(layer)
             }
         }
     }
@@ -277,6 +290,67 @@ final class GLRenderer: WindowRenderer {
         let origin = TextRasterizer.origin(point: point, width: entry.width, height: entry.height, anchor: anchor)
         let rect = UIRect(x: origin.x.rounded(), y: origin.y.rounded(), width: Double(entry.width), height: Double(entry.height))
         drawTexture(entry.texture, rect: rect, tint: (Float(color.r), Float(color.g), Float(color.b), Float(color.a)), target: viewport)
+    }
+
+    // MARK: Captions
+
+    /// Picture cues as RGBA textures, then each coverage quad from the atlas in its colour.
+    /// The atlas is uploaded only when its generation is new.
+    private func drawCaptions(_ layer: CaptionLayer) {
+        for picture in layer.pictures {
+            guard let texture = captionPictureTexture(picture) else { continue }
+            drawTexture(texture, rect: picture.rect, tint: (1, 1, 1, 1), target: viewport)
+        }
+        let atlas = layer.atlas
+        guard !layer.quads.isEmpty, atlas.width > 0, atlas.height > 0, atlas.bytes.count >= atlas.width * atlas.height else { return }
+        if captionAtlasTexture == 0 {
+            gl.genTextures(1, &captionAtlasTexture)
+            configureTexture(captionAtlasTexture, linear: false)
+        }
+        gl.activeTexture(UInt32(GL_TEXTURE0))
+        gl.bindTexture(UInt32(GL_TEXTURE_2D), captionAtlasTexture)
+        if captionAtlasGeneration != atlas.generation {
+            gl.pixelStorei(UInt32(GL_UNPACK_ALIGNMENT), 1)
+            gl.pixelStorei(UInt32(GL_UNPACK_ROW_LENGTH), 0)
+            atlas.bytes.withUnsafeBytes {
+                gl.texImage2D(UInt32(GL_TEXTURE_2D), 0, GL_R8, Int32(atlas.width), Int32(atlas.height), 0,
+                              UInt32(GL_RED), UInt32(GL_UNSIGNED_BYTE), $0.baseAddress)
+            }
+            captionAtlasGeneration = atlas.generation
+            captionAtlasUploads += 1
+        }
+        gl.useProgram(captionProgram.id)
+        gl.uniform1i(captionProgram["uAtlas"], 0)
+        let aw = Float(atlas.width), ah = Float(atlas.height)
+        for quad in layer.quads where quad.color.a > 0 {
+            let texRect = (Float(quad.atlasX) / aw, Float(quad.atlasY) / ah,
+                           Float(quad.atlasX + quad.width) / aw, Float(quad.atlasY + quad.height) / ah)
+            setQuad(captionProgram, rect: quad.rect, target: viewport, texRect: texRect)
+            gl.uniform4f(captionProgram["uColor"], Float(quad.color.r), Float(quad.color.g), Float(quad.color.b), Float(quad.color.a))
+            drawQuad()
+        }
+    }
+
+    private func captionPictureTexture(_ picture: CaptionPicture) -> UInt32? {
+        if let hit = captionPictures[picture.key] { return hit }
+        guard picture.width > 0, picture.height > 0, picture.rgba.count >= picture.width * picture.height * 4 else { return nil }
+        // Picture cues change a few times a minute: keep the last few.
+        if captionPictures.count >= 8 {
+            var old = Array(captionPictures.values)
+            gl.deleteTextures(Int32(old.count), &old)
+            captionPictures.removeAll()
+        }
+        var texture: UInt32 = 0
+        gl.genTextures(1, &texture)
+        configureTexture(texture, linear: true)
+        gl.pixelStorei(UInt32(GL_UNPACK_ALIGNMENT), 1)
+        gl.pixelStorei(UInt32(GL_UNPACK_ROW_LENGTH), 0)
+        picture.rgba.withUnsafeBytes {
+            gl.texImage2D(UInt32(GL_TEXTURE_2D), 0, GL_RGBA8, Int32(picture.width), Int32(picture.height), 0,
+                          UInt32(GL_RGBA), UInt32(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        captionPictures[picture.key] = texture
+        return texture
     }
 
     // MARK: Textures

@@ -9,7 +9,7 @@ import ReelMedia
 public struct PlaybackViewModel: Sendable {
     /// Keys the window reacts to.
     public enum Key: Sendable, Hashable {
-        case space, f, m, h, escape, q, left, right, up, down, other
+        case space, f, m, h, c, escape, q, left, right, up, down, other
     }
 
     /// User input, positions in drawable pixels.
@@ -29,6 +29,8 @@ public struct PlaybackViewModel: Sendable {
         case seek(MediaTime, exact: Bool)
         case setRate(Double)
         case setMuted(Bool)
+        /// Captions were turned on or off (the `c` key); the window keeps drawing them or stops.
+        case setCaptionsShown(Bool)
         case setFullscreen(Bool)
         case quit
     }
@@ -46,10 +48,16 @@ public struct PlaybackViewModel: Sendable {
         public var titlePoint: (x: Double, y: Double)
         public var timeLabelPoint: (x: Double, y: Double)
         public var badge: UIRect
+        /// Where captions may be drawn: the video's columns, below the top chrome (the tab
+        /// bar) and above the progress bar — and above the title block and the time row
+        /// while the controls show, so the captions move up with them. Not clipped to the
+        /// video's rows: a letterboxed video's captions may sit below the picture.
+        public var captionArea: UIRect
         public var scale: Double
 
         public static func == (a: Layout, b: Layout) -> Bool {
             a.bounds == b.bounds && a.video == b.video && a.bar == b.bar && a.fullscreenButton == b.fullscreenButton
+            && a.captionArea == b.captionArea
         }
         public func hash(into hasher: inout Hasher) { hasher.combine(video); hasher.combine(bar) }
     }
@@ -73,6 +81,8 @@ public struct PlaybackViewModel: Sendable {
     /// Extra space kept free at the top (the feed's tab bar), in pixels.
     public private(set) var topInset: Double = 0
     public private(set) var isMuted = false
+    /// Whether captions are drawn (when the item has any); `c` toggles it.
+    public private(set) var showsCaptions = true
     public private(set) var showsHUD = false
     public private(set) var hudLines: [String] = []
     public private(set) var slider = ProgressSlider()
@@ -118,6 +128,10 @@ public struct PlaybackViewModel: Sendable {
 
     /// The player's mute state as the window found it (the M key toggles it from here on).
     public mutating func mutedChanged(_ muted: Bool) { isMuted = muted }
+
+    /// Captions were turned on or off elsewhere (a preference, the feed's choice); the `c` key
+    /// toggles them from here on.
+    public mutating func captionsShownChanged(_ shown: Bool) { showsCaptions = shown }
 
     /// The HUD switched on or off (the H key toggles it too).
     public mutating func hudShown(_ shown: Bool) { showsHUD = shown }
@@ -166,10 +180,21 @@ public struct PlaybackViewModel: Sendable {
         let button = UIRect(x: bounds.maxX - margin - buttonSize, y: barY - 18 * s - 8 * s - buttonSize,
                             width: buttonSize, height: buttonSize)
         let badge = UIRect(x: bounds.midX - 36 * s, y: topInset + 56 * s, width: 72 * s, height: 32 * s)
+        let titlePoint = (x: margin, y: button.minYForTitle(scale: s))
+        let captionTop = topInset + 8 * s
+        let captionBottom: Double
+        if showsTransport && !slider.controlsVisible && !slider.isScrubbing {
+            captionBottom = bar.y - 12 * s
+        } else {
+            // The title block (title 18 pt, the line above it 15 pt, 28 pt apart), else the time row.
+            let blockTop = !subtitle.isEmpty ? titlePoint.y - 48 * s : !title.isEmpty ? titlePoint.y - 24 * s : button.y
+            captionBottom = blockTop - 8 * s
+        }
+        let captionArea = UIRect(x: video.x, y: captionTop, width: video.width, height: max(0, captionBottom - captionTop))
         return Layout(bounds: bounds, video: video, bar: bar, barHitArea: hit, knobCenter: knob,
                       fullscreenButton: button,
-                      titlePoint: (margin, button.minYForTitle(scale: s)),
-                      timeLabelPoint: (margin, button.midY), badge: badge, scale: s)
+                      titlePoint: titlePoint,
+                      timeLabelPoint: (margin, button.midY), badge: badge, captionArea: captionArea, scale: s)
     }
 
     // MARK: Input
@@ -222,6 +247,9 @@ public struct PlaybackViewModel: Sendable {
                 isMuted.toggle()
                 commands.append(.setMuted(isMuted))
             case .h: showsHUD.toggle()
+            case .c:
+                showsCaptions.toggle()
+                commands.append(.setCaptionsShown(showsCaptions))
             case .left: commands.append(.seek(max(.zero, slider.currentTime - MediaTime(value: 5, timescale: 1)), exact: false))
             case .right: commands.append(.seek(slider.currentTime + MediaTime(value: 5, timescale: 1), exact: false))
             default: break
@@ -277,15 +305,24 @@ public struct PlaybackViewModel: Sendable {
 
     // MARK: Drawing
 
-    /// What to draw for the current state over `frame` (or `cover` until the first frame).
-    public func drawList(frame: VideoFrame?, cover: (key: String, image: RGBImage)? = nil) -> [DrawCommand] {
+    /// What to draw for the current state over `frame` (or `cover` until the first frame),
+    /// with `captions` (made for this layout) between the picture and the overlay when shown.
+    public func drawList(frame: VideoFrame?, cover: (key: String, image: RGBImage)? = nil,
+                         captions: CaptionLayer? = nil) -> [DrawCommand] {
         let l = layout
         var list: [DrawCommand] = [.fill(l.bounds, .black, radius: 0)]
         let source: DrawSource?
         if let frame { source = .frame(frame) } else if let cover { source = .image(key: cover.key, cover.image) } else { source = nil }
         if let source { list += Self.page(source, in: l.bounds) }
-        list += overlay(l, scale)
+        list += overlay(l, scale, captions: captionCommands(captions, l))
         return list
+    }
+
+    /// `.captions` with the layer placed inside the caption area, when captions are on and
+    /// there is something to show.
+    func captionCommands(_ captions: CaptionLayer?, _ l: Layout) -> [DrawCommand] {
+        guard showsCaptions, let captions, !captions.isEmpty, l.captionArea.height > 0 else { return [] }
+        return [.captions(captions.placed(within: l.captionArea))]
     }
 
     /// A picture aspect-fitted into `rect` over its blurred, darkened copy.
@@ -302,12 +339,15 @@ public struct PlaybackViewModel: Sendable {
         return list
     }
 
-    func overlay(_ l: Layout, _ s: Double) -> [DrawCommand] {
+    /// The controls over the picture; `captions` go over the bottom shade (which would dim
+    /// them) and under everything else.
+    func overlay(_ l: Layout, _ s: Double, captions: [DrawCommand] = []) -> [DrawCommand] {
         var list: [DrawCommand] = []
         let white = UIColor.white
         if !showsTransport {
             let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
             list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
+            list += captions
             list += titleLines(l, s)
             return list + hudOverlay(l, s)
         }
@@ -315,9 +355,12 @@ public struct PlaybackViewModel: Sendable {
             // A soft shade behind the bottom controls so white text reads on any picture.
             let shade = UIRect(x: 0, y: l.bounds.maxY - 150 * s, width: l.bounds.width, height: 150 * s)
             list.append(.fill(shade, UIColor.black.withAlpha(0.35), radius: 0))
+            list += captions
             list += titleLines(l, s)
             list.append(.text(timeText, point: l.timeLabelPoint, size: 14 * s, color: white.withAlpha(0.9), anchor: .centerLeft, maxWidth: nil))
             list += fullscreenIcon(l.fullscreenButton, s)
+        } else {
+            list += captions
         }
         // The progress bar: track, buffered, played, knob.
         let radius = l.bar.height / 2

@@ -37,6 +37,8 @@ public final class PlaybackWindow {
     // Immutable after init.
     public let player: Player
     public let frames: FrameStore
+    /// What the captions show; the player's caption sink.
+    public let captions: CaptionOverlay
     /// Times the UI (hold delay, auto-hide, double click); the host clock unless a test injects one.
     public let uiClock: any EngineClock
     private let host: SDLWindowHost
@@ -53,10 +55,17 @@ public final class PlaybackWindow {
     private var drawnFrames = 0
     private var fpsWindow: [MediaTime] = []
     private var lastDrawAt: MediaTime?
+    private let windowCaptions: WindowCaptions
+    private var drawnCaptionSequence = -1
 
-    public init(player: Player, frames: FrameStore, options: Options = Options(), uiClock: any EngineClock = HostClock.shared) throws {
+    /// The captions drawn are those the player hands its caption sink: `captions` when given,
+    /// else the player's own `captionSink` when it is a ``CaptionOverlay`` (make the player
+    /// with `captionSink: CaptionOverlay()`); with neither, the window draws none.
+    public init(player: Player, frames: FrameStore, captions: CaptionOverlay? = nil, options: Options = Options(),
+                uiClock: any EngineClock = HostClock.shared) throws {
         self.player = player
         self.frames = frames
+        self.captions = captions ?? (player.captionSink as? CaptionOverlay) ?? CaptionOverlay()
         self.uiClock = uiClock
         host = try SDLWindowHost(title: options.title.isEmpty ? "reel" : options.title, width: options.width, height: options.height,
                                  renderer: options.renderer, allowFallback: options.allowFallback)
@@ -64,13 +73,16 @@ public final class PlaybackWindow {
         modelValue = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
         modelValue.hudShown(options.showsHUD)
         modelValue.mutedChanged(player.isMuted)
+        windowCaptions = WindowCaptions(fontPath: host.text.fontPath)
         wake = host.makeWaker()
         frames.setWake(wake)
+        self.captions.setWake(wake)
         if options.fullscreen { perform(modelValue.handle(.keyDown(.f, isRepeat: false), now: uiClock.now)) }
     }
 
     deinit {
         frames.setWake(nil)
+        captions.setWake(nil)
         // The host's deinit checks the thread before closing the window.
     }
 
@@ -88,6 +100,11 @@ public final class PlaybackWindow {
     /// The window size in points and the drawable size in pixels.
     public var windowSize: (width: Int, height: Int) { host.windowSize }
     public var drawableSize: (width: Int, height: Int) { host.renderer.drawableSize }
+    /// How many caption atlases the GL renderer uploaded (nil for the software renderer).
+    var captionAtlasUploads: Int? {
+        host.confinement.check("captionAtlasUploads")
+        return (host.renderer as? GLRenderer)?.captionAtlasUploads
+    }
     /// Distinct frames drawn, and frames that arrived but were replaced before a draw.
     public var framesDrawn: Int {
         host.confinement.check("framesDrawn")
@@ -107,7 +124,9 @@ public final class PlaybackWindow {
             if let deadline = modelValue.nextDeadline {
                 wait = max(1, min(wait, Int(((deadline - now).seconds * 1000).rounded(.up))))
             }
-            if modelValue.isScrubbing || frames.current.sequence != drawnSequence { wait = 0 }
+            if modelValue.isScrubbing || frames.current.sequence != drawnSequence || captions.current.sequence != drawnCaptionSequence {
+                wait = 0
+            }
             pump(waitMs: wait)
         }
     }
@@ -157,11 +176,20 @@ public final class PlaybackWindow {
         }
         fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
         if modelValue.showsHUD { modelValue.hudLinesChanged(hudLines()) }
-        host.renderer.draw(modelValue.drawList(frame: frame))
+        host.renderer.draw(modelValue.drawList(frame: frame, captions: captionLayer()))
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         lastDrawAt = now
         return image
+    }
+
+    /// The captions for this draw, rasterized for the current layout (nil when off or silent).
+    private func captionLayer() -> CaptionLayer? {
+        drawnCaptionSequence = captions.current.sequence
+        guard modelValue.showsCaptions else { return nil }
+        let player = player
+        return windowCaptions.layer(captions, tracks: { player.captionTracks }, video: modelValue.layout.video,
+                                    videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
     }
 
     private func hudLines() -> [String] {
@@ -205,6 +233,9 @@ public final class PlaybackWindow {
                 player.rate = rate
             case .setMuted(let muted):
                 player.isMuted = muted
+            case .setCaptionsShown:
+                // The model leaves `.captions` out of its draw list while they are off.
+                break
             case .setFullscreen(let on):
                 host.setFullscreen(on)
             case .quit:

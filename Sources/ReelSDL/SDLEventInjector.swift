@@ -5,7 +5,7 @@ internal import CSDL2
 /// Positions are in window coordinates (points).
 public enum SDLEventInjector {
     public enum Key: Sendable {
-        case space, f, m, h, escape, q, left, right, up, down, j, k, slash, enter, backspace, tab, f1, f2, f3
+        case space, f, m, h, c, escape, q, left, right, up, down, j, k, slash, enter, backspace, tab, f1, f2, f3
     }
 
     public static func mouseDown(x: Int, y: Int, clicks: Int = 1) { mouseButton(SDL_MOUSEBUTTONDOWN, x: x, y: y, clicks: clicks) }
@@ -128,6 +128,7 @@ public enum SDLEventInjector {
         case .f: Int32(SDLK_f.rawValue)
         case .m: Int32(SDLK_m.rawValue)
         case .h: Int32(SDLK_h.rawValue)
+        case .c: Int32(SDLK_c.rawValue)
         case .escape: Int32(SDLK_ESCAPE.rawValue)
         case .q: Int32(SDLK_q.rawValue)
         case .left: Int32(SDLK_LEFT.rawValue)

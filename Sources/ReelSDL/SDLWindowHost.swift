@@ -229,6 +229,7 @@ extension SDLWindowHost {
         case SDLEventInjector.keycode(.f): .f
         case SDLEventInjector.keycode(.m): .m
         case SDLEventInjector.keycode(.h): .h
+        case SDLEventInjector.keycode(.c): .c
         case SDLEventInjector.keycode(.escape): .escape
         case SDLEventInjector.keycode(.q): .q
         case SDLEventInjector.keycode(.left): .left

@@ -9,6 +9,7 @@ enum ShaderLibrary {
     static var blurFragment: String { text(PackageResources.blur_frag_glsl) }
     static var textureFragment: String { text(PackageResources.texture_frag_glsl) }
     static var shapeFragment: String { text(PackageResources.shape_frag_glsl) }
+    static var captionFragment: String { text(PackageResources.caption_frag_glsl) }
 
     private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }

@@ -6,7 +6,8 @@ internal import CSDL2
 /// Draws the same ``DrawCommand`` list with SDL_Renderer in software, for machines
 /// without OpenGL: frames go through libswscale (every matrix, range and bit depth the
 /// frame declares) into an RGB texture; rounded corners come from an antialiased disc
-/// texture; the backdrop is a tiny blurred copy stretched with linear filtering.
+/// texture; the backdrop is a tiny blurred copy stretched with linear filtering; captions
+/// are blended on the CPU into one texture the size of their bounds.
 ///
 /// Confined to the window's thread: every entry point checks it before calling SDL.
 final class SoftwareRenderer: WindowRenderer {
@@ -28,6 +29,8 @@ final class SoftwareRenderer: WindowRenderer {
     private var texts: [String: (texture: OpaquePointer, width: Int, height: Int)] = [:]
     private var textOrder: [String] = []
     private var disc: OpaquePointer?
+    /// The blended captions and what they were blended from.
+    private var captionTexture: (texture: OpaquePointer, key: String, width: Int, height: Int)?
     private let discSize = 64
 
     init(window: OpaquePointer, text: TextRasterizer) throws {
@@ -46,6 +49,7 @@ final class SoftwareRenderer: WindowRenderer {
         if let videoTexture { SDL_DestroyTexture(videoTexture.texture) }
         if let backdropTexture { SDL_DestroyTexture(backdropTexture.texture) }
         if let disc { SDL_DestroyTexture(disc) }
+        if let captionTexture { SDL_DestroyTexture(captionTexture.texture) }
         SDL_DestroyRenderer(renderer)
     }
 
@@ -67,6 +71,7 @@ final class SoftwareRenderer: WindowRenderer {
             case .backdrop(let source, let rect, let dim): backdrop(source, rect: rect, dim: dim)
             case .text(let string, let point, let size, let color, let anchor, let maxWidth):
                 drawText(string, point: point, size: size, color: color, anchor: anchor, maxWidth: maxWidth)
+            case .captions(let layer): captions(layer)
             }
         }
     }
@@ -292,5 +297,86 @@ final class SoftwareRenderer: WindowRenderer {
         let origin = TextRasterizer.origin(point: point, width: entry.width, height: entry.height, anchor: anchor)
         var d = SDL_FRect(x: Float(origin.x.rounded()), y: Float(origin.y.rounded()), w: Float(entry.width), h: Float(entry.height))
         SDL_RenderCopyF(renderer, entry.texture, nil, &d)
+    }
+
+    // MARK: Captions
+
+    /// Blends the layer into a texture of its bounds (again only when the atlas or the
+    /// pictures changed) and copies it with alpha blending.
+    private func captions(_ layer: CaptionLayer) {
+        guard let bounds = layer.bounds, bounds.width >= 1, bounds.height >= 1 else { return }
+        let key = Self.captionKey(layer, bounds: bounds)
+        if captionTexture?.key != key {
+            let image = Self.composite(layer, in: bounds)
+            if let old = captionTexture { SDL_DestroyTexture(old.texture) }
+            captionTexture = makeTexture(rgba: image.rgba, width: image.width, height: image.height).map { ($0, key, image.width, image.height) }
+        }
+        guard let captionTexture else { return }
+        var d = SDL_FRect(x: Float(bounds.x.rounded(.down)), y: Float(bounds.y.rounded(.down)),
+                          w: Float(captionTexture.width), h: Float(captionTexture.height))
+        SDL_RenderCopyF(renderer, captionTexture.texture, nil, &d)
+    }
+
+    /// What the blended texture depends on: the atlas, the pictures, and where each sits in the bounds.
+    private static func captionKey(_ layer: CaptionLayer, bounds: UIRect) -> String {
+        var key = "\(layer.atlas.generation):\(Int(bounds.width))x\(Int(bounds.height))"
+        for picture in layer.pictures {
+            key += "|\(picture.key)@\(Int(picture.rect.x - bounds.x)),\(Int(picture.rect.y - bounds.y)),\(Int(picture.rect.width))x\(Int(picture.rect.height))"
+        }
+        if let first = layer.quads.first { key += "|q\(Int(first.rect.x - bounds.x)),\(Int(first.rect.y - bounds.y))" }
+        return key
+    }
+
+    /// The layer blended over transparency (pictures, then quads in order; "over" in
+    /// premultiplied alpha), returned as straight-alpha RGBA the size of `bounds`.
+    static func composite(_ layer: CaptionLayer, in bounds: UIRect) -> (rgba: [UInt8], width: Int, height: Int) {
+        let ox = Int(bounds.x.rounded(.down)), oy = Int(bounds.y.rounded(.down))
+        let width = max(1, Int(bounds.maxX.rounded(.up)) - ox), height = max(1, Int(bounds.maxY.rounded(.up)) - oy)
+        // Premultiplied r, g, b, a in 0…1.
+        var pixels = [Float](repeating: 0, count: width * height * 4)
+        func blend(_ x: Int, _ y: Int, _ r: Float, _ g: Float, _ b: Float, _ a: Float) {
+            guard a > 0, x >= 0, y >= 0, x < width, y < height else { return }
+            let i = (y * width + x) * 4
+            let keep = 1 - a
+            pixels[i] = r * a + pixels[i] * keep
+            pixels[i + 1] = g * a + pixels[i + 1] * keep
+            pixels[i + 2] = b * a + pixels[i + 2] * keep
+            pixels[i + 3] = a + pixels[i + 3] * keep
+        }
+        for picture in layer.pictures {
+            let px = Int(picture.rect.x.rounded()) - ox, py = Int(picture.rect.y.rounded()) - oy
+            let pw = Int(picture.rect.width.rounded()), ph = Int(picture.rect.height.rounded())
+            guard pw > 0, ph > 0, picture.width > 0, picture.height > 0 else { continue }
+            for y in 0..<ph {
+                let sy = min(picture.height - 1, y * picture.height / ph)
+                for x in 0..<pw {
+                    let sx = min(picture.width - 1, x * picture.width / pw)
+                    let s = (sy * picture.width + sx) * 4
+                    blend(px + x, py + y, Float(picture.rgba[s]) / 255, Float(picture.rgba[s + 1]) / 255,
+                          Float(picture.rgba[s + 2]) / 255, Float(picture.rgba[s + 3]) / 255)
+                }
+            }
+        }
+        let atlas = layer.atlas
+        for quad in layer.quads where quad.color.a > 0 {
+            let qx = Int(quad.rect.x.rounded()) - ox, qy = Int(quad.rect.y.rounded()) - oy
+            let r = Float(quad.color.r), g = Float(quad.color.g), b = Float(quad.color.b), alpha = Float(quad.color.a)
+            for row in 0..<quad.height where quad.atlasY + row < atlas.height {
+                let base = (quad.atlasY + row) * atlas.width + quad.atlasX
+                for column in 0..<quad.width where quad.atlasX + column < atlas.width {
+                    let coverage = atlas.bytes[base + column]
+                    if coverage == 0 { continue }
+                    blend(qx + column, qy + row, r, g, b, alpha * Float(coverage) / 255)
+                }
+            }
+        }
+        var rgba = [UInt8](repeating: 0, count: width * height * 4)
+        for i in 0..<(width * height) {
+            let a = pixels[i * 4 + 3]
+            guard a > 0 else { continue }
+            for c in 0..<3 { rgba[i * 4 + c] = UInt8(max(0, min(255, (pixels[i * 4 + c] / a * 255).rounded()))) }
+            rgba[i * 4 + 3] = UInt8(max(0, min(255, (a * 255).rounded())))
+        }
+        return (rgba, width, height)
     }
 }
