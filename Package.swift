@@ -196,7 +196,7 @@ let package = Package(
         // Fakes, contract suites and fixtures for tests (and for anyone embedding Reel).
         .target(
             name: "ReelTestSupport",
-            dependencies: ["ReelCore", "ReelThreads", "ReelMedia", "ReelMediaTools"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelCaptions", "ReelMedia", "ReelMediaTools"],
             exclude: ["README.md"]
         ),
 
@@ -236,7 +236,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReelMediaTests",
-            dependencies: ["ReelStreaming", "ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
+            dependencies: ["ReelStreaming", "ReelCore", "ReelCaptions", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelOriginTests",

@@ -6,11 +6,16 @@ public struct CaptionSource: Hashable, Sendable {
     /// The language (a BCP 47 tag such as `zh-Hans`, or an ISO 639 code), if known.
     public var language: String?
     public var label: String?
+    /// Named by a document (a feed page, a manifest) rather than by the user: it is read only
+    /// where the item's own references may go (an http item's from http(s); a local item's from
+    /// its directory), as nested opens are.
+    public var isNamedByDocument: Bool
 
-    public init(url: URL, language: String? = nil, label: String? = nil) {
+    public init(url: URL, language: String? = nil, label: String? = nil, isNamedByDocument: Bool = false) {
         self.url = url
         self.language = language
         self.label = label
+        self.isNamedByDocument = isNamedByDocument
     }
 }
 

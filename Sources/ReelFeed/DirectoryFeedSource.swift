@@ -57,7 +57,8 @@ public struct DirectoryFeedSource: FeedSource {
             let stem = file.deletingPathExtension().lastPathComponent
             items.append(FeedItem(
                 id: (category.map { $0 + "/" } ?? "") + file.lastPathComponent,
-                title: title(from: stem), videoURL: file, coverURL: covers[stem], category: category
+                title: title(from: stem), videoURL: file, coverURL: covers[stem], category: category,
+                captions: sidecars(of: stem, in: files)
             ))
         }
         // A folder of pictures (and no video) is an image post.
@@ -71,6 +72,32 @@ public struct DirectoryFeedSource: FeedSource {
             ))
         }
         return items
+    }
+
+    /// Caption files beside a video: `stem.srt`, `stem.vtt`, `stem.ass`, and with a language
+    /// `stem.LANG.srt` (`clip.en.srt`, `clip.zh-Hans.vtt`), the unnamed one first.
+    static func sidecars(of stem: String, in files: [URL]) -> [FeedCaption] {
+        var found: [FeedCaption] = []
+        for file in files where captionExtensions.contains(file.pathExtension.lowercased()) {
+            let name = file.deletingPathExtension().lastPathComponent
+            if name == stem {
+                found.insert(FeedCaption(url: file), at: 0)
+            } else if name.hasPrefix(stem + "."), let language = languageTag(String(name.dropFirst(stem.count + 1))) {
+                found.append(FeedCaption(url: file, language: language))
+            }
+        }
+        return found
+    }
+
+    static let captionExtensions: Set<String> = ["srt", "vtt", "ass", "ssa"]
+
+    /// `en`, `eng`, `zh-Hans`, `pt-BR`: a language tag as a sidecar's name gives it; nil otherwise.
+    static func languageTag(_ text: String) -> String? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard let primary = parts.first, (2...3).contains(primary.count), primary.allSatisfy({ $0.isASCII && $0.isLetter }),
+              parts.dropFirst().allSatisfy({ (2...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
+        else { return nil }
+        return text
     }
 
     /// `my_first-clip` → `my first clip`.

@@ -108,12 +108,14 @@ public final class FeedSession: Sendable {
     /// through `loader`. `preloader` caches the heads of items two to four away
     /// (share one `PlaybackLoadCoordinator` between it and `coordinator`, which the
     /// players report their network demand to). `audioSink` makes each pool player's
-    /// audio output (called three times); without it players have no audio.
+    /// audio output (called three times); without it players have no audio. `captionSink`
+    /// likewise makes each pool player's caption sink (a window's overlay).
     public init(source: any FeedSource, category: String? = nil, loader: any ResourceLoader,
                 preloader: (any FeedPreloading)? = nil, coordinator: (any PlaybackDemandObserver)? = nil,
                 clock: any EngineClock = HostClock.shared, measurementClock: (any EngineClock)? = nil,
                 configuration: Configuration = Configuration(),
-                audioSink: (@Sendable () -> (any AudioSink)?)? = nil) {
+                audioSink: (@Sendable () -> (any AudioSink)?)? = nil,
+                captionSink: (@Sendable () -> (any CaptionSink)?)? = nil) {
         self.source = source
         self.category = category
         self.loader = loader
@@ -128,7 +130,7 @@ public final class FeedSession: Sendable {
         var slots: [Slot] = []
         for number in 0..<settings.slotCount {
             let store = FrameStore()
-            let player = Player(clock: clock, videoSink: store, audioSink: audioSink?(),
+            let player = Player(clock: clock, videoSink: store, audioSink: audioSink?(), captionSink: captionSink?(),
                                 configuration: configuration.pipeline, measurementClock: measurementClock)
             player.actionAtItemEnd = configuration.actionAtItemEnd
             player.demandObserver = coordinator

@@ -56,7 +56,11 @@ public struct ManifestFeedSource: FeedSource {
             items.append(FeedItem(
                 id: entry.id, title: entry.title, uploader: entry.uploader ?? "", videoURL: video,
                 coverURL: try entry.cover.map { try Self.resolve($0, against: baseURL, field: "items[\(index)].cover") },
-                category: entry.category, images: images
+                category: entry.category, images: images,
+                captions: try (entry.captions ?? []).enumerated().map { number, caption in
+                    FeedCaption(url: try Self.resolve(caption.url, against: baseURL, field: "items[\(index)].captions[\(number)].url"),
+                                language: caption.language, label: caption.label)
+                }
             ))
         }
         self.items = items

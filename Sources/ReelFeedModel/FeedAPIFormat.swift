@@ -27,6 +27,15 @@ public enum FeedAPIFormat {
         public var cover: String?
         public var category: String?
         public var images: [String]?
+        /// `[{"url": "...", "language": "en", "label": "English"}]`; URLs as for `video`.
+        public var captions: [Caption]?
+    }
+
+    /// One caption file of an item as the API writes it.
+    public struct Caption: Codable, Sendable {
+        public var url: String
+        public var language: String?
+        public var label: String?
     }
 
     /// The body of a categories answer.
@@ -43,7 +52,8 @@ public enum FeedAPIFormat {
     public static func encodeItems(_ items: [FeedItem]) throws -> Data {
         try JSONEncoder().encode(ItemList(items: items.map {
             Item(id: $0.id, title: $0.title, uploader: $0.uploader, video: $0.videoURL?.absoluteString,
-                 cover: $0.coverURL?.absoluteString, category: $0.category, images: $0.images.map(\.absoluteString))
+                 cover: $0.coverURL?.absoluteString, category: $0.category, images: $0.images.map(\.absoluteString),
+                 captions: $0.captions.isEmpty ? nil : $0.captions.map { Caption(url: $0.url.absoluteString, language: $0.language, label: $0.label) })
         }))
     }
 
@@ -61,7 +71,12 @@ public enum FeedAPIFormat {
                 videoURL: item.video.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
                 coverURL: item.cover.flatMap { URL(string: $0, relativeTo: base)?.absoluteURL },
                 category: item.category,
-                images: (item.images ?? []).compactMap { URL(string: $0, relativeTo: base)?.absoluteURL }
+                images: (item.images ?? []).compactMap { URL(string: $0, relativeTo: base)?.absoluteURL },
+                captions: (item.captions ?? []).compactMap { caption in
+                    URL(string: caption.url, relativeTo: base).map {
+                        FeedCaption(url: $0.absoluteURL, language: caption.language, label: caption.label)
+                    }
+                }
             )
         }
     }

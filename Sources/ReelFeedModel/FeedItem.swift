@@ -13,9 +13,11 @@ public struct FeedItem: Sendable, Hashable, Codable, Identifiable {
     public var category: String?
     /// The pictures of an image post, in order (empty for a video).
     public var images: [URL]
+    /// Caption files for the video (SubRip, WebVTT, ASS), each with its language and label.
+    public var captions: [FeedCaption]
 
     public init(id: String, title: String, uploader: String = "", videoURL: URL? = nil, coverURL: URL? = nil,
-                category: String? = nil, images: [URL] = []) {
+                category: String? = nil, images: [URL] = [], captions: [FeedCaption] = []) {
         self.id = id
         self.title = title
         self.uploader = uploader
@@ -23,6 +25,20 @@ public struct FeedItem: Sendable, Hashable, Codable, Identifiable {
         self.coverURL = coverURL
         self.category = category
         self.images = images
+        self.captions = captions
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        uploader = try container.decode(String.self, forKey: .uploader)
+        videoURL = try container.decodeIfPresent(URL.self, forKey: .videoURL)
+        coverURL = try container.decodeIfPresent(URL.self, forKey: .coverURL)
+        category = try container.decodeIfPresent(String.self, forKey: .category)
+        images = try container.decode([URL].self, forKey: .images)
+        // Items written before captions existed have none.
+        captions = try container.decodeIfPresent([FeedCaption].self, forKey: .captions) ?? []
     }
 
     /// The uploader as a handle to show: `@name` (feeds write it with or without the
@@ -105,5 +121,19 @@ extension FeedSource {
                 || $0.uploader.localizedCaseInsensitiveContains(needle)
                 || ($0.category?.localizedCaseInsensitiveContains(needle) ?? false)
         }
+    }
+}
+
+/// A caption file of a feed item: where it is, and how a picker names it.
+public struct FeedCaption: Sendable, Hashable, Codable {
+    public var url: URL
+    /// A BCP 47 tag (`en`, `zh-Hans`), if the feed gives one.
+    public var language: String?
+    public var label: String?
+
+    public init(url: URL, language: String? = nil, label: String? = nil) {
+        self.url = url
+        self.language = language
+        self.label = label
     }
 }

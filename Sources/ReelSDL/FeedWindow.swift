@@ -226,7 +226,7 @@ public final class FeedWindow {
     }
 
     /// The current page's captions, when its player was made with a ``CaptionOverlay`` as its
-    /// caption sink (SEAM: FeedSession's pool players take none yet) and captions are on.
+    /// caption sink (`reel feed --window` makes every pool player with one) and captions are on.
     private func captionLayer(_ session: FeedSession) -> CaptionLayer? {
         guard model.showsCaptions, let player = session.currentPlayer, let overlay = player.captionSink as? CaptionOverlay else { return nil }
         let playback = model.playback
@@ -329,10 +329,12 @@ public final class FeedWindow {
                 for p in session.poolPlayers { p.isMuted = muted }
             }
         case .setFullscreen(let on): host.setFullscreen(on)
-        case .setCaptionsShown:
-            // The model keeps the choice and leaves `.captions` out of its draw list. SEAM: the
-            // feed's players get a CaptionOverlay each once the Player takes a caption sink.
-            break
+        case .setCaptionsShown(let shown):
+            // The model keeps the choice and leaves `.captions` out of its draw list; the pool's
+            // players stop looking cues up, and a page in the preferred language starts with them.
+            for session in [browser.currentSession, resultsSession].compactMap({ $0 }) {
+                session.captionSelection.isEnabled = shown
+            }
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
             if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }

@@ -73,6 +73,7 @@ public final class PlaybackWindow {
         modelValue = PlaybackViewModel(drawableWidth: size.width, drawableHeight: size.height, scale: host.pixelScale.y, title: options.title)
         modelValue.hudShown(options.showsHUD)
         modelValue.mutedChanged(player.isMuted)
+        modelValue.captionsShownChanged(player.captionSelection.isEnabled)
         windowCaptions = WindowCaptions(fontPath: host.text.fontPath)
         wake = host.makeWaker()
         frames.setWake(wake)
@@ -233,9 +234,10 @@ public final class PlaybackWindow {
                 player.rate = rate
             case .setMuted(let muted):
                 player.isMuted = muted
-            case .setCaptionsShown:
-                // The model leaves `.captions` out of its draw list while they are off.
-                break
+            case .setCaptionsShown(let shown):
+                // The model leaves `.captions` out of its draw list while they are off; the
+                // player stops looking cues up (and the choice holds for its next item).
+                player.captionSelection.isEnabled = shown
             case .setFullscreen(let on):
                 host.setFullscreen(on)
             case .quit:

@@ -105,10 +105,11 @@ final class FeedStack: Sendable {
     func makeSession(source: (any FeedSource)? = nil, category: String? = nil, clock: any EngineClock = HostClock.shared,
                      measurementClock: (any EngineClock)? = nil,
                      configuration: FeedSession.Configuration = FeedSession.Configuration(),
-                     audioSink: (@Sendable () -> (any AudioSink)?)? = nil) -> FeedSession {
+                     audioSink: (@Sendable () -> (any AudioSink)?)? = nil,
+                     captionSink: (@Sendable () -> (any CaptionSink)?)? = nil) -> FeedSession {
         FeedSession(source: source ?? self.source, category: category, loader: mediaLoader, preloader: preloader,
                     coordinator: coordinator, clock: clock, measurementClock: measurementClock,
-                    configuration: configuration, audioSink: audioSink)
+                    configuration: configuration, audioSink: audioSink, captionSink: captionSink)
     }
 
     func shutdown() async {

@@ -42,7 +42,8 @@ enum WindowSession {
             let frameLimit = limit.map { FrameLimit($0) }
             let sink: any VideoSink = trace.isEnabled || frameLimit != nil
                 ? trace.videoSink(forwardingTo: frames, limit: frameLimit) : frames
-            let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: audio, measurementClock: HostClock.shared)
+            let player = Player(clock: HostClock.shared, videoSink: sink, audioSink: audio, captionSink: CaptionOverlay(),
+                                measurementClock: HostClock.shared)
             player.actionAtItemEnd = loop ? .loop : .pause
             player.captionSelection = captions
             let watch = Watch()
@@ -110,7 +111,8 @@ enum FeedWindowSession {
         let audio = WindowAudio.makeSink
         let configuration = FeedSession.Configuration(wrapsAround: true)
         let browser = FeedBrowser(source: stack.source) { category in
-            stack.makeSession(category: category, configuration: configuration, audioSink: audio)
+            stack.makeSession(category: category, configuration: configuration, audioSink: audio,
+                              captionSink: { CaptionOverlay() })
         }
         let refused: Bool
         do {

@@ -45,7 +45,7 @@ final class FeedHarness: @unchecked Sendable {
     /// pictures) of the items at `bad` are garbage no demuxer or decoder accepts.
     init(count: Int, pageSize: Int = 10, wraps: Bool = false, script: FakeResourceLoader.Script = .instant,
          preloader: ((FakeResourceLoader, ManualClock) -> any FeedPreloading)? = nil, images: Set<Int> = [],
-         bad: Set<Int> = []) throws {
+         bad: Set<Int> = [], captions: [Int: [FeedCaption]] = [:]) throws {
         let data = try Fixtures.data(Self.clipSpec)
         loader = FakeResourceLoader(clock: clock, script: script)
         var items: [FeedItem] = []
@@ -59,7 +59,7 @@ final class FeedHarness: @unchecked Sendable {
             } else {
                 let url = URL(string: "https://fake.example/v\(i).mp4")!
                 loader.add(bad.contains(i) ? Fixtures.garbage(seed: UInt32(i + 1)) : data, at: url)
-                items.append(FeedItem(id: "item\(i)", title: "Video \(i)", videoURL: url))
+                items.append(FeedItem(id: "item\(i)", title: "Video \(i)", videoURL: url, captions: captions[i] ?? []))
             }
         }
         let sinks = (0..<3).map { _ in RecordingAudioSink() }

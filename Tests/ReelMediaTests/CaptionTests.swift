@@ -242,6 +242,21 @@ import Testing
         #expect(harness.captions.currentText == "")
     }
 
+    @Test func aCaptionNamedByADocumentIsReadOnlyBehindTheClosedDoor() async throws {
+        let file = try await Self.clip("a.mp4", codec: "mov_text")
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")
+        let outside = URL(fileURLWithPath: "/etc/passwd")
+        let allowed = URL(string: "https://fake.example/ok.srt")!
+        harness.loader.add(Data(CaptionTests.subRip.utf8), at: allowed)
+        await harness.play(captions: [CaptionSource(url: outside, isNamedByDocument: true),
+                                      CaptionSource(url: allowed, isNamedByDocument: true)])
+        #expect(harness.ended)
+        #expect(harness.failures.map(\.url) == [outside])
+        #expect(harness.failures.first?.reason.contains("refused") == true)
+        #expect(harness.player.captionTracks.map(\.id).contains(.sideloaded(1)))
+        #expect(!harness.loader.requests.contains { $0.url == outside })
+    }
+
     @Test(arguments: [
         ("large", Fixtures.garbage(count: 6 << 20, seed: 7)),
         ("truncated", Data("WEBVTT\n\n00:00:01.000 --> 00:0".utf8)),

@@ -70,6 +70,9 @@ extension PlaybackEngine {
     private func loadCaptionSource(_ source: CaptionSource, id: CaptionTrackID, io: IOActivity) {
         let result: Result<SubtitleFileDecoder.Result, any Error>
         do {
+            if source.isNamedByDocument, case .failure(let refusal) = NestedAccessPolicy(item: url).admit(source.url.absoluteString) {
+                throw refusal
+            }
             let data = try readCaptionFile(source.url, io: io)
             result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language, label: source.label))
         } catch {
