@@ -152,9 +152,8 @@ struct TTMLTree {
 
     static func parse(_ data: Data) throws(TTMLError) -> TTMLTree {
         guard let text = CaptionText.decode(data) else { throw .notText }
-        // Refused before any parsing: a DTD is where entities are declared.
-        let upper = text.uppercased()
-        if upper.contains("<!DOCTYPE") || upper.contains("<!ENTITY") { throw .documentTypeDeclaration }
+        // Refused before any parsing (see SafeXML).
+        if SafeXML.hasDeclarations(text) { throw .documentTypeDeclaration }
         var utf8 = Data(text.utf8)
         // Re-encoded from UTF-16: the declaration must not announce the old encoding.
         if CaptionText.encoding(of: data).0 != .utf8, text.hasPrefix("<?xml"), let end = text.range(of: "?>") {
@@ -261,10 +260,8 @@ struct TTMLTree {
             self.parser(parser, foundCharacters: string)
         }
 
-        // Declarations never get here: the text check in `parse` refuses them first. That check
-        // is the defence: with it removed, swift-corelibs-foundation's parser took the test's
-        // internal-entity DTD without calling any of these (seen on Linux), so they are a second
-        // line only where a Foundation does report declarations.
+        // Declarations never get here: SafeXML's text check refuses them first. These are a
+        // second line only where a Foundation reports declarations (corelibs' did not).
         func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
             fail(parser, .documentTypeDeclaration)
         }
