@@ -37,13 +37,11 @@ public enum CaptionFormat: String, Sendable, Hashable, CaseIterable {
             return .ttml
         }
         // ASS/SSA: the first line that is not a comment is the script's first section.
-        var examined = 0
         for line in body.split(whereSeparator: \.isNewline) {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix(";") || trimmed.hasPrefix("!:") { continue }
             if trimmed.lowercased() == "[script info]" { return .ass }
-            examined += 1
-            if examined >= 1 { break }
+            break
         }
         // SubRip: a timing line among the first non-empty lines (a cue number may come first).
         var lines = 0

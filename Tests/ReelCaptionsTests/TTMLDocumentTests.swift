@@ -34,6 +34,11 @@ import ReelCaptions
         }
     }
 
+    // The expected cues are hand-written from TTML 1. The documents of tickRateTimes,
+    // offsetTimes, timesAreSummedDownTheTreeAndClippedToTheParent and lineBreaksAndWhitespace
+    // (and the frames case with a whole frame for the end) were also run through ttconv 1.2.3
+    // (`tt convert` to WebVTT), which gave the same times (to its milliseconds) and text.
+
     @Test func tickRateTimes() throws {
         let document = try document("""
             <div><p begin="10000000t" end="25000000t">Hello</p><p begin="30000000t" dur="5000000t">again</p></div>
@@ -76,12 +81,17 @@ import ReelCaptions
         ])
     }
 
+    // ttconv 1.2.3 differs here: it gives no cue for a timed body, and ends the p of a div with
+    // begin 1s and no end at 5 s rather than 6 s. TTML 1 §10.4 (par: children's begin and end
+    // count from the parent's begin; an untimed end lasts as its children do) gives these.
     @Test func theBodyCanBeTimedToo() throws {
         let text = """
             <tt xmlns="http://www.w3.org/ns/ttml"><body begin="10s"><div begin="1s"><p begin="2s" dur="3s">x</p></div></body></tt>
             """
         let document = try TTMLDocument(Data(text.utf8))
         expectCues(document, [(time(13), time(16), "x")])
+        let divOnly = #"<tt xmlns="http://www.w3.org/ns/ttml"><body><div begin="1s"><p begin="2s" dur="3s">x</p></div></body></tt>"#
+        expectCues(try TTMLDocument(Data(divOnly.utf8)), [(time(3), time(6), "x")])
     }
 
     @Test func aParagraphWithNoEndLastsToInfinity() throws {
