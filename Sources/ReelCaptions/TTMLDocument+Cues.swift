@@ -113,9 +113,12 @@ struct CueBuilder {
         var end: MediaTime
     }
 
-    init(tree: TTMLTree, parameters: TTMLTimingParameters) {
+    let maximumCues: Int
+
+    init(tree: TTMLTree, parameters: TTMLTimingParameters, maximumCues: Int = TTMLDocument.maximumCues) {
         self.tree = tree
         self.parameters = parameters
+        self.maximumCues = maximumCues
     }
 
     private func elements(_ index: Int, named name: String) -> [Int] {
@@ -299,7 +302,7 @@ struct CueBuilder {
     }
 
     private mutating func append(_ cue: TTMLCue) throws(TTMLError) {
-        guard cues.count < TTMLDocument.maximumCues else { throw .tooManyCues(limit: TTMLDocument.maximumCues) }
+        guard cues.count < maximumCues else { throw .tooManyCues(limit: maximumCues) }
         cues.append(cue)
     }
 

@@ -81,7 +81,8 @@ public struct TTMLDocument: Sendable {
     /// Every cue, in document order of their paragraphs (not sorted by time).
     public let cues: [TTMLCue]
 
-    public init(_ data: Data) throws(TTMLError) {
+    /// Reads `data`; `maximumCues` lowers the cue cap (tests, or a caller with less room).
+    public init(_ data: Data, maximumCues: Int = TTMLDocument.maximumCues) throws(TTMLError) {
         guard data.count <= Self.maximumBytes else { throw .tooLarge(bytes: data.count, limit: Self.maximumBytes) }
         let tree = try TTMLTree.parse(data)
         guard let root = tree.nodes.first else { throw .malformed(line: 1) }
@@ -91,7 +92,7 @@ public struct TTMLDocument: Sendable {
             throw .unsupported("ttp:timeBase=\"\(timeBase)\"")
         }
         language = root.attributes["xml:lang"].flatMap { $0.isEmpty ? nil : $0 }
-        var builder = CueBuilder(tree: tree, parameters: parameters)
+        var builder = CueBuilder(tree: tree, parameters: parameters, maximumCues: min(maximumCues, Self.maximumCues))
         try builder.build()
         cues = builder.cues
     }
