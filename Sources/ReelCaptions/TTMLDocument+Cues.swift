@@ -95,8 +95,10 @@ struct CueBuilder {
     private var styles: [String: TTMLStyle] = [:]
     private var regions: [String: Region] = [:]
 
-    /// A paragraph (`p` scan) is refused past this many boundary × piece checks.
-    static let maximumWorkPerParagraph = 50_000_000
+    /// The document is refused past this many boundary × piece checks over all its paragraphs
+    /// (a paragraph of thousands of timed spans costs the square of their number).
+    static let maximumWork = 20_000_000
+    private var work = 0
 
     private struct Region {
         var style: TTMLStyle
@@ -277,8 +279,9 @@ struct CueBuilder {
             if piece.end.isNumeric { bounds.insert(piece.end) }
         }
         let sorted = bounds.filter { $0 < end }.sorted()
-        guard sorted.count.multipliedReportingOverflow(by: max(pieces.count, 1)).partialValue <= Self.maximumWorkPerParagraph else {
-            throw .unsupported("a paragraph with \(pieces.count) timed pieces")
+        work += sorted.count * max(pieces.count, 1)
+        guard work <= Self.maximumWork else {
+            throw .unsupported("timing this complex (a paragraph with \(pieces.count) timed pieces)")
         }
         let prefix = Self.alignmentTag(style: style, region: region)
         var previous: TTMLCue?

@@ -242,6 +242,15 @@ import ReelCaptions
         #expect(throws: TTMLError.tooManyCues(limit: 20)) { try TTMLDocument(document(cues: 21), maximumCues: 20) }
     }
 
+    @Test func thousandsOfTimedSpansInOneParagraphAreRefused() {
+        var spans = ""
+        for index in 0..<5000 { spans += "<span begin=\"\(index)s\" dur=\"1s\">w</span>" }
+        let text = #"<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p>"# + spans + "</p></div></body></tt>"
+        #expect(throws: TTMLError.unsupported("timing this complex (a paragraph with 5000 timed pieces)")) {
+            try TTMLDocument(Data(text.utf8))
+        }
+    }
+
     @Test func deepNestingIsRefused() {
         let depth = TTMLDocument.maximumDepth + 10
         let text = #"<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p>"#
