@@ -137,9 +137,11 @@ struct CueBuilder {
                 for style in elements(styling, named: "style") {
                     if let id = tree.nodes[style].attributes["xml:id"] { definitions[id] = style }
                 }
-                for (id, index) in definitions {
+                var resolved: [Int: TTMLStyle] = [:]
+                // In document order, so a reference cycle (an error in TTML) resolves the same way every time.
+                for (id, index) in definitions.sorted(by: { $0.value < $1.value }) {
                     var visiting: Set<Int> = []
-                    styles[id] = resolveStyle(index, definitions: definitions, visiting: &visiting)
+                    styles[id] = resolveStyle(index, definitions: definitions, resolved: &resolved, visiting: &visiting, depth: 0)
                 }
             }
         }
@@ -162,16 +164,30 @@ struct CueBuilder {
         }
     }
 
-    private func resolveStyle(_ index: Int, definitions: [String: Int], visiting: inout Set<Int>) -> TTMLStyle {
-        guard visiting.insert(index).inserted else { return TTMLStyle() }
+    /// How many `style` references deep a style definition is followed.
+    static let maximumStyleDepth = 32
+
+    /// The style `index` defines with the ones it references (earlier references under later
+    /// ones, its own attributes over all). Each definition is resolved once (`resolved`); the
+    /// reference that closes a cycle contributes nothing, and chains stop at
+    /// ``maximumStyleDepth``: a hostile chain of thousands of styles costs linear time and no
+    /// deep recursion.
+    private func resolveStyle(_ index: Int, definitions: [String: Int], resolved: inout [Int: TTMLStyle],
+                              visiting: inout Set<Int>, depth: Int) -> TTMLStyle {
+        if let style = resolved[index] { return style }
+        guard depth < Self.maximumStyleDepth, visiting.insert(index).inserted else { return TTMLStyle() }
+        defer { visiting.remove(index) }
         let node = tree.nodes[index]
         var style = TTMLStyle()
         for reference in (node.attributes["style"] ?? "").split(whereSeparator: \.isWhitespace) {
             if let other = definitions[String(reference)] {
-                style = style.overridden(by: resolveStyle(other, definitions: definitions, visiting: &visiting))
+                style = style.overridden(by: resolveStyle(other, definitions: definitions, resolved: &resolved,
+                                                          visiting: &visiting, depth: depth + 1))
             }
         }
-        return style.overridden(by: TTMLStyle(attributes: node.attributes))
+        style = style.overridden(by: TTMLStyle(attributes: node.attributes))
+        resolved[index] = style
+        return style
     }
 
     private func referencedStyle(_ references: String?) -> TTMLStyle {

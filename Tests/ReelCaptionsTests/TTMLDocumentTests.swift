@@ -150,6 +150,34 @@ import ReelCaptions
         ])
     }
 
+    @Test func styleReferencesShareDefinitionsSurviveCyclesAndLongChains() throws {
+        // a → b and c, both → d (bold); b says normal over d, c does not, and c comes last:
+        // bold, which needs d resolved for c too, not only for b. x ↔ y is a cycle (an
+        // error in TTML): resolved in document order, x keeps its own italic and y gets nothing
+        // through the reference that closes the cycle — the same on every run.
+        var head = """
+            <styling>
+              <style xml:id="d" tts:fontWeight="bold"/>
+              <style xml:id="b" style="d" tts:fontWeight="normal"/><style xml:id="c" style="d" tts:color="red"/>
+              <style xml:id="a" style="b c"/>
+              <style xml:id="x" style="y" tts:fontStyle="italic"/><style xml:id="y" style="x"/>
+            """
+        // A chain of 5000 styles: each refers to the next.
+        for index in 0..<5000 { head += "<style xml:id=\"n\(index)\" style=\"n\(index + 1)\"/>" }
+        head += "</styling>"
+        let document = try document("""
+            <div><p style="a" begin="0s" end="1s">diamond</p><p style="x" begin="1s" end="2s">cycle</p>
+            <p style="y" begin="1s" end="2s">cycle</p>
+            <p style="n0" begin="2s" end="3s">chain</p></div>
+            """, head: head)
+        expectCues(document, [
+            (time(0), time(1), "{\\b1\\c&H0000FF&}diamond{\\b0}"),
+            (time(1), time(2), "{\\i1}cycle{\\i0}"),
+            (time(1), time(2), "cycle"),
+            (time(2), time(3), "chain"),
+        ])
+    }
+
     @Test func assSpecialCharactersAndEntitiesOfXMLItself() throws {
         let document = try document(#"<div><p begin="0s" end="1s">a{b}\c &amp; &#x4E2D;文 <![CDATA[<x>]]></p></div>"#)
         expectCues(document, [(time(0), time(1), "a\\{b\\}\\\\c & 中文 <x>")])
