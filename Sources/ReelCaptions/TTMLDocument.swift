@@ -60,6 +60,8 @@ public struct TTMLCue: Hashable, Sendable {
 ///
 /// - Security: at most ``maximumBytes``; any `<!DOCTYPE` or `<!ENTITY` (any case, after
 ///   decoding UTF-16) is refused before the XML parser runs; external entities are never resolved.
+///   At most ``maximumCues`` cues, ``maximumDepth`` levels, style chains 32 deep, and a work
+///   budget for paragraphs split by timed spans (a hostile one is refused as unsupported).
 /// - Timing (TTML 1 §10.4, `par` semantics): `begin` and `end` are offsets from the parent's
 ///   begin, `dur` from the element's own; a child never outlasts its parent; no end anywhere
 ///   means the cue lasts to `+infinity`. `span`s timed inside a `p` split the paragraph into
