@@ -84,7 +84,7 @@ let package = Package(
 
         // Streaming documents: HLS playlists and DASH manifests read, what a resource is by its
         // first bytes, the variant policy and its loader, DASH as HLS, the nested-open policy.
-        .target(name: "ReelStreaming", dependencies: ["ReelCore"], exclude: ["README.md"]),
+        .target(name: "ReelStreaming", dependencies: ["ReelCore", "ReelCaptions"], exclude: ["README.md"]),
 
         // Captions as values: tracks, cues in ASS form or as pictures, the timeline the
         // presentation step looks cues up in, the sink. No C, no threads.

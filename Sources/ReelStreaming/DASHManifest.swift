@@ -1,4 +1,5 @@
 import Foundation
+import ReelCaptions
 import ReelCore
 #if canImport(FoundationXML)
 import FoundationXML
@@ -150,16 +151,11 @@ public struct DASHManifest: Sendable, Hashable {
 
     private static func parse(_ data: Data) throws -> XMLDocument {
         // A DTD can declare entities (billion laughs, external files): an MPD needs none.
-        if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
-            throw Failure.unsupported("it has a document type declaration")
-        }
+        if SafeXML.hasDeclarations(data) { throw Failure.unsupported("it has a document type declaration") }
         guard looksLikeManifest(data) else { throw Failure.notAManifest("its first element is not MPD") }
         // Checked first with the SAX parser, which reports errors to us: XMLDocument's libxml2
         // prints a malformed document's errors on standard error.
-        let checker = XMLParser(data: data)
-        checker.shouldResolveExternalEntities = false
-        _ = checker.parse()
-        if checker.parserError != nil { throw Failure.notAManifest("not well-formed XML") }
+        if SafeXML.firstErrorLine(in: data) != nil { throw Failure.notAManifest("not well-formed XML") }
         do {
             return try XMLDocument(data: data, options: [])
         } catch {

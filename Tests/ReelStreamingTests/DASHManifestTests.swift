@@ -102,6 +102,8 @@ import Testing
         #expect(throws: DASHManifest.Failure.self) { try DASHManifest(live, url: Self.url) }
         let entities = Data("<?xml version=\"1.0\"?><!DOCTYPE MPD [<!ENTITY a \"aaaa\">]><MPD><Period/></MPD>".utf8)
         #expect(throws: DASHManifest.Failure.unsupported("it has a document type declaration")) { try DASHManifest(entities, url: Self.url) }
+        let lowercase = Data("<?xml version=\"1.0\"?><!doctype MPD SYSTEM \"file:///etc/passwd\"><MPD><Period/></MPD>".utf8)
+        #expect(throws: DASHManifest.Failure.unsupported("it has a document type declaration")) { try DASHManifest(lowercase, url: Self.url) }
         #expect(throws: DASHManifest.Failure.self) { try DASHManifest(Data("#EXTM3U\n".utf8), url: Self.url) }
         #expect(throws: DASHManifest.Failure.self) { try DASHManifest(Data("<MPD><Period>".utf8), url: Self.url) }
         let remote = Self.mpd("<AdaptationSet xmlns:xlink=\"http://www.w3.org/1999/xlink\" xlink:href=\"https://x.example/as.xml\"/>")
