@@ -242,6 +242,38 @@ import Testing
         #expect(harness.captions.currentText == "")
     }
 
+    static let ttml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <tt xmlns="http://www.w3.org/ns/ttml" xmlns:tts="http://www.w3.org/ns/ttml#styling"
+            xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:tickRate="10000000" xml:lang="ja">
+          <body><div>
+            <p begin="5000000t" end="17500000t">こんにちは<br/>world</p>
+            <p begin="00:00:02.000" dur="1s"><span tts:fontStyle="italic">slanted</span></p>
+          </div></body>
+        </tt>
+        """
+
+    @Test func aSideloadedTTMLIsReadByReelAndAnEntityLadenOneIsRefused() async throws {
+        let file = try await Self.clip("a.mp4", codec: "mov_text")
+        let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")
+        let good = URL(string: "https://fake.example/subs.ttml")!
+        let hostile = URL(string: "https://fake.example/bomb.xml")!
+        harness.loader.add(Data(Self.ttml.utf8), at: good)
+        let bomb = #"<?xml version="1.0"?><!DOCTYPE tt [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]><tt xmlns="http://www.w3.org/ns/ttml"><body><div><p begin="1s" end="2s">&b;</p></div></body></tt>"#
+        harness.loader.add(Data(bomb.utf8), at: hostile, contentType: "application/ttml+xml")
+        await harness.play(captions: [CaptionSource(url: good), CaptionSource(url: hostile)])
+        #expect(harness.ended)
+        let track = try #require(harness.player.captionTracks.first { $0.id == .sideloaded(0) })
+        #expect(track.format == .ttml)
+        #expect(track.language == "ja")
+        let cues = harness.player.captionEvents(of: .sideloaded(0))
+        #expect(cues.map(\.start) == [seconds(0.5), seconds(2)])
+        #expect(cues.map(\.end) == [seconds(1.75), seconds(3)])
+        #expect(cues.map(\.plainText) == ["こんにちは\nworld", "slanted"])
+        #expect(harness.failures.map(\.url) == [hostile])
+        #expect(harness.player.captionTracks.count == 2, "the in-band track and the TTML one")
+    }
+
     @Test func aCaptionNamedByADocumentIsReadOnlyBehindTheClosedDoor() async throws {
         let file = try await Self.clip("a.mp4", codec: "mov_text")
         let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")

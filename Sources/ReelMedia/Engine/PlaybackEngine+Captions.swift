@@ -73,8 +73,19 @@ extension PlaybackEngine {
             if source.isNamedByDocument, case .failure(let refusal) = NestedAccessPolicy(item: url).admit(source.url.absoluteString) {
                 throw refusal
             }
-            let data = try readCaptionFile(source.url, io: io)
-            result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language, label: source.label))
+            let (data, contentType) = try readCaptionFile(source.url, io: io)
+            let format = CaptionFormat.sniff(data, contentType: contentType, pathExtension: source.url.pathExtension)
+            if format == .ttml {
+                // FFmpeg has no TTML decoder: Reel reads it (no DTD, no entities; capped).
+                let document = try TTMLDocument(data)
+                let events = document.events(track: id)
+                guard !events.isEmpty else { throw MediaError.unrecognizedFormat(url: source.url, message: "a TTML document with no cue") }
+                let track = CaptionTrack(id: id, origin: .sideloaded(source.url), format: .ttml,
+                                         language: source.language ?? document.language, label: source.label)
+                result = .success(SubtitleFileDecoder.Result(track: track, events: events))
+            } else {
+                result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language, label: source.label))
+            }
         } catch {
             result = .failure(error)
         }
@@ -100,7 +111,7 @@ extension PlaybackEngine {
     }
 
     /// Reads a caption file whole through the item's loader; `close()` cancels the read.
-    private func readCaptionFile(_ url: URL, io: IOActivity) throws -> Data {
+    private func readCaptionFile(_ url: URL, io: IOActivity) throws -> (Data, contentType: String?) {
         let limit = Self.captionFileLimit
         let stream = loader.read(url, range: ByteRange(offset: 0, length: Int64(limit) + 1))
         let closing = monitor.update { state -> Bool in
@@ -114,7 +125,7 @@ extension PlaybackEngine {
         }
         io.begin(stream)
         defer { io.end() }
-        _ = try stream.waitForContentInformation()
+        let information = try stream.waitForContentInformation()
         var data = Data()
         while let chunk = try stream.read(maxLength: 64 << 10) {
             data.append(chunk)
@@ -123,7 +134,7 @@ extension PlaybackEngine {
                 throw CaptionFileTooLarge(limit: limit)
             }
         }
-        return data
+        return (data, information.contentType)
     }
 
     struct CaptionFileTooLarge: Error, CustomStringConvertible {
@@ -140,6 +151,7 @@ extension PlaybackEngine {
             default: "\(error)"
             }
         case let error as ResourceLoaderError: "\(error)"
+        case let error as TTMLError: "\(error)"
         default: "\(error)"
         }
     }
