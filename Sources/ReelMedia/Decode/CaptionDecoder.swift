@@ -22,6 +22,8 @@ final class CaptionDecoder: @unchecked Sendable {
     /// Packets the decoder refused in a row; past ``maximumFailures`` the track is given up.
     private(set) var failures = 0
     static let maximumFailures = 50
+    /// The last packet's timestamp, for the empty packet that drains the decoder at the end.
+    private var lastTimestamp: Int64?
 
     /// What one packet gave: cues, and for a clearing set (a bitmap stream's empty display set)
     /// the time the track's open cues end.
@@ -85,6 +87,7 @@ final class CaptionDecoder: @unchecked Sendable {
     /// Decodes one packet of the stream. A packet the decoder refuses gives nothing.
     func decode(_ packet: Packet) -> Output {
         guard !isGivenUp, let ts = packet.timestamp else { return Output() }
+        lastTimestamp = ts
         var subtitle = AVSubtitle()
         var got: Int32 = 0
         let code = avcodec_decode_subtitle2(context, &subtitle, &got, packet.pointer)
@@ -95,7 +98,13 @@ final class CaptionDecoder: @unchecked Sendable {
         failures = 0
         guard got != 0 else { return Output() }
         defer { avsubtitle_free(&subtitle) }
-        let base = timeBase.time(ts)
+        // The packet's own time, exactly, unless the decoder timed the cue itself (cc_dec gives
+        // a caption the time its first byte pair came, in AV_TIME_BASE).
+        var base = timeBase.time(ts)
+        let rescaled = av_rescale_q(ts, context.pointee.pkt_timebase, AVRational(num: 1, den: reel_av_time_base()))
+        if subtitle.pts != AV_NOPTS, subtitle.pts != rescaled {
+            base = MediaTime(value: subtitle.pts, timescale: reel_av_time_base())
+        }
         let start = base + MediaTime(value: Int64(subtitle.start_display_time), timescale: 1000)
         let endOffset = subtitle.end_display_time
         // 0 or UINT32_MAX: the decoder does not know when the cue ends (CEA-608, bitmap sets).
@@ -115,6 +124,15 @@ final class CaptionDecoder: @unchecked Sendable {
             output.events.append(CaptionEvent(track: track.id, start: start, end: end, content: content, language: track.language))
         }
         return output
+    }
+
+    /// The end of the input: what a decoder that holds cues back (CEA-608 keeps a caption until
+    /// its end is known) still has, as `ffmpeg` drains it.
+    func drain() -> Output {
+        guard let ts = lastTimestamp, let packet = Packet() else { return Output() }
+        packet.pointer.pointee.pts = ts
+        packet.pointer.pointee.dts = ts
+        return decode(packet)
     }
 
     /// Forgets what the decoder holds between packets (a seek).

@@ -94,6 +94,9 @@ enum SubtitleFileDecoder {
             if let closing = output.closesOpenCuesAt { timeline.close(id, at: closing) }
             for event in output.events { timeline.insert(event) }
         }
+        let drained = decoder.drain()
+        if let closing = drained.closesOpenCuesAt { timeline.close(id, at: closing) }
+        for event in drained.events { timeline.insert(event) }
         // A recoding that fails on some cue is the wrong guess: try the next encoding.
         if encoding != nil, refused > 0 {
             throw MediaError.unrecognizedFormat(url: url, message: "text in no encoding Reel recognises")

@@ -32,6 +32,9 @@ final class VideoDecodeLoop {
     private let start: MediaTime?
     private var fastFirst: Bool
     private var state = Serial()
+    /// CEA-608 captions in the frames, once a frame carried some.
+    private var closedCaptions: ClosedCaptionExtractor?
+    private var closedCaptionsUnavailable = false
 
     init(engine: PlaybackEngine, worker: PipelineMonitor<EngineState>.Worker, decoder: Decoder, codec: CodecParameters) {
         self.engine = engine
@@ -49,6 +52,7 @@ final class VideoDecodeLoop {
     func handle(_ entry: PacketQueue.Entry, discardUntil: MediaTime?) -> Bool {
         if entry.serial != state.serial {
             decoder.flush()
+            closedCaptions?.flush()
             state = Serial(serial: entry.serial, discardUntil: discardUntil)
         }
         if state.gaveUp { return true }
@@ -93,6 +97,7 @@ final class VideoDecodeLoop {
     private func finishInput(serial: Int) {
         _ = try? decoder.send(nil)
         guard drain(serial: serial) else { return }
+        if let extractor = closedCaptions { engine.file(extractor.drain(), track: extractor.track.id) }
         if let last = state.held {
             state.held = nil
             guard engine.emit(last, worker: worker) else { return }
@@ -109,6 +114,8 @@ final class VideoDecodeLoop {
             case .frame(let box):
                 state.packetsSinceFrame = 0
                 let frame = makeFrame(box, serial: serial)
+                // Every frame's caption bytes, shown or not: 608 is a stream of byte pairs.
+                extractClosedCaptions(box)
                 guard !box.isDiscarded, shows(frame) else { continue }
                 if let skip = state.skipThrough, frame.pts <= skip { continue }
                 state.skipThrough = nil
@@ -118,6 +125,21 @@ final class VideoDecodeLoop {
             case .needsInput, .endOfStream:
                 return true
             }
+        }
+    }
+
+    private func extractClosedCaptions(_ box: FrameBox) {
+        guard !closedCaptionsUnavailable, ClosedCaptionExtractor.hasCaptions(box) else { return }
+        if closedCaptions == nil {
+            closedCaptions = ClosedCaptionExtractor(timeBase: codec.timeBase)
+            guard let extractor = closedCaptions else {
+                closedCaptionsUnavailable = true
+                return
+            }
+            engine.addCaptionTrack(extractor.track)
+        }
+        if let extractor = closedCaptions, let output = extractor.decode(box) {
+            engine.file(output, track: extractor.track.id)
         }
     }
 

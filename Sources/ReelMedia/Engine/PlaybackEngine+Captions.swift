@@ -48,11 +48,24 @@ extension PlaybackEngine {
         if decoder.isGivenUp, !wasGivenUp {
             logger.warning("captions: track \(decoder.track.id) of \(url.lastPathComponent) keeps failing to decode; it is given up")
         }
+        file(output, track: decoder.track.id)
+    }
+
+    /// Files what a caption decoder gave for `track` (any thread).
+    func file(_ output: CaptionDecoder.Output, track: CaptionTrackID) {
         guard !output.events.isEmpty || output.closesOpenCuesAt != nil else { return }
         monitor.update { state in
-            if let time = output.closesOpenCuesAt { state.captions.close(decoder.track.id, at: time) }
+            if let time = output.closesOpenCuesAt { state.captions.close(track, at: time) }
             state.captions.insert(output.events)
             if state.captions.needsRefresh { scheduleStepLocked(&state, at: clock.now) }
+        }
+    }
+
+    /// A track found while playing (CEA-608 in the video): offered from the next step.
+    func addCaptionTrack(_ track: CaptionTrack) {
+        monitor.update { state in
+            state.captions.add(track)
+            scheduleStepLocked(&state, at: clock.now)
         }
     }
 

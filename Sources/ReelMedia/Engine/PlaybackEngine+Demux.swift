@@ -39,6 +39,10 @@ extension PlaybackEngine {
                     handleCaptionPacket(packet, decoder: decoder)
                     continue
                 }
+                if case .success(nil) = result {
+                    // The end: cues a decoder still holds (608 keeps the last until it ends).
+                    for decoder in captionDecoders.values { file(decoder.drain(), track: decoder.track.id) }
+                }
                 guard handle(result, serial: serial, demuxer: demuxer, sawFirstPacket: &sawFirstPacket) else { return }
             }
         }
