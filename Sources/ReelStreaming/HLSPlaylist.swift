@@ -33,6 +33,20 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
     public var audioVideoRenditions: [String]
     /// The playlist's lines (without line ends).
     public var lines: [String]
+    /// Its `TYPE=SUBTITLES` renditions, in order: what Reel reads for captions (FFmpeg's HLS
+    /// demuxer leaves them alone).
+    public var subtitleRenditions: [SubtitleRendition] = []
+
+    /// An `#EXT-X-MEDIA:TYPE=SUBTITLES` rendition.
+    public struct SubtitleRendition: Sendable, Hashable {
+        public var groupID: String
+        public var name: String
+        public var language: String?
+        public var isDefault: Bool
+        public var isForced: Bool
+        /// Its media playlist, as written.
+        public var uri: String
+    }
 
     /// `nil` when `data` is not an HLS master playlist (no `#EXTM3U`, or no `#EXT-X-STREAM-INF`,
     /// or it lists segments).
@@ -49,6 +63,7 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         var variants: [Variant] = []
         var renditions: [String] = []
         var audioVideoRenditions: [String] = []
+        var subtitles: [SubtitleRendition] = []
         var pending: (attributes: [String: String], index: Int)?
         for (index, raw) in lines.enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
@@ -60,6 +75,12 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
                 if let uri = attributes["URI"] {
                     renditions.append(uri)
                     if ["AUDIO", "VIDEO"].contains(attributes["TYPE"]?.uppercased() ?? "") { audioVideoRenditions.append(uri) }
+                    if attributes["TYPE"]?.uppercased() == "SUBTITLES" {
+                        subtitles.append(SubtitleRendition(
+                            groupID: attributes["GROUP-ID"] ?? "", name: attributes["NAME"] ?? "",
+                            language: attributes["LANGUAGE"], isDefault: attributes["DEFAULT"]?.uppercased() == "YES",
+                            isForced: attributes["FORCED"]?.uppercased() == "YES", uri: uri))
+                    }
                 }
             } else if !line.isEmpty, !line.hasPrefix("#"), let stream = pending {
                 let attributes = stream.attributes
@@ -76,6 +97,7 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         self.variants = variants
         self.renditions = renditions
         self.audioVideoRenditions = audioVideoRenditions
+        self.subtitleRenditions = subtitles
         self.lines = lines
     }
 

@@ -274,6 +274,45 @@ import Testing
         #expect(harness.player.captionTracks.count == 2, "the in-band track and the TTML one")
     }
 
+    @Test(arguments: [false, true])
+    func anHLSSubtitleRenditionIsReadOnceAndTimedByItsTimestampMap(missingSegment: Bool) async throws {
+        let clip = try await Self.clip("a.mkv", codec: "srt")
+        let directory = clip.deletingLastPathComponent()
+        try await StartTimeTests.ffmpeg(["-i", "a.mkv", "-map", "0:v", "-map", "0:a", "-c", "copy", "-f", "hls", "-hls_time", "2",
+                                         "-hls_playlist_type", "vod", "-hls_segment_filename", "v%d.ts", "v.m3u8"], in: directory)
+        let harness = Harness(data: Data(), name: "unused")
+        let base = URL(string: "https://fake.example/hls/")!
+        for name in (try FileManager.default.contentsOfDirectory(atPath: directory.path)) where name.hasSuffix(".ts") || name == "v.m3u8" {
+            harness.loader.add(try Data(contentsOf: directory.appendingPathComponent(name)), at: base.appendingPathComponent(name))
+        }
+        // 126000 ticks of 90 kHz: cue time 0 is media time 1.4 s. Either attribute order; a cue
+        // repeated in the next segment is one cue.
+        let first = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n00:00:00.500 --> 00:00:01.750\nHello, <i>world</i>\n\n00:00:02.000 --> 00:00:03.250\n第二行字幕\n"
+        let second = "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:01.000,MPEGTS:216000\n\n00:00:02.000 --> 00:00:03.250\n第二行字幕\n\n00:00:03.000 --> 00:00:04.000\nthird\n"
+        harness.loader.add(Data(first.utf8), at: base.appendingPathComponent("s0.vtt"))
+        if !missingSegment { harness.loader.add(Data(second.utf8), at: base.appendingPathComponent("s1.vtt")) }
+        let subs = "#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:3,\ns0.vtt\n#EXTINF:3,\ns1.vtt\n#EXT-X-ENDLIST\n"
+        harness.loader.add(Data(subs.utf8), at: base.appendingPathComponent("subs.m3u8"))
+        let master = "#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"English\",LANGUAGE=\"en\",DEFAULT=YES,URI=\"subs.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=800000,SUBTITLES=\"s\"\nv.m3u8\n"
+        let masterURL = base.appendingPathComponent("master.m3u8")
+        harness.loader.add(Data(master.utf8), at: masterURL)
+        harness.player.replaceCurrentItem(with: PlayerItem(url: masterURL, loader: harness.loader))
+        harness.player.play()
+        await harness.driver.run(upTo: seconds(20)) { harness.ended }
+        #expect(harness.ended)
+        let track = try #require(harness.player.captionTracks.first)
+        #expect(track.label == "English" && track.language == "en" && track.isDefault)
+        let cues = harness.player.captionEvents(of: track.id)
+        var expected = [(seconds(1.9), seconds(3.15), "Hello, world"), (seconds(3.4), seconds(4.65), "第二行字幕")]
+        if !missingSegment { expected.append((seconds(4.4), seconds(5.4), "third")) }
+        #expect(cues.map(\.start) == expected.map(\.0))
+        #expect(cues.map(\.end) == expected.map(\.1))
+        #expect(cues.map(\.plainText) == expected.map(\.2))
+        let requests = harness.loader.requests.map(\.url.lastPathComponent)
+        for name in ["subs.m3u8", "s0.vtt"] { #expect(requests.filter { $0 == name }.count == 1, "\(name): \(requests)") }
+        #expect(harness.captions.frames.contains { $0.plainText == "Hello, world" })
+    }
+
     @Test func aCaptionNamedByADocumentIsReadOnlyBehindTheClosedDoor() async throws {
         let file = try await Self.clip("a.mp4", codec: "mov_text")
         let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelCaptions
+import ReelStreaming
 internal import CFFmpeg
 
 /// Captions in the pipeline. Threads and ownership:
@@ -124,9 +125,91 @@ extension PlaybackEngine {
     }
 
     /// Reads a caption file whole through the item's loader; `close()` cancels the read.
-    private func readCaptionFile(_ url: URL, io: IOActivity) throws -> (Data, contentType: String?) {
+    /// Reads an HLS item's subtitle renditions (WebVTT segments) on a thread of their own, every
+    /// byte through the item's loader behind the item's door, each segment's cues moved by its
+    /// `X-TIMESTAMP-MAP` onto the video's timeline. A VOD rendition only: a live one is named in
+    /// one warning and left alone.
+    func startHLSCaptionReader(_ renditions: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)]) {
+        guard !renditions.isEmpty else { return }
+        let worker = monitor.register("captions-hls")
+        spawn("reel.captions") { [self] in
+            defer { monitor.exit(worker) }
+            let io = IOActivity(monitor: monitor, worker: worker)
+            // The video's first timestamp, in 90 kHz, to unwrap a map's 33-bit MPEGTS near.
+            let reference = monitor.read { $0.streams?.videoStart }.map { $0.convertScale(90_000).value }
+            for (number, entry) in renditions.enumerated() {
+                if monitor.read({ $0.closing }) { return }
+                readHLSRendition(entry.rendition, url: entry.url, id: CaptionTrackID("hls:\(number)"), reference: reference, io: io)
+            }
+        }
+    }
+
+    /// At most this many segments of a subtitle rendition are read.
+    static let maximumSubtitleSegments = 2000
+
+    private func readHLSRendition(_ rendition: HLSMasterPlaylist.SubtitleRendition, url: URL, id: CaptionTrackID,
+                                  reference: Int64?, io: IOActivity) {
+        do {
+            let (document, _) = try readCaptionFile(url, io: io)
+            guard let playlist = HLSMediaPlaylist(document) else {
+                throw MediaError.unrecognizedFormat(url: url, message: "not an HLS media playlist")
+            }
+            guard playlist.isFinal else {
+                throw MediaError.unrecognizedFormat(url: url, message: "a live subtitle playlist (not read yet)")
+            }
+            let policy = NestedAccessPolicy(item: self.url)
+            let track = CaptionTrack(id: id, origin: .sideloaded(url), format: .webvtt, language: rendition.language,
+                                     label: rendition.name.isEmpty ? nil : rendition.name,
+                                     isDefault: rendition.isDefault, isForced: rendition.isForced)
+            var added = false
+            var failures = 0
+            for segment in playlist.segments.prefix(Self.maximumSubtitleSegments) {
+                if monitor.read({ $0.closing }) { return }
+                guard let segmentURL = URL(string: segment.uri, relativeTo: url)?.absoluteURL,
+                      case .success(let admitted) = policy.admit(segmentURL.absoluteString) else {
+                    failures += 1
+                    continue
+                }
+                do {
+                    let (data, _) = try readCaptionFile(admitted, io: io, range: segment.range)
+                    let offset = (try? WebVTTHeader(data))?.offset(nearPTS: reference) ?? .zero
+                    let decoded = try? SubtitleFileDecoder.decode(data, url: admitted, id: id, language: rendition.language,
+                                                                  label: rendition.name)
+                    let events = (decoded?.events ?? []).map { event -> CaptionEvent in
+                        var moved = event
+                        moved.start = event.start + offset
+                        if event.end.isNumeric { moved.end = event.end + offset }
+                        return moved
+                    }
+                    monitor.update { state in
+                        if !added { state.captions.add(track) }
+                        state.captions.insert(events)
+                        if state.captions.needsRefresh || !added { scheduleStepLocked(&state, at: clock.now) }
+                    }
+                    added = true
+                } catch {
+                    if monitor.read({ $0.closing }) { return }
+                    failures += 1
+                }
+            }
+            if failures > 0 {
+                logger.warning("captions: \(failures) of \(playlist.segments.count) segments of \(url.lastPathComponent) could not be read")
+            }
+        } catch {
+            if monitor.read({ $0.closing }) { return }
+            let reason = Self.captionFailureReason(error)
+            logger.warning("captions: \(url.absoluteString): \(reason); playing without them")
+            monitor.update { state in
+                state.captionFailures.append(CaptionSourceFailure(url: url, reason: reason))
+                scheduleStepLocked(&state, at: clock.now)
+            }
+        }
+    }
+
+    private func readCaptionFile(_ url: URL, io: IOActivity, range: ByteRange? = nil) throws -> (Data, contentType: String?) {
         let limit = Self.captionFileLimit
-        let stream = loader.read(url, range: ByteRange(offset: 0, length: Int64(limit) + 1))
+        let wanted = range.map { ByteRange(offset: $0.offset, length: min($0.length ?? Int64(limit) + 1, Int64(limit) + 1)) }
+        let stream = loader.read(url, range: wanted ?? ByteRange(offset: 0, length: Int64(limit) + 1))
         let closing = monitor.update { state -> Bool in
             if !state.closing { state.captionReads.append(stream) }
             return state.closing

@@ -11,6 +11,7 @@ extension PlaybackEngine {
         let demuxer = item.demuxer
         let captionDecoders = item.captions
         startDecoders(item)
+        startHLSCaptionReader(demuxer.nested.subtitleRenditions)
         var sawFirstPacket = false
         while true {
             enum Next { case stop, seek(SeekRequest), read(serial: Int) }

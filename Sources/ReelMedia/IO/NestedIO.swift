@@ -34,6 +34,8 @@ final class NestedIO: Sendable {
         /// Live playlists: reloads are read past the cache.
         var live: Set<String> = []
         var opens = 0
+        /// The master's subtitle renditions (nil until a master was read).
+        var subtitleRenditions: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)]?
         /// What closed nested bridges read.
         var closedBytes: Int64 = 0
         var closedRequests = 0
@@ -211,6 +213,7 @@ final class NestedIO: Sendable {
               !state.withTrackedLock({ $0.closed || $0.noHeadStart || $0.failure != nil }) else { return }
         var parts: [(reference: String, range: ByteRange)] = []
         if let master = HLSMasterPlaylist(document) {
+            noteSubtitleRenditions(master, base: bridge.finalURL)
             let playlists = master.variants.map(\.uri) + master.audioVideoRenditions
             guard playlists.count <= Self.maxStartedPlaylists else {
                 state.withTrackedLock { $0.noHeadStart = true }
@@ -231,6 +234,23 @@ final class NestedIO: Sendable {
             guard wanted else { continue }
             readsAhead.start(url, range: part.range, through: loader)
         }
+    }
+
+    /// The master's subtitle renditions, their playlists resolved and admitted by the policy:
+    /// what the engine reads captions from. The first master seen counts.
+    private func noteSubtitleRenditions(_ master: HLSMasterPlaylist, base: URL) {
+        let found = master.subtitleRenditions.prefix(policy.limits.maxRenditions).compactMap { rendition -> (HLSMasterPlaylist.SubtitleRendition, URL)? in
+            guard let name = Self.name(of: rendition.uri, in: base), case .success(let url) = policy.admit(name) else { return nil }
+            return (rendition, url)
+        }
+        state.withTrackedLock { state in
+            if state.subtitleRenditions == nil { state.subtitleRenditions = found }
+        }
+    }
+
+    /// The item's HLS subtitle renditions (empty for anything else), once its master was read.
+    var subtitleRenditions: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)] {
+        state.withTrackedLock { $0.subtitleRenditions ?? [] }
     }
 
     // MARK: io_open / io_close
