@@ -99,7 +99,7 @@ public enum DemoLibrary {
         let manifest = directory.appendingPathComponent(manifestName)
         // Whatever an older or interrupted run left is redone from scratch.
         try? files.removeItem(at: manifest)
-        for folder in ["clips", "covers", "images", "streams"] {
+        for folder in ["clips", "covers", "images", "streams", "captions"] {
             try? files.removeItem(at: directory.appendingPathComponent(folder))
             try files.createDirectory(at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
@@ -131,6 +131,13 @@ public enum DemoLibrary {
                 made = try makeImages(entry, sources: sources, place)
             }
             item.merge(made) { _, new in new }
+            if !entry.captions.isEmpty {
+                item["captions"] = try entry.captions.map { caption -> [String: Any] in
+                    let name = "captions/\(entry.id).\(caption.language).srt"
+                    try Data(Self.subRip(caption.lines, duration: length(entry)).utf8).write(to: directory.appendingPathComponent(name))
+                    return ["url": name, "language": caption.language, "label": caption.label]
+                }
+            }
             items.append(item)
             doneWeight += length(entry)
         }
@@ -144,6 +151,22 @@ public enum DemoLibrary {
         try data.write(to: manifest, options: .atomic)
         progress?(Progress(completed: entries.count, total: entries.count, fraction: 1, title: ""))
         return manifest
+    }
+
+    /// A SubRip file showing `lines` one after another over `duration` seconds, each for an
+    /// equal share less a short gap.
+    static func subRip(_ lines: [String], duration: Double) -> String {
+        guard !lines.isEmpty, duration > 0 else { return "" }
+        func stamp(_ seconds: Double) -> String {
+            let ms = Int((seconds * 1000).rounded())
+            return String(format: "%02d:%02d:%02d,%03d", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+        }
+        let share = duration / Double(lines.count)
+        return lines.enumerated().map { index, line in
+            let start = Double(index) * share + 0.2
+            let end = Double(index + 1) * share - 0.2
+            return "\(index + 1)\n\(stamp(start)) --> \(stamp(max(start + 0.1, end)))\n\(line)\n"
+        }.joined(separator: "\n")
     }
 
     /// Where an item's files go, its picture size and length, and its progress callback.
@@ -285,6 +308,15 @@ public enum DemoLibrary {
         var duration: Double
         var tone: Double
         var kind: Kind
+        var captions: [Caption] = []
+    }
+
+    /// A caption file the demo writes for an item: its language, its label, its lines (shown one
+    /// after another across the item).
+    struct Caption: Sendable, Hashable, Decodable {
+        var language: String
+        var label: String
+        var lines: [String]
     }
 
     /// The demo feed's recipe: what `demo/feed.json` says (embedded at build time).
@@ -314,6 +346,7 @@ public enum DemoLibrary {
             var tone: Double?
             var video: Video?
             var images: [Picture]?
+            var captions: [Caption]?
         }
 
         private struct Video: Decodable {
@@ -361,7 +394,8 @@ public enum DemoLibrary {
                     throw Problem.invalid("item \(item.id): needs a video or images, not both")
                 }
                 entries.append(Entry(id: item.id, title: item.title, uploader: item.uploader, category: item.category,
-                                     portrait: item.portrait, duration: item.duration ?? 0, tone: item.tone ?? 440, kind: kind))
+                                     portrait: item.portrait, duration: item.duration ?? 0, tone: item.tone ?? 440, kind: kind,
+                                     captions: item.captions ?? []))
             }
             guard !entries.isEmpty else { throw Problem.invalid("no items") }
             self.version = document.version

@@ -34,6 +34,9 @@ enum FeedAPIRoutes {
                 copy.videoURL = served(item.videoURL)
                 copy.coverURL = served(item.coverURL)
                 copy.images = item.images.compactMap(served)
+                copy.captions = item.captions.compactMap { caption in
+                    served(caption.url).map { FeedCaption(url: $0, language: caption.language, label: caption.label) }
+                }
                 return copy
             }
         }
