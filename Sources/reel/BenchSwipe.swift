@@ -39,6 +39,10 @@ struct BenchSwipeCommand: AsyncParsableCommand {
     @Flag(help: "Print the results as JSON.")
     var json = false
 
+    @Flag(name: .customLong("no-captions"),
+          help: "Players look up no captions (their files are still read with each page), to compare with captions on.")
+    var noCaptions = false
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -93,6 +97,7 @@ struct BenchSwipeCommand: AsyncParsableCommand {
     private func measure(_ stack: FeedStack) async throws -> SwipeBenchResult {
         let session = stack.makeSession(configuration: FeedSession.Configuration(wrapsAround: true), audioSink: { NullAudioSink() })
         defer { session.close() }
+        session.captionSelection.isEnabled = !noCaptions
         let firstFrames = LockedDictionary<Int, (Double, PreloadStage)>()
         let failures = LockedDictionary<Int, String>()
         session.addObserver { event in
