@@ -68,6 +68,12 @@ public struct CaptionEvent: Hashable, Sendable {
 
     /// Whether the cue has no end yet.
     public var isOpen: Bool { !end.isNumeric }
+
+    /// The bytes a picture cue holds (its indices and palette); 0 for text.
+    public var bitmapBytes: Int {
+        if case .bitmap(let bitmap) = content { return bitmap.indices.count + bitmap.palette.count * 4 }
+        return 0
+    }
 }
 
 /// What the captions show when a frame is presented: the active cues of the selected track.

@@ -20,6 +20,14 @@ public struct CaptionPresentation: Sendable {
     public private(set) var needsRefresh = false
     /// The track list changed since ``takeTracksChanged()``.
     public private(set) var tracksChanged = false
+    /// Picture cues' bytes held per track.
+    private var bitmapBytes: [CaptionTrackID: Int] = [:]
+
+    /// A track's picture cues are kept up to this many bytes; past it, the cues that ended more
+    /// than ``bitmapKeepBehind`` before the current time go (a 1080p PGS track holds megabytes a
+    /// cue: a film's worth would not fit in memory).
+    public static let bitmapBytesPerTrack = 32 << 20
+    public static let bitmapKeepBehind = MediaTime(value: 30, timescale: 1)
 
     public init(selection: CaptionSelection = CaptionSelection()) {
         self.selection = selection
@@ -44,8 +52,28 @@ public struct CaptionPresentation: Sendable {
     /// Adds cues (duplicates are dropped). A cue of the shown track that is on at the current
     /// time asks for a refresh.
     public mutating func insert(_ events: [CaptionEvent]) {
-        for event in events where timeline.insert(event) {
+        for event in events {
+            let bytes = event.bitmapBytes
+            // Pictures only for the track shown: a picture track not chosen costs nothing.
+            if bytes > 0, event.track != selected { continue }
+            guard timeline.insert(event) else { continue }
+            if bytes > 0 { keepBitmapsBounded(event.track, adding: bytes) }
             if event.track == selected, let time, event.isActive(at: time) { needsRefresh = true }
+        }
+    }
+
+    private mutating func keepBitmapsBounded(_ track: CaptionTrackID, adding bytes: Int) {
+        bitmapBytes[track, default: 0] += bytes
+        guard bitmapBytes[track, default: 0] > Self.bitmapBytesPerTrack else { return }
+        let now = time ?? .zero
+        timeline.removeEvents(of: track, endingBefore: now - Self.bitmapKeepBehind)
+        bitmapBytes[track] = timeline.events(of: track).reduce(0) { $0 + $1.bitmapBytes }
+        // Still over (cues far ahead of the clock, a hostile stream): the latest go, never one on
+        // screen now; a seek back reads them again.
+        while bitmapBytes[track, default: 0] > Self.bitmapBytesPerTrack,
+              let latest = timeline.events(of: track).last(where: { !$0.isActive(at: now) }) {
+            timeline.remove(latest)
+            bitmapBytes[track, default: 0] -= latest.bitmapBytes
         }
     }
 

@@ -97,6 +97,28 @@ public struct CaptionTimeline: Sendable {
         entry.earliestOpenStart = .positiveInfinity
     }
 
+    /// Forgets `track`'s cues that ended before `time` (open ones stay); returns how many went.
+    @discardableResult
+    public mutating func removeEvents(of track: CaptionTrackID, endingBefore time: MediaTime) -> Int {
+        guard var entry = tracks[track] else { return 0 }
+        tracks[track] = nil
+        let before = entry.events.count
+        entry.events.removeAll { !$0.isOpen && $0.end < time }
+        tracks[track] = entry
+        return before - entry.events.count
+    }
+
+    /// Forgets one cue; `false` when it was not there.
+    @discardableResult
+    public mutating func remove(_ event: CaptionEvent) -> Bool {
+        guard var entry = tracks[event.track], let index = entry.events.firstIndex(of: event) else { return false }
+        tracks[event.track] = nil
+        entry.events.remove(at: index)
+        if event.isOpen { entry.openCount -= 1 }
+        tracks[event.track] = entry
+        return true
+    }
+
     /// Forgets every cue of `track`.
     public mutating func remove(_ track: CaptionTrackID) {
         tracks[track] = nil

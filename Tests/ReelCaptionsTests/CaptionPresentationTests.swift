@@ -118,3 +118,37 @@ import Foundation
         #expect(presentation.selected == english.id)
     }
 }
+
+@Suite struct CaptionBitmapBoundsTests {
+    let pgs = CaptionTrack(id: .stream(3), origin: .inBand(stream: 3), format: .pgs)
+    let other = CaptionTrack(id: .stream(4), origin: .inBand(stream: 4), format: .pgs)
+
+    func picture(_ track: CaptionTrack, _ second: Int64, bytes: Int) -> CaptionEvent {
+        CaptionEvent(track: track.id, start: MediaTime(value: second, timescale: 1), end: MediaTime(value: second + 1, timescale: 1),
+                     content: .bitmap(CaptionBitmap(x: 0, y: 0, width: bytes, height: 1, canvasWidth: bytes, canvasHeight: 1,
+                                                    indices: [UInt8](repeating: 1, count: bytes), palette: [0xFFFF_FFFF])))
+    }
+
+    @Test func pictureCuesOfATrackNotShownAreNotKept() {
+        var presentation = CaptionPresentation(selection: CaptionSelection(track: CaptionTrackID("s:3")))
+        presentation.add(pgs)
+        presentation.add(other)
+        presentation.insert([picture(pgs, 1, bytes: 100), picture(other, 1, bytes: 100)])
+        #expect(presentation.timeline.count(of: pgs.id) == 1)
+        #expect(presentation.timeline.count(of: other.id) == 0)
+    }
+
+    @Test func aTracksPicturesStayWithinTheirBudgetAndTheCurrentOnesStay() {
+        var presentation = CaptionPresentation()
+        presentation.add(pgs)
+        _ = presentation.presented(at: MediaTime(value: 100, timescale: 1))
+        let size = 4 << 20
+        // 20 cues of 4 MiB: 80 MiB offered against a 32 MiB budget.
+        for second in stride(from: Int64(0), to: 200, by: 10) { presentation.insert([picture(pgs, second, bytes: size)]) }
+        let kept = presentation.timeline.events(of: pgs.id)
+        let bytes = kept.reduce(0) { $0 + $1.bitmapBytes }
+        #expect(bytes <= CaptionPresentation.bitmapBytesPerTrack)
+        #expect(kept.contains { $0.start == MediaTime(value: 100, timescale: 1) }, "the cue at the current time")
+        #expect(!kept.contains { $0.start == MediaTime(value: 0, timescale: 1) }, "long past cues go first")
+    }
+}
