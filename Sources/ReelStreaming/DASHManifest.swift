@@ -15,7 +15,7 @@ import FoundationXML
 /// (entities), remote elements (`xlink:href`), more than `maxSegments` segments in one
 /// Representation, and templates it cannot expand.
 public struct DASHManifest: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable { case video, audio, other }
+    public enum Kind: String, Sendable, Hashable { case video, audio, text, other }
 
     public struct Segment: Sendable, Hashable {
         public var url: URL
@@ -34,6 +34,11 @@ public struct DASHManifest: Sendable, Hashable {
         public var width: Int?
         public var height: Int?
         public var codecs: String?
+        /// `@mimeType` (the Representation's, else its AdaptationSet's).
+        public var mimeType: String?
+        /// The AdaptationSet's `@lang` (a text or audio track's language), and its `Label`.
+        public var language: String?
+        public var label: String?
         /// Where it is in the first Period, counting every Representation (document order).
         public var index: Int
         public var initialization: Segment?
@@ -73,6 +78,10 @@ public struct DASHManifest: Sendable, Hashable {
 
     public var videos: [Representation] { representations.filter { $0.kind == .video } }
 
+    /// Its caption and subtitle Representations (`text/vtt`, `application/ttml+xml`, or fMP4
+    /// `wvtt`/`stpp`), which the video's demuxer never sees.
+    public var texts: [Representation] { representations.filter { $0.kind == .text } }
+
     /// The audio Representation a player takes: the lowest bandwidth (the first listed of equal ones).
     public var preferredAudio: Representation? {
         representations.filter { $0.kind == .audio }.min { ($0.bandwidth, $0.index) < ($1.bandwidth, $1.index) }
@@ -109,6 +118,10 @@ public struct DASHManifest: Sendable, Hashable {
                     width: (Self.attribute(element, "width") ?? Self.attribute(set, "width")).flatMap { Int($0) },
                     height: (Self.attribute(element, "height") ?? Self.attribute(set, "height")).flatMap { Int($0) },
                     codecs: Self.attribute(element, "codecs") ?? Self.attribute(set, "codecs"),
+                    mimeType: Self.attribute(element, "mimeType") ?? Self.attribute(set, "mimeType"),
+                    language: Self.attribute(element, "lang") ?? Self.attribute(set, "lang"),
+                    label: (Self.children(element, "Label").first ?? Self.children(set, "Label").first)?.stringValue?
+                        .trimmingCharacters(in: .whitespacesAndNewlines),
                     index: index, initialization: initialization, segments: segments))
             }
         }
@@ -138,7 +151,7 @@ public struct DASHManifest: Sendable, Hashable {
                 switch kind {
                 case .video: keep = video == nil || index == video
                 case .audio: keep = audio == nil || index == audio
-                case .other: keep = true
+                case .text, .other: keep = true
                 }
                 if keep { kept += 1 } else { element.detach() }
             }
@@ -199,6 +212,9 @@ public struct DASHManifest: Sendable, Hashable {
         let type = (attribute(element, "contentType") ?? attribute(element, "mimeType") ?? "").lowercased()
         if type.hasPrefix("video") { return .video }
         if type.hasPrefix("audio") { return .audio }
+        if type.hasPrefix("text") || type == "application/ttml+xml" { return .text }
+        let codecs = (attribute(element, "codecs") ?? "").lowercased()
+        if type == "application/mp4", codecs.hasPrefix("wvtt") || codecs.hasPrefix("stpp") { return .text }
         return .other
     }
 

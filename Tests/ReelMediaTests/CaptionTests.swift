@@ -313,6 +313,40 @@ import Testing
         #expect(harness.captions.frames.contains { $0.plainText == "Hello, world" })
     }
 
+    @Test func aDASHTextAdaptationSetIsReadAsTheManifestsCaptionFile() async throws {
+        let clip = try await Self.clip("a.mkv", codec: "srt")
+        let directory = clip.deletingLastPathComponent()
+        try await StartTimeTests.ffmpeg(["-i", "a.mkv", "-map", "0:v", "-map", "0:a", "-c", "copy", "-f", "dash", "-seg_duration", "2",
+                                         "-use_template", "1", "-use_timeline", "0", "m.mpd"], in: directory)
+        try await StartTimeTests.ffmpeg(["-i", "subs.srt", "subs.vtt"], in: directory)
+        let reference = try await Self.reference(directory.appendingPathComponent("subs.vtt"))
+        let harness = Harness(data: Data(), name: "unused")
+        let base = URL(string: "https://fake.example/dash/")!
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".m4s") || name == "subs.vtt" {
+            harness.loader.add(try Data(contentsOf: directory.appendingPathComponent(name)), at: base.appendingPathComponent(name))
+        }
+        var manifest = try String(contentsOf: directory.appendingPathComponent("m.mpd"), encoding: .utf8)
+        manifest = manifest.replacingOccurrences(of: "</Period>", with: """
+            <AdaptationSet contentType="text" mimeType="text/vtt" lang="en"><Label>English</Label>
+            <Representation id="en" bandwidth="256"><BaseURL>subs.vtt</BaseURL></Representation></AdaptationSet>
+            <AdaptationSet mimeType="application/mp4" codecs="wvtt" lang="fr">
+            <Representation id="fr" bandwidth="256"><SegmentTemplate media="fr-$Number$.m4s" initialization="fr-init.mp4" duration="2" startNumber="1"/></Representation></AdaptationSet>
+            </Period>
+            """)
+        let manifestURL = base.appendingPathComponent("m.mpd")
+        harness.loader.add(Data(manifest.utf8), at: manifestURL)
+        harness.player.replaceCurrentItem(with: PlayerItem(url: manifestURL, loader: harness.loader))
+        harness.player.play()
+        await harness.driver.run(upTo: seconds(20)) { harness.ended }
+        #expect(harness.ended)
+        #expect(harness.player.captionTracks.map(\.id) == [CaptionTrackID("dash:en")])
+        #expect(harness.player.captionTracks.first?.label == "English")
+        #expect(Self.cues(harness.player.captionEvents(of: CaptionTrackID("dash:en"))) == reference)
+        let requests = harness.loader.requests.map(\.url.lastPathComponent)
+        #expect(requests.filter { $0 == "subs.vtt" }.count == 1)
+        #expect(!requests.contains { $0.hasPrefix("fr-") }, "segmented text is not read yet")
+    }
+
     @Test func aCaptionNamedByADocumentIsReadOnlyBehindTheClosedDoor() async throws {
         let file = try await Self.clip("a.mp4", codec: "mov_text")
         let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")

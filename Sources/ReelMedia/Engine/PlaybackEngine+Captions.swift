@@ -73,11 +73,32 @@ extension PlaybackEngine {
     /// Starts reading the item's sideloaded caption files, each on a thread of its own.
     func startCaptionLoaders() {
         for (index, source) in captionSources.enumerated() {
-            let worker = monitor.register("captions-\(index)")
-            spawn("reel.captions") { [self] in
-                defer { monitor.exit(worker) }
-                loadCaptionSource(source, id: .sideloaded(index), io: IOActivity(monitor: monitor, worker: worker))
+            startCaptionLoader(source, id: .sideloaded(index))
+        }
+    }
+
+    private func startCaptionLoader(_ source: CaptionSource, id: CaptionTrackID) {
+        let worker = monitor.register("captions-\(id.raw)")
+        spawn("reel.captions") { [self] in
+            defer { monitor.exit(worker) }
+            loadCaptionSource(source, id: id, io: IOActivity(monitor: monitor, worker: worker))
+        }
+    }
+
+    /// A DASH item's text Representations: one that is a single WebVTT or TTML file is read as a
+    /// caption file the manifest names (behind the item's door); segmented fMP4 text (`wvtt`,
+    /// `stpp`) is named in one warning and left alone.
+    func startDASHCaptionReaders(_ representations: [DASHManifest.Representation]) {
+        for representation in representations.prefix(NestedAccessPolicy.Limits.default.maxRenditions) {
+            let mime = representation.mimeType?.lowercased() ?? ""
+            guard representation.initialization == nil, representation.segments.count == 1, mime != "application/mp4",
+                  let file = representation.segments.first, file.range == nil else {
+                logger.warning("captions: DASH text Representation \(representation.id) (\(representation.codecs ?? mime)) is segmented fMP4 text, not read yet")
+                continue
             }
+            startCaptionLoader(CaptionSource(url: file.url, language: representation.language, label: representation.label,
+                                             isNamedByDocument: true),
+                               id: CaptionTrackID("dash:\(representation.id)"))
         }
     }
 

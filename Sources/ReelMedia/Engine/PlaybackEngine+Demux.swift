@@ -12,6 +12,7 @@ extension PlaybackEngine {
         let captionDecoders = item.captions
         startDecoders(item)
         startHLSCaptionReader(demuxer.nested.subtitleRenditions)
+        startDASHCaptionReaders(demuxer.dash?.textRepresentations ?? [])
         var sawFirstPacket = false
         while true {
             enum Next { case stop, seek(SeekRequest), read(serial: Int) }

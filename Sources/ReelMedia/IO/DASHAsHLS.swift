@@ -33,6 +33,8 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         var manifestRequests = 0
         /// The manifest's read the item started to tell its format, until the manifest is read.
         var manifestRead: ByteStream?
+        /// The manifest's text Representations, once read (Reel reads them for captions).
+        var texts: [DASHManifest.Representation] = []
         var closed = false
     }
 
@@ -43,6 +45,9 @@ final class DASHAsHLS: ResourceLoader, Sendable {
 
     /// `started`: a read of the whole manifest already under way (the one the item's format was
     /// told by, none of it consumed); the manifest is read from it, not requested again.
+    /// The manifest's caption Representations (empty until it was read).
+    var textRepresentations: [DASHManifest.Representation] { state.withTrackedLock { $0.texts } }
+
     init(upstream: any ResourceLoader, manifest: URL, policy: NestedAccessPolicy, started: ByteStream? = nil) {
         self.upstream = upstream
         self.manifest = manifest
@@ -152,7 +157,10 @@ final class DASHAsHLS: ResourceLoader, Sendable {
             state.documents = documents
             return (documents, true)
         }
-        if first { startFirstReads(parsed) }
+        if first {
+            startFirstReads(parsed)
+            state.withTrackedLock { $0.texts = parsed.texts }
+        }
         return kept
     }
 
