@@ -33,12 +33,15 @@ public struct CaptionPresentation: Sendable {
         self.selection = selection
     }
 
-    /// Adds a track (or replaces the one with its id).
+    /// Adds a track (or replaces the one with its id). Tracks are kept in one order whatever
+    /// order they were found in: the container's streams, captions in the video, then files
+    /// (sideloaded, then a manifest's), each by its number.
     public mutating func add(_ track: CaptionTrack) {
         if let index = tracks.firstIndex(where: { $0.id == track.id }) {
             tracks[index] = track
         } else {
             tracks.append(track)
+            tracks.sort { Self.order($0) < Self.order($1) }
         }
         tracksChanged = true
         reselect()
@@ -110,6 +113,17 @@ public struct CaptionPresentation: Sendable {
     public mutating func takeTracksChanged() -> Bool {
         defer { tracksChanged = false }
         return tracksChanged
+    }
+
+    private static func order(_ track: CaptionTrack) -> (Int, Int, String) {
+        let rank: Int
+        switch track.origin {
+        case .inBand: rank = 0
+        case .closedCaptions: rank = 1
+        case .sideloaded: rank = track.id.raw.hasPrefix("side:") ? 2 : 3
+        }
+        let number = Int(track.id.raw.drop { !$0.isNumber }) ?? 0
+        return (rank, number, track.id.raw)
     }
 
     private mutating func reselect() {

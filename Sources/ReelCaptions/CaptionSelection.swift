@@ -49,6 +49,34 @@ public struct CaptionSelection: Hashable, Sendable {
         return (tracks.first { $0.isDefault } ?? tracks[0]).id
     }
 
+    /// What `c` does (as mpv's subtitle cycling): off → the item's first track; a track → its
+    /// next one; the last → off. A track chosen this way becomes the preferred language
+    /// too, so the next items in that language start with captions shown.
+    public func cycled(through tracks: [CaptionTrack]) -> CaptionSelection {
+        var next = self
+        let current = choose(from: tracks)
+        guard !tracks.isEmpty else {
+            next.isEnabled.toggle()
+            return next
+        }
+        let chosen: CaptionTrack?
+        if let current, let index = tracks.firstIndex(where: { $0.id == current }) {
+            chosen = index + 1 < tracks.count ? tracks[index + 1] : nil
+        } else {
+            chosen = tracks[0]
+        }
+        guard let chosen else {
+            next.isEnabled = false
+            return next
+        }
+        next.isEnabled = true
+        next.track = chosen.id
+        if let language = chosen.language, Self.primary(language) != nil {
+            next.preferredLanguages = [language] + preferredLanguages.filter { !Self.language(language, matches: $0) }
+        }
+        return next
+    }
+
     /// Whether a track's `language` is `wanted`: the same primary language, however written
     /// (`en`, `eng`, `en-GB`; `zh`, `zho`, `chi`, `zh-Hans`).
     public static func language(_ language: String?, matches wanted: String) -> Bool {

@@ -329,12 +329,16 @@ public final class FeedWindow {
                 for p in session.poolPlayers { p.isMuted = muted }
             }
         case .setFullscreen(let on): host.setFullscreen(on)
-        case .setCaptionsShown(let shown):
-            // The model keeps the choice and leaves `.captions` out of its draw list; the pool's
-            // players stop looking cues up, and a page in the preferred language starts with them.
+        case .setCaptionsShown:
+            // c cycles the current page's tracks (off → first → next … → off) for every page of
+            // the pool; a page in the chosen language starts with its captions shown.
+            let current = (resultsSession ?? browser.currentSession)?.currentPlayer
+            let base = current?.captionSelection ?? CaptionSelection()
+            let next = base.cycled(through: current?.captionTracks ?? [])
             for session in [browser.currentSession, resultsSession].compactMap({ $0 }) {
-                session.captionSelection.isEnabled = shown
+                session.captionSelection = next
             }
+            model.captionsShownChanged(next.isEnabled)
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
             if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }

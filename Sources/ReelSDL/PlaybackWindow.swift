@@ -234,10 +234,12 @@ public final class PlaybackWindow {
                 player.rate = rate
             case .setMuted(let muted):
                 player.isMuted = muted
-            case .setCaptionsShown(let shown):
-                // The model leaves `.captions` out of its draw list while they are off; the
-                // player stops looking cues up (and the choice holds for its next item).
-                player.captionSelection.isEnabled = shown
+            case .setCaptionsShown:
+                // c cycles: off → the item's first track → its next … → off (the choice holds
+                // for the player's next item). The model draws them while a track shows.
+                let next = player.captionSelection.cycled(through: player.captionTracks)
+                player.captionSelection = next
+                modelValue.captionsShownChanged(next.isEnabled)
             case .setFullscreen(let on):
                 host.setFullscreen(on)
             case .quit:

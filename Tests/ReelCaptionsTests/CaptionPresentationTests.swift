@@ -152,3 +152,36 @@ import Foundation
         #expect(!kept.contains { $0.start == MediaTime(value: 0, timescale: 1) }, "long past cues go first")
     }
 }
+
+@Suite struct CaptionCyclingTests {
+    let tracks = [
+        CaptionTrack(id: .stream(2), origin: .inBand(stream: 2), format: .subrip, language: "eng", label: "English"),
+        CaptionTrack(id: .sideloaded(0), origin: .sideloaded(URL(fileURLWithPath: "/x.srt")), format: .subrip, language: "zh-Hans"),
+    ]
+
+    @Test func cOffThenEachTrackThenOff() {
+        var selection = CaptionSelection.off
+        var seen: [CaptionTrackID?] = []
+        for _ in 0..<4 {
+            selection = selection.cycled(through: tracks)
+            seen.append(selection.choose(from: tracks))
+        }
+        #expect(seen == [.stream(2), .sideloaded(0), nil, .stream(2)])
+    }
+
+    @Test func aTrackChosenByCyclingBecomesThePreferredLanguage() {
+        // English shows (preferred); c moves on to the Chinese track.
+        let selection = CaptionSelection(preferredLanguages: ["en"]).cycled(through: tracks)
+        #expect(selection.choose(from: tracks) == .sideloaded(0))
+        #expect(selection.preferredLanguages == ["zh-Hans", "en"])
+        // The next item, in Chinese too, with other ids: its Chinese track starts shown.
+        let next = [CaptionTrack(id: .stream(5), origin: .inBand(stream: 5), format: .ass, language: "fre"),
+                    CaptionTrack(id: .stream(6), origin: .inBand(stream: 6), format: .ass, language: "chi")]
+        #expect(selection.choose(from: next) == .stream(6))
+    }
+
+    @Test func withoutTracksItOnlyTurnsCaptionsOnAndOff() {
+        #expect(CaptionSelection().cycled(through: []).isEnabled == false)
+        #expect(CaptionSelection.off.cycled(through: []).isEnabled == true)
+    }
+}

@@ -119,7 +119,8 @@ extension PlaybackEngine {
                                          language: source.language ?? document.language, label: source.label)
                 result = .success(SubtitleFileDecoder.Result(track: track, events: events))
             } else {
-                result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language, label: source.label))
+                result = .success(try SubtitleFileDecoder.decode(data, url: source.url, id: id, language: source.language,
+                                                                 label: source.label ?? (source.language == nil ? source.url.lastPathComponent : nil)))
             }
         } catch {
             result = .failure(error)

@@ -277,15 +277,21 @@ public final class TerminalApp: Sendable {
         renderer.setNeedsChrome()
     }
 
-    /// `c`: captions on or off, for this item and the next ones.
+    /// `c`: off → the item's first caption track → its next … → off (mpv's cycling); the choice
+    /// holds for the next items (a track's language becomes the preferred one).
     private func toggleCaptions() {
         guard let content else { return }
-        var selection = content.captionSelection
-        selection.isEnabled.toggle()
+        let tracks = player?.captionTracks ?? []
+        let selection = content.captionSelection.cycled(through: tracks)
         content.captionSelection = selection
         updateCaptionRow()
-        let offered = !(player?.captionTracks.isEmpty ?? true)
-        show(notice: selection.isEnabled ? (offered ? "captions on" : "captions on (this video has none)") : "captions off")
+        if !selection.isEnabled {
+            show(notice: "captions off")
+        } else if let id = selection.choose(from: tracks), let index = tracks.firstIndex(where: { $0.id == id }) {
+            show(notice: "captions: \(tracks[index].displayName)" + (tracks.count > 1 ? " (\(index + 1)/\(tracks.count))" : ""))
+        } else {
+            show(notice: "captions on (this video has none)")
+        }
     }
 
     /// Reserves the caption row while captions are on and the item on screen has a track; lays
