@@ -108,6 +108,20 @@ import Testing
             await driver.run(upTo: seconds(20)) { self.ended }
         }
 
+        /// Plays `item` (added to the loader by the test) to its end.
+        func playToEnd(_ item: URL) async {
+            player.replaceCurrentItem(with: PlayerItem(url: item, loader: loader))
+            player.play()
+            await driver.run(upTo: seconds(20)) { self.ended }
+        }
+
+        /// Serves the files of `directory` whose names pass `include` under `base`.
+        func serve(_ directory: URL, at base: URL, include: (String) -> Bool) throws {
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where include(name) {
+                loader.add(try Data(contentsOf: directory.appendingPathComponent(name)), at: base.appendingPathComponent(name))
+            }
+        }
+
         func seek(to time: MediaTime) async {
             let done = Mutex<Bool?>(nil)
             player.seek(to: time, toleranceBefore: .zero, toleranceAfter: .zero) { finished in done.withLock { $0 = finished } }
@@ -282,9 +296,7 @@ import Testing
                                          "-hls_playlist_type", "vod", "-hls_segment_filename", "v%d.ts", "v.m3u8"], in: directory)
         let harness = Harness(data: Data(), name: "unused")
         let base = URL(string: "https://fake.example/hls/")!
-        for name in (try FileManager.default.contentsOfDirectory(atPath: directory.path)) where name.hasSuffix(".ts") || name == "v.m3u8" {
-            harness.loader.add(try Data(contentsOf: directory.appendingPathComponent(name)), at: base.appendingPathComponent(name))
-        }
+        try harness.serve(directory, at: base) { $0.hasSuffix(".ts") || $0 == "v.m3u8" }
         // 126000 ticks of 90 kHz: cue time 0 is media time 1.4 s. Either attribute order; a cue
         // repeated in the next segment is one cue.
         let first = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n00:00:00.500 --> 00:00:01.750\nHello, <i>world</i>\n\n00:00:02.000 --> 00:00:03.250\n第二行字幕\n"
@@ -296,9 +308,7 @@ import Testing
         let master = "#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"English\",LANGUAGE=\"en\",DEFAULT=YES,URI=\"subs.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=800000,SUBTITLES=\"s\"\nv.m3u8\n"
         let masterURL = base.appendingPathComponent("master.m3u8")
         harness.loader.add(Data(master.utf8), at: masterURL)
-        harness.player.replaceCurrentItem(with: PlayerItem(url: masterURL, loader: harness.loader))
-        harness.player.play()
-        await harness.driver.run(upTo: seconds(20)) { harness.ended }
+        await harness.playToEnd(masterURL)
         #expect(harness.ended)
         let track = try #require(harness.player.captionTracks.first)
         #expect(track.label == "English" && track.language == "en" && track.isDefault)
@@ -322,9 +332,7 @@ import Testing
         let reference = try await Self.reference(directory.appendingPathComponent("subs.vtt"))
         let harness = Harness(data: Data(), name: "unused")
         let base = URL(string: "https://fake.example/dash/")!
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".m4s") || name == "subs.vtt" {
-            harness.loader.add(try Data(contentsOf: directory.appendingPathComponent(name)), at: base.appendingPathComponent(name))
-        }
+        try harness.serve(directory, at: base) { $0.hasSuffix(".m4s") || $0 == "subs.vtt" }
         var manifest = try String(contentsOf: directory.appendingPathComponent("m.mpd"), encoding: .utf8)
         manifest = manifest.replacingOccurrences(of: "</Period>", with: """
             <AdaptationSet contentType="text" mimeType="text/vtt" lang="en"><Label>English</Label>
@@ -335,9 +343,7 @@ import Testing
             """)
         let manifestURL = base.appendingPathComponent("m.mpd")
         harness.loader.add(Data(manifest.utf8), at: manifestURL)
-        harness.player.replaceCurrentItem(with: PlayerItem(url: manifestURL, loader: harness.loader))
-        harness.player.play()
-        await harness.driver.run(upTo: seconds(20)) { harness.ended }
+        await harness.playToEnd(manifestURL)
         #expect(harness.ended)
         #expect(harness.player.captionTracks.map(\.id) == [CaptionTrackID("dash:en")])
         #expect(harness.player.captionTracks.first?.label == "English")
