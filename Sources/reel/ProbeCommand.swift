@@ -73,6 +73,8 @@ enum ProbeOutput {
         if let v = s.duration { out["duration"] = v.stringValue; out["durationSeconds"] = v.seconds }
         if let v = s.bitRate { out["bitRate"] = v }
         if let v = s.language { out["language"] = v }
+        if let v = s.title { out["title"] = v }
+        if s.isForced { out["forced"] = true }
         if s.isAttachedPicture { out["attachedPicture"] = true }
         return out
     }
@@ -95,7 +97,9 @@ enum ProbeOutput {
             if let rate = s.sampleRate { line += " \(rate) Hz" }
             if let layout = s.channelLayout { line += " \(layout)" } else if let c = s.channels { line += " \(c) ch" }
             if let language = s.language { line += " [\(language)]" }
+            if let title = s.title { line += " \"\(title)\"" }
             if s.isDefault { line += " default" }
+            if s.isForced { line += " forced" }
             if s.isSelected { line += " *" }
             lines.append(line)
         }

@@ -353,6 +353,22 @@ import Testing
         #expect(!requests.contains { $0.hasPrefix("fr-") }, "segmented text is not read yet")
     }
 
+    @Test func aStreamsTitleAndForcedFlagNameItsTrack() async throws {
+        let clip = try await Self.clip("a.mkv", codec: "srt")
+        let directory = clip.deletingLastPathComponent()
+        try await StartTimeTests.ffmpeg(["-i", "a.mkv", "-map", "0", "-c", "copy", "-metadata:s:s:0", "title=English SDH",
+                                         "-disposition:s:0", "forced", "t.mkv"], in: directory)
+        let harness = Harness(data: try Data(contentsOf: directory.appendingPathComponent("t.mkv")), name: "t.mkv")
+        harness.player.replaceCurrentItem(with: PlayerItem(url: harness.url, loader: harness.loader))
+        await harness.driver.run(upTo: seconds(2)) { !harness.player.captionTracks.isEmpty && harness.player.mediaInfo != nil }
+        let track = try #require(harness.player.captionTracks.first)
+        #expect(track.label == "English SDH")
+        #expect(track.isForced)
+        #expect(track.displayName == "English SDH")
+        let stream = try #require(harness.player.mediaInfo?.streams.first { $0.kind == .subtitle })
+        #expect(stream.title == "English SDH" && stream.isForced)
+    }
+
     @Test func aCaptionNamedByADocumentIsReadOnlyBehindTheClosedDoor() async throws {
         let file = try await Self.clip("a.mp4", codec: "mov_text")
         let harness = Harness(data: try Data(contentsOf: file), name: "a.mp4")
