@@ -61,15 +61,15 @@ struct LoadingOptions: ParsableArguments {
             return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: meter)
         }
         let http = HTTPLoader(transferListener: meter)
-        if noCache { return LoaderStack(upstream: FileOrNetworkLoader(network: http), http: http, caching: nil, meter: meter) }
+        if noCache { return LoaderStack(upstream: SchemeRoutingLoader(remote: http), http: http, caching: nil, meter: meter) }
         let directory = cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
         do {
             let cache = try RangeCache(configuration: .init(directory: directory))
             let caching = CachingLoader(upstream: http, cache: cache)
-            return LoaderStack(upstream: FileOrNetworkLoader(network: caching), http: http, caching: caching, meter: meter)
+            return LoaderStack(upstream: SchemeRoutingLoader(remote: caching), http: http, caching: caching, meter: meter)
         } catch {
             printError("reel: cache unavailable (\(error)); reading from the network")
-            return LoaderStack(upstream: FileOrNetworkLoader(network: http), http: http, caching: nil, meter: meter)
+            return LoaderStack(upstream: SchemeRoutingLoader(remote: http), http: http, caching: nil, meter: meter)
         }
     }
 }
@@ -162,16 +162,5 @@ struct CaptionOptions: ParsableArguments {
         let primary = tag.split(separator: "-").first ?? ""
         guard (2...3).contains(primary.count), primary.allSatisfy(\.isLetter) else { return nil }
         return String(tag)
-    }
-}
-
-/// Reads file URLs from the disk and everything else through `network`: an item and its
-/// caption files may come from different places (a local file with captions from a server).
-struct FileOrNetworkLoader: ResourceLoader {
-    let files = FileLoader()
-    let network: any ResourceLoader
-
-    func read(_ url: URL, range: ByteRange) -> ByteStream {
-        url.isFileURL ? files.read(url, range: range) : network.read(url, range: range)
     }
 }
