@@ -1,3 +1,4 @@
+import ReelCaptions
 import ReelCore
 import ReelFeed
 import ReelMedia
@@ -184,6 +185,10 @@ public struct FeedViewModel: Sendable {
     /// Captions turned on or off (a preference kept across the feed); `c` toggles them too.
     public mutating func captionsShownChanged(_ shown: Bool) { playback.captionsShownChanged(shown) }
     public var showsCaptions: Bool { playback.showsCaptions }
+    /// The current page's caption tracks (the CC button and picker).
+    public mutating func captionTracksChanged(_ tracks: [PlaybackViewModel.CaptionChoice]) { playback.captionTracksChanged(tracks) }
+    /// The current page's track shown (nil: off).
+    public mutating func captionSelectionChanged(_ track: CaptionTrackID?) { playback.captionSelectionChanged(track) }
 
     /// The HUD's lines for this frame.
     public mutating func hudLinesChanged(_ lines: [String]) { playback.hudLinesChanged(lines) }

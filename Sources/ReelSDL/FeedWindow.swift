@@ -1,5 +1,6 @@
 import Foundation
 import ReelAccountClient
+import ReelCaptions
 import ReelCore
 import ReelFeed
 import ReelMedia
@@ -210,6 +211,7 @@ public final class FeedWindow {
         var list: [DrawCommand] = []
         if shell?.showsFeed ?? true {
             if let session {
+                syncCaptionTracks(session)
                 list = model.drawList(now: now, captions: captionLayer(session)) { self.content(session, $0) }
             } else {
                 list = model.drawList(now: now) { _ in .init(source: nil, item: nil) }
@@ -223,6 +225,16 @@ public final class FeedWindow {
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         return image
+    }
+
+    /// Tells the model the current page's caption tracks and the one shown, when they changed.
+    private func syncCaptionTracks(_ session: FeedSession) {
+        let player = session.currentPlayer
+        let tracks = player?.captionTracks ?? []
+        let choices = PlaybackViewModel.CaptionChoice.list(tracks)
+        if choices != model.playback.captionChoices { model.captionTracksChanged(choices) }
+        let shown = player?.captionSelection.shown(among: tracks)
+        if shown != model.playback.selectedCaptionTrack { model.captionSelectionChanged(shown) }
     }
 
     /// The current page's captions, when its player was made with a ``CaptionOverlay`` as its
@@ -339,6 +351,16 @@ public final class FeedWindow {
                 session.captionSelection = next
             }
             model.captionsShownChanged(next.isEnabled)
+        case .selectCaptionTrack(let track):
+            // The picker's choice holds for every page of the pool, like c's.
+            let current = (resultsSession ?? browser.currentSession)?.currentPlayer
+            let tracks = current?.captionTracks ?? []
+            let next = (current?.captionSelection ?? CaptionSelection()).picking(track, among: tracks)
+            for session in [browser.currentSession, resultsSession].compactMap({ $0 }) {
+                session.captionSelection = next
+            }
+            model.captionsShownChanged(next.isEnabled)
+            model.captionSelectionChanged(next.shown(among: tracks))
         case .quit:
             // Escape from search results goes back to the tabs; from my videos to the profile.
             if playingMyVideos || resultsSession != nil { leaveResults() } else { running = false }

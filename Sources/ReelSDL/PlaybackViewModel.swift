@@ -1,3 +1,4 @@
+import ReelCaptions
 import ReelCore
 import ReelFeed
 import ReelMedia
@@ -31,6 +32,8 @@ public struct PlaybackViewModel: Sendable {
         case setMuted(Bool)
         /// Captions were turned on or off (the `c` key); the window keeps drawing them or stops.
         case setCaptionsShown(Bool)
+        /// The caption picker chose a track (nil: off).
+        case selectCaptionTrack(CaptionTrackID?)
         case setFullscreen(Bool)
         case quit
     }
@@ -45,6 +48,8 @@ public struct PlaybackViewModel: Sendable {
         public var barHitArea: UIRect
         public var knobCenter: (x: Double, y: Double)
         public var fullscreenButton: UIRect
+        /// The "CC" button left of the fullscreen button (only when the item has caption tracks).
+        public var captionsButton: UIRect?
         public var titlePoint: (x: Double, y: Double)
         public var timeLabelPoint: (x: Double, y: Double)
         public var badge: UIRect
@@ -57,13 +62,14 @@ public struct PlaybackViewModel: Sendable {
 
         public static func == (a: Layout, b: Layout) -> Bool {
             a.bounds == b.bounds && a.video == b.video && a.bar == b.bar && a.fullscreenButton == b.fullscreenButton
+            && a.captionsButton == b.captionsButton
             && a.captionArea == b.captionArea
         }
         public func hash(into hasher: inout Hasher) { hasher.combine(video); hasher.combine(bar) }
     }
 
     private enum Press: Sendable, Hashable {
-        case video, bar, fullscreenButton
+        case video, bar, fullscreenButton, captionsButton, captionRow(Int), dismissedPicker
     }
 
     /// Drawable size in pixels and pixels per point (2 on HiDPI).
@@ -83,6 +89,18 @@ public struct PlaybackViewModel: Sendable {
     public private(set) var isMuted = false
     /// Whether captions are drawn (when the item has any); `c` toggles it.
     public private(set) var showsCaptions = true
+    /// A caption track as the picker lists it.
+    public struct CaptionChoice: Sendable, Hashable {
+        public var id: CaptionTrackID
+        public var name: String
+        public init(id: CaptionTrackID, name: String) { self.id = id; self.name = name }
+    }
+    /// The current item's caption tracks, as the window reported them.
+    public private(set) var captionChoices: [CaptionChoice] = []
+    /// The track shown (nil: off), as the window reported it.
+    public private(set) var selectedCaptionTrack: CaptionTrackID?
+    /// Whether the caption picker panel is open.
+    public private(set) var isCaptionPickerOpen = false
     public private(set) var showsHUD = false
     public private(set) var hudLines: [String] = []
     public private(set) var slider = ProgressSlider()
@@ -132,6 +150,32 @@ public struct PlaybackViewModel: Sendable {
     /// Captions were turned on or off elsewhere (a preference, the feed's choice); the `c` key
     /// toggles them from here on.
     public mutating func captionsShownChanged(_ shown: Bool) { showsCaptions = shown }
+
+    /// The current item's caption tracks (in the player's order); none hides the CC button
+    /// and closes the picker.
+    public mutating func captionTracksChanged(_ tracks: [CaptionChoice]) {
+        captionChoices = tracks
+        if tracks.isEmpty { isCaptionPickerOpen = false }
+    }
+
+    /// The track the player shows now (nil: off).
+    public mutating func captionSelectionChanged(_ track: CaptionTrackID?) { selectedCaptionTrack = track }
+
+    /// The picker's rows, "Off" first and then each track, with where each is drawn; empty
+    /// while the panel is closed.
+    public func captionPickerRows(_ l: Layout) -> [(rect: UIRect, track: CaptionTrackID?, name: String)] {
+        guard isCaptionPickerOpen, let button = l.captionsButton else { return [] }
+        let s = l.scale
+        let rowHeight = 34 * s
+        let names: [(CaptionTrackID?, String)] = [(nil, "Off")] + captionChoices.map { ($0.id, $0.name) }
+        let width = min(220 * s, l.bounds.width - 16 * s)
+        let x = max(8 * s, min(button.maxX - width, l.bounds.maxX - 8 * s - width))
+        let bottom = button.y - 8 * s
+        let top = max(topInset + 8 * s, bottom - rowHeight * Double(names.count) - 8 * s)
+        return names.enumerated().map { i, entry in
+            (UIRect(x: x, y: top + 4 * s + rowHeight * Double(i), width: width, height: rowHeight), entry.0, entry.1)
+        }
+    }
 
     /// The HUD switched on or off (the H key toggles it too).
     public mutating func hudShown(_ shown: Bool) { showsHUD = shown }
@@ -193,6 +237,8 @@ public struct PlaybackViewModel: Sendable {
         let captionArea = UIRect(x: video.x, y: captionTop, width: video.width, height: max(0, captionBottom - captionTop))
         return Layout(bounds: bounds, video: video, bar: bar, barHitArea: hit, knobCenter: knob,
                       fullscreenButton: button,
+                      captionsButton: captionChoices.isEmpty || !showsTransport ? nil
+                          : UIRect(x: button.x - 8 * s - buttonSize, y: button.y, width: buttonSize, height: buttonSize),
                       titlePoint: titlePoint,
                       timeLabelPoint: (margin, button.midY), badge: badge, captionArea: captionArea, scale: s)
     }
@@ -204,7 +250,17 @@ public struct PlaybackViewModel: Sendable {
         switch input {
         case .pointerDown(let x, let y):
             let l = layout
-            if slider.controlsVisible, l.fullscreenButton.contains(x: x, y: y) {
+            if isCaptionPickerOpen {
+                // A row picks its track; a press anywhere else only closes the panel.
+                if let i = captionPickerRows(l).firstIndex(where: { $0.rect.contains(x: x, y: y) }) {
+                    press = .captionRow(i)
+                } else {
+                    isCaptionPickerOpen = false
+                    press = .dismissedPicker
+                }
+            } else if slider.controlsVisible, let cc = l.captionsButton, cc.contains(x: x, y: y) {
+                press = .captionsButton
+            } else if slider.controlsVisible, l.fullscreenButton.contains(x: x, y: y) {
                 press = .fullscreenButton
             } else if showsTransport, l.barHitArea.contains(x: x, y: y) {
                 press = .bar
@@ -227,7 +283,15 @@ public struct PlaybackViewModel: Sendable {
             case .video: commands += holdCommands(hold.pointerUp(now: now), now: now)
             case .fullscreenButton:
                 if layout.fullscreenButton.contains(x: x, y: y) { commands += toggleFullscreen(now: now) }
-            case nil: break
+            case .captionsButton:
+                if layout.captionsButton?.contains(x: x, y: y) == true { isCaptionPickerOpen = true }
+            case .captionRow(let i):
+                let rows = captionPickerRows(layout)
+                if rows.indices.contains(i), rows[i].rect.contains(x: x, y: y) {
+                    isCaptionPickerOpen = false
+                    commands.append(.selectCaptionTrack(rows[i].track))
+                }
+            case .dismissedPicker, nil: break
             }
         case .pointerCancel:
             let pressed = press
@@ -241,7 +305,7 @@ public struct PlaybackViewModel: Sendable {
             case .space: commands += holdCommands(hold.keyDown(now: now), now: now)
             case .f: commands += toggleFullscreen(now: now)
             case .escape:
-                if slider.isFullscreen { commands += toggleFullscreen(now: now) } else { commands.append(.quit) }
+                if isCaptionPickerOpen { isCaptionPickerOpen = false } else if slider.isFullscreen { commands += toggleFullscreen(now: now) } else { commands.append(.quit) }
             case .q: commands.append(.quit)
             case .m:
                 isMuted.toggle()
@@ -359,6 +423,11 @@ public struct PlaybackViewModel: Sendable {
             list += titleLines(l, s)
             list.append(.text(timeText, point: l.timeLabelPoint, size: 14 * s, color: white.withAlpha(0.9), anchor: .centerLeft, maxWidth: nil))
             list += fullscreenIcon(l.fullscreenButton, s)
+            if let cc = l.captionsButton {
+                list.append(.fill(cc, UIColor.black.withAlpha(0.3), radius: 8 * s))
+                list.append(.text("CC", point: (cc.midX, cc.midY), size: 14 * s,
+                                  color: white.withAlpha(selectedCaptionTrack == nil ? 0.6 : 1), anchor: .center, maxWidth: nil))
+            }
         } else {
             list += captions
         }
@@ -395,7 +464,22 @@ public struct PlaybackViewModel: Sendable {
             list.append(.fill(r, UIColor.black.withAlpha(0.5), radius: 13 * s))
             list.append(.text("muted", point: (r.midX, r.midY), size: 13 * s, color: white, anchor: .center, maxWidth: nil))
         }
-        return list + hudOverlay(l, s)
+        return list + captionPicker(l, s) + hudOverlay(l, s)
+    }
+
+    /// The open caption picker: a dark panel with "Off" and each track, the current one marked.
+    private func captionPicker(_ l: Layout, _ s: Double) -> [DrawCommand] {
+        let rows = captionPickerRows(l)
+        guard let first = rows.first, let last = rows.last else { return [] }
+        let panel = UIRect(x: first.rect.x, y: first.rect.y - 4 * s, width: first.rect.width, height: last.rect.maxY - first.rect.y + 8 * s)
+        var list: [DrawCommand] = [.fill(panel, UIColor.black.withAlpha(0.75), radius: 10 * s)]
+        for row in rows {
+            let current = row.track == selectedCaptionTrack
+            if current { list.append(.fill(row.rect.insetBy(dx: 4 * s, dy: 2 * s), UIColor.white.withAlpha(0.18), radius: 6 * s)) }
+            list.append(.text((current ? "✓ " : "   ") + row.name, point: (row.rect.x + 12 * s, row.rect.midY), size: 15 * s,
+                              color: .white, anchor: .centerLeft, maxWidth: row.rect.width - 24 * s))
+        }
+        return list
     }
 
     private func titleLines(_ l: Layout, _ s: Double) -> [DrawCommand] {

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCaptions
 import ReelCore
 import ReelMedia
 import Synchronization
@@ -177,11 +178,22 @@ public final class PlaybackWindow {
         }
         fpsWindow.removeAll { now - $0 > MediaTime(value: 1, timescale: 1) }
         if modelValue.showsHUD { modelValue.hudLinesChanged(hudLines()) }
+        syncCaptionTracks()
         host.renderer.draw(modelValue.drawList(frame: frame, captions: captionLayer()))
         let image = capture ? host.renderer.readPixels() : nil
         host.renderer.present()
         lastDrawAt = now
         return image
+    }
+
+    /// Tells the model the player's caption tracks and the one shown, when they changed (the
+    /// tracks become known while the item plays).
+    private func syncCaptionTracks() {
+        let tracks = player.captionTracks
+        let choices = PlaybackViewModel.CaptionChoice.list(tracks)
+        if choices != modelValue.captionChoices { modelValue.captionTracksChanged(choices) }
+        let shown = player.captionSelection.shown(among: tracks)
+        if shown != modelValue.selectedCaptionTrack { modelValue.captionSelectionChanged(shown) }
     }
 
     /// The captions for this draw, rasterized for the current layout (nil when off or silent).
@@ -240,6 +252,12 @@ public final class PlaybackWindow {
                 let next = player.captionSelection.cycled(through: player.captionTracks)
                 player.captionSelection = next
                 modelValue.captionsShownChanged(next.isEnabled)
+            case .selectCaptionTrack(let track):
+                let tracks = player.captionTracks
+                let next = player.captionSelection.picking(track, among: tracks)
+                player.captionSelection = next
+                modelValue.captionsShownChanged(next.isEnabled)
+                modelValue.captionSelectionChanged(next.shown(among: tracks))
             case .setFullscreen(let on):
                 host.setFullscreen(on)
             case .quit:
