@@ -144,10 +144,21 @@ final class AVIOBridge: @unchecked Sendable {
 
     /// Lets callbacks run again after ``interrupt()``. The read the interrupt
     /// cancelled is forgotten; the next read opens a fresh one where it left off.
+    ///
+    /// A refill the interrupt failed leaves the context's error (`AVERROR_EXIT`) and end-of-file
+    /// flag set, and libavformat reads nothing more from it until a seek that moves: a read at
+    /// the same position — after an interrupt that came late, once the demux thread had already
+    /// taken the seek it was for — failed with `AVERROR_EXIT` again and again, and the demux
+    /// thread spun without parking. They are cleared here, by the demux thread, the context's
+    /// only user; an error or an end that was not the interrupt's stays.
     func resume() {
         state.withTrackedLock { state in
             state.interrupted = false
             if state.stream?.isCancelled == true { state.stream = nil }
+        }
+        if let context, context.pointee.error == AVERROR_EXIT_CODE {
+            context.pointee.error = 0
+            context.pointee.eof_reached = 0
         }
         if !isNested { nested?.resumeAll() }
     }
