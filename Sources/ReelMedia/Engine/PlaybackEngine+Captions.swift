@@ -137,16 +137,20 @@ extension PlaybackEngine {
                 scheduleStepLocked(&state, at: clock.now)
             }
         case .failure(let error):
-            let reason = Self.captionFailureReason(error)
-            logger.warning("captions: \(source.url.absoluteString): \(reason); playing without them")
-            monitor.update { state in
-                state.captionFailures.append(CaptionSourceFailure(url: source.url, reason: reason))
-                scheduleStepLocked(&state, at: clock.now)
-            }
+            reportCaptionFailure(source.url, error)
         }
     }
 
-    /// Reads a caption file whole through the item's loader; `close()` cancels the read.
+    /// One warning line and a `captionSourceFailed` event at the owner's next step; the item plays on.
+    private func reportCaptionFailure(_ url: URL, _ error: any Error) {
+        let reason = Self.captionFailureReason(error)
+        logger.warning("captions: \(url.absoluteString): \(reason); playing without them")
+        monitor.update { state in
+            state.captionFailures.append(CaptionSourceFailure(url: url, reason: reason))
+            scheduleStepLocked(&state, at: clock.now)
+        }
+    }
+
     /// Reads an HLS item's subtitle renditions (WebVTT segments) on a thread of their own, every
     /// byte through the item's loader behind the item's door, each segment's cues moved by its
     /// `X-TIMESTAMP-MAP` onto the video's timeline. A VOD rendition only: a live one is named in
@@ -219,15 +223,11 @@ extension PlaybackEngine {
             }
         } catch {
             if monitor.read({ $0.closing }) { return }
-            let reason = Self.captionFailureReason(error)
-            logger.warning("captions: \(url.absoluteString): \(reason); playing without them")
-            monitor.update { state in
-                state.captionFailures.append(CaptionSourceFailure(url: url, reason: reason))
-                scheduleStepLocked(&state, at: clock.now)
-            }
+            reportCaptionFailure(url, error)
         }
     }
 
+    /// Reads a caption file whole through the item's loader; `close()` cancels the read.
     private func readCaptionFile(_ url: URL, io: IOActivity, range: ByteRange? = nil) throws -> (Data, contentType: String?) {
         let limit = Self.captionFileLimit
         let wanted = range.map { ByteRange(offset: $0.offset, length: min($0.length ?? Int64(limit) + 1, Int64(limit) + 1)) }
