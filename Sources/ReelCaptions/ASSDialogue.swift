@@ -44,6 +44,19 @@ public struct ASSDialogue: Hashable, Sendable {
     /// `\N` and `\n` as line breaks, `\h` as a space.
     public var plainText: String { Self.plainText(of: text) }
 
+    /// Plain words as ASS dialogue text: `\\`, `{` and `}` escaped so they stay words (and
+    /// ``plainText(of:)`` reads them back as written).
+    public static func escaped(_ words: String) -> String {
+        var result = ""
+        for character in words {
+            switch character {
+            case "\\", "{", "}": result.append("\\"); result.append(character)
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
     /// The words of ASS dialogue text `text` (see ``plainText``).
     public static func plainText(of text: String) -> String {
         var result = ""

@@ -408,7 +408,7 @@ struct CueBuilder {
                 if wantColor != color.0 { tags += wantColor.map { "\\c" + $0 } ?? "\\c"; color.0 = wantColor }
                 if wantAlpha != color.1 { tags += "\\1a" + (wantAlpha ?? "&H00&"); color.1 = wantAlpha }
                 if !tags.isEmpty { output += "{" + tags + "}" }
-                output += escaped(run.text)
+                output += ASSDialogue.escaped(run.text)
             }
         }
         var closing = ""
@@ -419,15 +419,4 @@ struct CueBuilder {
         return output
     }
 
-    /// Text with ASS's special characters escaped as ``ASSDialogue/plainText(of:)`` reads them back.
-    private static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\\", "{", "}": result.append("\\"); result.append(character)
-            default: result.append(character)
-            }
-        }
-        return result
-    }
 }

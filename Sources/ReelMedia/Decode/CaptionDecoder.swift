@@ -177,12 +177,9 @@ final class CaptionDecoder: @unchecked Sendable {
         var result = ""
         for character in text {
             switch character {
-            case "\\": result += "\\\\"
-            case "{": result += "\\{"
-            case "}": result += "\\}"
             case "\n": result += "\\N"
             case "\r": continue
-            default: result.append(character)
+            default: result += ASSDialogue.escaped(String(character))
             }
         }
         return result
