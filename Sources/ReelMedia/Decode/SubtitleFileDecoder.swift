@@ -110,31 +110,3 @@ enum SubtitleFileDecoder {
         return Result(track: decoder.track, events: events)
     }
 }
-
-/// One resource held in memory, served by byte range: what a caption file's bytes are handed
-/// to FFmpeg through once they were read (whole and capped) through the item's loader.
-struct MemoryLoader: ResourceLoader {
-    let url: URL
-    let data: Data
-
-    func read(_ url: URL, range: ByteRange) -> ByteStream {
-        let total = Int64(data.count)
-        guard url == self.url, range.offset <= total else {
-            return ByteStream.failed(ResourceLoaderError.notFound(url: url))
-        }
-        let end = range.length.map { min(total, range.offset + $0) } ?? total
-        let slice = data.subdata(in: Int(range.offset)..<Int(end))
-        let position = Mutex(0)
-        let info = ContentInformation(length: total, contentType: nil, isByteRangeAccessSupported: true)
-        return ByteStream(contentInformation: info) { wanted in
-            position.withLock { offset -> Data? in
-                guard offset < slice.count else { return nil }
-                let next = min(slice.count, offset + max(1, wanted))
-                defer { offset = next }
-                return slice.subdata(in: (slice.startIndex + offset)..<(slice.startIndex + next))
-            }
-        }
-    }
-}
-
-import Synchronization

@@ -67,7 +67,7 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         let key = url.absoluteString
         let isManifest = key == manifest.absoluteString
         let (known, failure) = state.withTrackedLock { state in (state.documents?[key], state.failure) }
-        if let known { return Self.serve(known, url: url, range: range) }
+        if let known { return MemoryLoader.serve(known, url: url, range: range, contentType: Self.playlistType) }
         if isManifest, let failure {
             // Refused once is refused: the manifest is not read again.
             let (stream, continuation) = ByteStream.makeStream()
@@ -86,7 +86,8 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         let task = Task {
             do {
                 let documents = try await self.translate()
-                Self.deliver(documents[key] ?? Data(), url: url, range: range, to: continuation)
+                MemoryLoader.deliver(documents[key] ?? Data(), url: url, range: range, contentType: Self.playlistType,
+                                     to: continuation)
             } catch {
                 continuation.finish(throwing: error)
             }
@@ -277,21 +278,6 @@ final class DASHAsHLS: ResourceLoader, Sendable {
 
     // MARK: Serving from memory
 
-    private static func serve(_ data: Data, url: URL, range: ByteRange) -> ByteStream {
-        let (stream, continuation) = ByteStream.makeStream(highWaterMark: max(1 << 20, data.count))
-        deliver(data, url: url, range: range, to: continuation)
-        return stream
-    }
-
-    private static func deliver(_ data: Data, url: URL, range: ByteRange, to continuation: ByteStream.Continuation) {
-        let length = Int64(data.count)
-        continuation.respond(with: ContentInformation(length: length, contentType: "application/vnd.apple.mpegurl"))
-        guard range.offset <= length else {
-            continuation.finish(throwing: ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length))
-            return
-        }
-        let end = min(range.end ?? length, length)
-        if end > range.offset { continuation.yield(data.subdata(in: Int(range.offset)..<Int(end))) }
-        continuation.finish()
-    }
+    /// The translated playlists are HLS.
+    private static let playlistType = "application/vnd.apple.mpegurl"
 }
