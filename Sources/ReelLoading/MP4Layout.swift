@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 
 /// Where an MP4's index (`moov`) sits, read from the top-level boxes at its head.
 ///
@@ -22,44 +23,30 @@ enum MP4Layout: Equatable {
         var position = 0
         var first = true
         while position + 8 <= bytes.count {
-            var size = Int64(readUInt32(bytes, at: position))
-            let type = String(decoding: bytes[(position + 4)..<(position + 8)], as: UTF8.self)
-            var headerSize: Int64 = 8
-            if size == 1 {
-                guard position + 16 <= bytes.count else { return .undetermined }
-                size = Int64(bitPattern: readUInt64(bytes, at: position + 8))
-                headerSize = 16
+            let box: ISOBox
+            switch ISOBox.read(bytes, at: position) {
+            case .box(let read): box = read
+            case .needsMoreBytes: return .undetermined
+            case .malformed: return .notMP4
             }
             if first {
-                guard type == "ftyp" else { return .notMP4 }
+                guard box.type == "ftyp" else { return .notMP4 }
                 first = false
             }
-            if size == 0 {
+            guard let end = box.end else {
                 // The box runs to the end of the file: nothing can follow it.
-                return type == "mdat" || type == "moov" ? .indexFirst : .notMP4
+                return box.type == "mdat" || box.type == "moov" ? .indexFirst : .notMP4
             }
-            guard size >= headerSize, type.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return .notMP4 }
-            switch type {
+            switch box.type {
             case "moov":
                 return .indexFirst
             case "mdat":
-                let end = Int64(position) + size
-                if let length, end >= length { return .indexFirst }
-                return .indexAfterMedia(offset: end)
+                if let length, Int64(end) >= length { return .indexFirst }
+                return .indexAfterMedia(offset: Int64(end))
             default:
-                let next = Int64(position) + size
-                guard next <= Int64(Int.max / 2) else { return .notMP4 }
-                position = Int(next)
+                position = end
             }
         }
         return first && bytes.count >= 8 ? .notMP4 : .undetermined
-    }
-
-    private static func readUInt32(_ bytes: [UInt8], at index: Int) -> UInt32 {
-        bytes[index..<(index + 4)].reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    private static func readUInt64(_ bytes: [UInt8], at index: Int) -> UInt64 {
-        bytes[index..<(index + 8)].reduce(0) { $0 << 8 | UInt64($1) }
     }
 }
