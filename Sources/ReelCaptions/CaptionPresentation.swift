@@ -35,7 +35,7 @@ public struct CaptionPresentation: Sendable {
 
     /// Adds a track (or replaces the one with its id). Tracks are kept in one order whatever
     /// order they were found in: the container's streams, captions in the video, then files
-    /// (sideloaded, then a manifest's), each by its number.
+    /// (sideloaded, by number), then a manifest's renditions (in its order).
     public mutating func add(_ track: CaptionTrack) {
         if let index = tracks.firstIndex(where: { $0.id == track.id }) {
             tracks[index] = track
@@ -116,14 +116,12 @@ public struct CaptionPresentation: Sendable {
     }
 
     private static func order(_ track: CaptionTrack) -> (Int, Int, String) {
-        let rank: Int
         switch track.origin {
-        case .inBand: rank = 0
-        case .closedCaptions: rank = 1
-        case .sideloaded: rank = track.id.raw.hasPrefix("side:") ? 2 : 3
+        case .inBand(let stream): (0, stream, track.id.raw)
+        case .closedCaptions(let channel): (1, channel, track.id.raw)
+        case .sideloaded: (2, Int(track.id.raw.drop { !$0.isNumber }) ?? 0, track.id.raw)
+        case .manifest(_, let position): (3, position, track.id.raw)
         }
-        let number = Int(track.id.raw.drop { !$0.isNumber }) ?? 0
-        return (rank, number, track.id.raw)
     }
 
     private mutating func reselect() {

@@ -37,6 +37,9 @@ public struct CaptionTrack: Hashable, Sendable {
         case closedCaptions(channel: Int)
         /// A caption file beside the item (`--captions`, a feed item's `captions`, a sidecar).
         case sideloaded(URL)
+        /// A subtitle rendition the item's HLS master or DASH manifest names, `position` in the
+        /// document's order (its playlist, file or initialization segment is `URL`).
+        case manifest(URL, position: Int)
     }
 
     /// The cue format, as the decoder that reads it is named.

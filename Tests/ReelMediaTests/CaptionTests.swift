@@ -288,15 +288,20 @@ import Testing
         #expect(harness.player.captionTracks.count == 2, "the in-band track and the TTML one")
     }
 
-    @Test(arguments: [false, true])
-    func anHLSSubtitleRenditionIsReadOnceAndTimedByItsTimestampMap(missingSegment: Bool) async throws {
+    /// The 5 s clip packaged as a VOD HLS media playlist `v.m3u8` of 2 s TS segments, served at `base`.
+    static func serveHLSVideo(_ harness: Harness, at base: URL) async throws {
         let clip = try await Self.clip("a.mkv", codec: "srt")
         let directory = clip.deletingLastPathComponent()
         try await StartTimeTests.ffmpeg(["-i", "a.mkv", "-map", "0:v", "-map", "0:a", "-c", "copy", "-f", "hls", "-hls_time", "2",
                                          "-hls_playlist_type", "vod", "-hls_segment_filename", "v%d.ts", "v.m3u8"], in: directory)
+        try harness.serve(directory, at: base) { $0.hasSuffix(".ts") || $0 == "v.m3u8" }
+    }
+
+    @Test(arguments: [false, true])
+    func anHLSSubtitleRenditionIsReadOnceAndTimedByItsTimestampMap(missingSegment: Bool) async throws {
         let harness = Harness(data: Data(), name: "unused")
         let base = URL(string: "https://fake.example/hls/")!
-        try harness.serve(directory, at: base) { $0.hasSuffix(".ts") || $0 == "v.m3u8" }
+        try await Self.serveHLSVideo(harness, at: base)
         // 126000 ticks of 90 kHz: cue time 0 is media time 1.4 s. Either attribute order; a cue
         // repeated in the next segment is one cue.
         let first = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n00:00:00.500 --> 00:00:01.750\nHello, <i>world</i>\n\n00:00:02.000 --> 00:00:03.250\n第二行字幕\n"
@@ -323,7 +328,17 @@ import Testing
         #expect(harness.captions.frames.contains { $0.plainText == "Hello, world" })
     }
 
-    @Test func aDASHTextAdaptationSetIsReadAsTheManifestsCaptionFile() async throws {
+    /// shaka-player's fragmented MP4 text segments (corpus/captions/shaka, Apache-2.0).
+    static let fragmentedText = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../corpus/captions/shaka").standardizedFileURL
+
+    /// The cues shaka-player's tests expect of `vtt-segment-no-duration.mp4` then `vtt-segment.mp4`.
+    static let fragmentedWebVTTCues: [(Double, Double, String)] = (10..<20).map { (Double($0), Double($0 + 1), "cue \($0)") } + [
+        (111.8, 115.8, "It has shed much innocent blood."),
+        (118, 120, "You're a fool for traveling alone,\nso completely unprepared."),
+    ]
+
+    @Test func aDASHTextAdaptationSetIsReadAsTheManifestsCaptionFileOrSegments() async throws {
         let clip = try await Self.clip("a.mkv", codec: "srt")
         let directory = clip.deletingLastPathComponent()
         try await StartTimeTests.ffmpeg(["-i", "a.mkv", "-map", "0:v", "-map", "0:a", "-c", "copy", "-f", "dash", "-seg_duration", "2",
@@ -333,24 +348,65 @@ import Testing
         let harness = Harness(data: Data(), name: "unused")
         let base = URL(string: "https://fake.example/dash/")!
         try harness.serve(directory, at: base) { $0.hasSuffix(".m4s") || $0 == "subs.vtt" }
+        try harness.serve(Self.fragmentedText, at: base) { $0.hasSuffix(".mp4") }
         var manifest = try String(contentsOf: directory.appendingPathComponent("m.mpd"), encoding: .utf8)
         manifest = manifest.replacingOccurrences(of: "</Period>", with: """
             <AdaptationSet contentType="text" mimeType="text/vtt" lang="en"><Label>English</Label>
             <Representation id="en" bandwidth="256"><BaseURL>subs.vtt</BaseURL></Representation></AdaptationSet>
             <AdaptationSet mimeType="application/mp4" codecs="wvtt" lang="fr">
-            <Representation id="fr" bandwidth="256"><SegmentTemplate media="fr-$Number$.m4s" initialization="fr-init.mp4" duration="2" startNumber="1"/></Representation></AdaptationSet>
+            <Representation id="fr" bandwidth="256"><SegmentList duration="10"><Initialization sourceURL="vtt-init.mp4"/>
+            <SegmentURL media="vtt-segment-no-duration.mp4"/><SegmentURL media="missing.mp4"/><SegmentURL media="vtt-segment.mp4"/>
+            </SegmentList></Representation></AdaptationSet>
+            <AdaptationSet mimeType="application/mp4" codecs="stpp" lang="de">
+            <Representation id="de" bandwidth="256"><SegmentList duration="60"><Initialization sourceURL="ttml-init.mp4"/>
+            <SegmentURL media="ttml-segment-multiple-sample.mp4"/></SegmentList></Representation></AdaptationSet>
+            <AdaptationSet mimeType="application/mp4" codecs="wvtt" lang="it">
+            <Representation id="it" bandwidth="256"><SegmentList duration="10"><Initialization sourceURL="ttml-segment.mp4"/>
+            <SegmentURL media="vtt-segment.mp4"/></SegmentList></Representation></AdaptationSet>
             </Period>
             """)
         let manifestURL = base.appendingPathComponent("m.mpd")
         harness.loader.add(Data(manifest.utf8), at: manifestURL)
         await harness.playToEnd(manifestURL)
         #expect(harness.ended)
-        #expect(harness.player.captionTracks.map(\.id) == [CaptionTrackID("dash:en")])
+        #expect(harness.player.captionTracks.map(\.id) == [CaptionTrackID("dash:en"), CaptionTrackID("dash:fr"), CaptionTrackID("dash:de")])
         #expect(harness.player.captionTracks.first?.label == "English")
         #expect(Self.cues(harness.player.captionEvents(of: CaptionTrackID("dash:en"))) == reference)
+        let french = harness.player.captionEvents(of: CaptionTrackID("dash:fr"))
+        #expect(french.map(\.start) == Self.fragmentedWebVTTCues.map { seconds($0.0) })
+        #expect(french.map(\.end) == Self.fragmentedWebVTTCues.map { seconds($0.1) })
+        #expect(french.map(\.plainText) == Self.fragmentedWebVTTCues.map(\.2))
+        #expect(french.allSatisfy { $0.language == "fr" })
+        let german = harness.player.captionEvents(of: CaptionTrackID("dash:de"))
+        #expect(german.count == 10)
+        #expect(german.first.map { ($0.start, $0.plainText) } ?? (.zero, "") == (seconds(23), "You're a jerk, Thom."))
+        #expect(harness.player.captionTracks.first { $0.id == CaptionTrackID("dash:de") }?.format == .ttml)
+        // An initialization segment that is not text fails its track, with one event.
+        #expect(harness.failures.map(\.url.lastPathComponent) == ["ttml-segment.mp4"])
         let requests = harness.loader.requests.map(\.url.lastPathComponent)
-        #expect(requests.filter { $0 == "subs.vtt" }.count == 1)
-        #expect(!requests.contains { $0.hasPrefix("fr-") }, "segmented text is not read yet")
+        for name in ["subs.vtt", "vtt-init.mp4", "vtt-segment.mp4", "ttml-init.mp4"] {
+            #expect(requests.filter { $0 == name }.count == 1, "\(name): \(requests)")
+        }
+    }
+
+    @Test func anHLSSubtitleRenditionInFragmentedMP4IsRead() async throws {
+        let harness = Harness(data: Data(), name: "unused")
+        let base = URL(string: "https://fake.example/hls/")!
+        try await Self.serveHLSVideo(harness, at: base)
+        try harness.serve(Self.fragmentedText, at: base.appendingPathComponent("subs")) { $0.hasPrefix("vtt-") }
+        let subs = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MAP:URI=\"vtt-init.mp4\"\n#EXTINF:10,\nvtt-segment-no-duration.mp4\n#EXTINF:10,\nvtt-segment.mp4\n#EXT-X-ENDLIST\n"
+        harness.loader.add(Data(subs.utf8), at: base.appendingPathComponent("subs/index.m3u8"))
+        let master = "#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"Français\",LANGUAGE=\"fr\",URI=\"subs/index.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=800000,SUBTITLES=\"s\"\nv.m3u8\n"
+        let masterURL = base.appendingPathComponent("master.m3u8")
+        harness.loader.add(Data(master.utf8), at: masterURL)
+        await harness.playToEnd(masterURL)
+        #expect(harness.ended)
+        let track = try #require(harness.player.captionTracks.first)
+        #expect(track.label == "Français" && track.format == .webvtt)
+        let cues = harness.player.captionEvents(of: track.id)
+        #expect(cues.map(\.start) == Self.fragmentedWebVTTCues.map { seconds($0.0) })
+        #expect(cues.map(\.plainText) == Self.fragmentedWebVTTCues.map(\.2))
+        #expect(harness.failures.isEmpty)
     }
 
     @Test func aStreamsTitleAndForcedFlagNameItsTrack() async throws {

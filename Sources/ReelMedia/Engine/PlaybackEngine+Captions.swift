@@ -77,32 +77,58 @@ extension PlaybackEngine {
         }
     }
 
-    private func startCaptionLoader(_ source: CaptionSource, id: CaptionTrackID) {
+    /// `origin`: the track's, when a manifest names the file (else it is sideloaded).
+    private func startCaptionLoader(_ source: CaptionSource, id: CaptionTrackID, origin: CaptionTrack.Origin? = nil) {
         let worker = monitor.register("captions-\(id.raw)")
         spawn("reel.captions") { [self] in
             defer { monitor.exit(worker) }
-            loadCaptionSource(source, id: id, io: IOActivity(monitor: monitor, worker: worker))
+            loadCaptionSource(source, id: id, origin: origin, io: IOActivity(monitor: monitor, worker: worker))
         }
     }
 
     /// A DASH item's text Representations: one that is a single WebVTT or TTML file is read as a
     /// caption file the manifest names (behind the item's door); segmented fMP4 text (`wvtt`,
-    /// `stpp`) is named in one warning and left alone.
+    /// `stpp`) is read segment by segment on a thread of its own.
     func startDASHCaptionReaders(_ representations: [DASHManifest.Representation]) {
+        var segmented: [DASHManifest.Representation] = []
         for representation in representations.prefix(NestedAccessPolicy.Limits.default.maxRenditions) {
             let mime = representation.mimeType?.lowercased() ?? ""
-            guard representation.initialization == nil, representation.segments.count == 1, mime != "application/mp4",
-                  let file = representation.segments.first, file.range == nil else {
-                logger.warning("captions: DASH text Representation \(representation.id) (\(representation.codecs ?? mime)) is segmented fMP4 text, not read yet")
-                continue
+            if representation.initialization == nil, representation.segments.count == 1, mime != "application/mp4",
+               let file = representation.segments.first, file.range == nil {
+                startCaptionLoader(CaptionSource(url: file.url, language: representation.language, label: representation.label,
+                                                 isNamedByDocument: true),
+                                   id: CaptionTrackID("dash:\(representation.id)"),
+                                   origin: .manifest(file.url, position: representation.index))
+            } else {
+                segmented.append(representation)
             }
-            startCaptionLoader(CaptionSource(url: file.url, language: representation.language, label: representation.label,
-                                             isNamedByDocument: true),
-                               id: CaptionTrackID("dash:\(representation.id)"))
+        }
+        guard !segmented.isEmpty else { return }
+        let worker = monitor.register("captions-dash")
+        let representations = segmented
+        spawn("reel.captions") { [self] in
+            defer { monitor.exit(worker) }
+            let io = IOActivity(monitor: monitor, worker: worker)
+            for representation in representations {
+                if monitor.read({ $0.closing }) { return }
+                let name = representation.initialization?.url ?? representation.segments.first?.url ?? url
+                guard let initialization = representation.initialization else {
+                    reportCaptionFailure(name, MediaError.unrecognizedFormat(url: name, message: "segmented text with no initialization segment"))
+                    continue
+                }
+                let isTTML = representation.codecs?.lowercased().hasPrefix("stpp") == true
+                let track = CaptionTrack(id: CaptionTrackID("dash:\(representation.id)"),
+                                         origin: .manifest(name, position: representation.index),
+                                         format: isTTML ? .ttml : .webvtt, language: representation.language,
+                                         label: representation.label)
+                readTextSegments(representation.segments.map { TextSegment(url: $0.url, range: $0.range) },
+                                 initialization: TextSegment(url: initialization.url, range: initialization.range),
+                                 track: track, name: name, reference: nil, io: io)
+            }
         }
     }
 
-    private func loadCaptionSource(_ source: CaptionSource, id: CaptionTrackID, io: IOActivity) {
+    private func loadCaptionSource(_ source: CaptionSource, id: CaptionTrackID, origin: CaptionTrack.Origin?, io: IOActivity) {
         let result: Result<SubtitleFileDecoder.Result, any Error>
         do {
             if source.isNamedByDocument, case .failure(let refusal) = NestedAccessPolicy(item: url).admit(source.url.absoluteString) {
@@ -127,7 +153,8 @@ extension PlaybackEngine {
         }
         if monitor.read({ $0.closing }) { return }
         switch result {
-        case .success(let decoded):
+        case .success(var decoded):
+            if let origin { decoded.track.origin = origin }
             if let encoding = decoded.recodedFrom {
                 logger.warning("captions: \(source.url.lastPathComponent) is not UTF-8; read as \(encoding)")
             }
@@ -165,7 +192,8 @@ extension PlaybackEngine {
             let reference = monitor.read { $0.streams?.videoStart }.map { $0.convertScale(90_000).value }
             for (number, entry) in renditions.enumerated() {
                 if monitor.read({ $0.closing }) { return }
-                readHLSRendition(entry.rendition, url: entry.url, id: CaptionTrackID("hls:\(number)"), reference: reference, io: io)
+                readHLSRendition(entry.rendition, url: entry.url, id: CaptionTrackID("hls:\(number)"), position: number,
+                                 reference: reference, io: io)
             }
         }
     }
@@ -174,7 +202,7 @@ extension PlaybackEngine {
     static let maximumSubtitleSegments = 2000
 
     private func readHLSRendition(_ rendition: HLSMasterPlaylist.SubtitleRendition, url: URL, id: CaptionTrackID,
-                                  reference: Int64?, io: IOActivity) {
+                                  position: Int, reference: Int64?, io: IOActivity) {
         do {
             let (document, _) = try readCaptionFile(url, io: io)
             guard let playlist = HLSMediaPlaylist(document) else {
@@ -183,47 +211,124 @@ extension PlaybackEngine {
             guard playlist.isFinal else {
                 throw MediaError.unrecognizedFormat(url: url, message: "a live subtitle playlist (not read yet)")
             }
-            let policy = NestedAccessPolicy(item: self.url)
-            let track = CaptionTrack(id: id, origin: .sideloaded(url), format: .webvtt, language: rendition.language,
+            func resolve(_ part: HLSMediaPlaylist.Part) -> TextSegment? {
+                URL(string: part.uri, relativeTo: url).map { TextSegment(url: $0.absoluteURL, range: part.range) }
+            }
+            let track = CaptionTrack(id: id, origin: .manifest(url, position: position), format: .webvtt, language: rendition.language,
                                      label: rendition.name.isEmpty ? nil : rendition.name,
                                      isDefault: rendition.isDefault, isForced: rendition.isForced)
-            var added = false
-            var failures = 0
-            for segment in playlist.segments.prefix(Self.maximumSubtitleSegments) {
-                if monitor.read({ $0.closing }) { return }
-                guard let segmentURL = URL(string: segment.uri, relativeTo: url)?.absoluteURL,
-                      case .success(let admitted) = policy.admit(segmentURL.absoluteString) else {
-                    failures += 1
-                    continue
+            var initialization: TextSegment?
+            if let map = playlist.initSection {
+                guard let resolved = resolve(map) else {
+                    throw MediaError.unrecognizedFormat(url: url, message: "an EXT-X-MAP that is not a URL")
                 }
-                do {
-                    let (data, _) = try readCaptionFile(admitted, io: io, range: segment.range)
-                    let offset = (try? WebVTTHeader(data))?.offset(nearPTS: reference) ?? .zero
-                    let decoded = try? SubtitleFileDecoder.decode(data, url: admitted, id: id, language: rendition.language,
-                                                                  label: rendition.name)
-                    let events = (decoded?.events ?? []).map { event -> CaptionEvent in
-                        var moved = event
-                        moved.start = event.start + offset
-                        if event.end.isNumeric { moved.end = event.end + offset }
-                        return moved
-                    }
-                    monitor.update { state in
-                        if !added { state.captions.add(track) }
-                        state.captions.insert(events)
-                        if state.captions.needsRefresh || !added { scheduleStepLocked(&state, at: clock.now) }
-                    }
-                    added = true
-                } catch {
-                    if monitor.read({ $0.closing }) { return }
-                    failures += 1
-                }
+                initialization = resolved
             }
-            if failures > 0 {
-                logger.warning("captions: \(failures) of \(playlist.segments.count) segments of \(url.lastPathComponent) could not be read")
-            }
+            // A segment whose URI is not a URL is kept, to be counted with the unreadable ones.
+            let segments = playlist.segments.map { resolve($0) ?? TextSegment(url: nil, range: nil) }
+            readTextSegments(segments, initialization: initialization, track: track, name: url, reference: reference, io: io)
         } catch {
             if monitor.read({ $0.closing }) { return }
             reportCaptionFailure(url, error)
+        }
+    }
+
+    /// A segment of a text rendition (`url` nil: a reference that is not a URL).
+    struct TextSegment {
+        var url: URL?
+        var range: ByteRange?
+    }
+
+    /// Reads a text rendition's segments in order, each behind the item's door, and files their
+    /// cues as they come: WebVTT files moved by their `X-TIMESTAMP-MAP` (`reference`: the video's
+    /// first timestamp in 90 kHz), or, after an `initialization` segment, fragmented MP4 text
+    /// (`wvtt` through the same WebVTT decoder as a file; `stpp` through ``TTMLDocument``) on the
+    /// track's own timeline. A segment that cannot be read or decoded is counted, and the count
+    /// is one warning line; an initialization segment that cannot be read fails the track.
+    private func readTextSegments(_ segments: [TextSegment], initialization: TextSegment?, track: CaptionTrack, name: URL,
+                                  reference: Int64?, io: IOActivity) {
+        let policy = NestedAccessPolicy(item: self.url)
+        func admitted(_ segment: TextSegment) -> URL? {
+            guard let url = segment.url, case .success(let admitted) = policy.admit(url.absoluteString) else { return nil }
+            return admitted
+        }
+        var fragmented: FragmentedTextTrack?
+        var track = track
+        if let initialization {
+            do {
+                guard let initURL = admitted(initialization) else {
+                    throw MediaError.unrecognizedFormat(url: name, message: "its initialization segment is refused")
+                }
+                let (data, _) = try readCaptionFile(initURL, io: io, range: initialization.range)
+                let parsed = try FragmentedTextTrack(initialization: data)
+                track.format = parsed.format == .ttml ? .ttml : .webvtt
+                fragmented = parsed
+            } catch {
+                if monitor.read({ $0.closing }) { return }
+                reportCaptionFailure(name, error)
+                return
+            }
+        }
+        var added = false
+        var failures = 0
+        for segment in segments.prefix(Self.maximumSubtitleSegments) {
+            if monitor.read({ $0.closing }) { return }
+            guard let segmentURL = admitted(segment) else {
+                failures += 1
+                continue
+            }
+            do {
+                let (data, _) = try readCaptionFile(segmentURL, io: io, range: segment.range)
+                let events = try textSegmentEvents(data, url: segmentURL, track: track, fragmented: fragmented, reference: reference)
+                monitor.update { state in
+                    if !added { state.captions.add(track) }
+                    state.captions.insert(events)
+                    if state.captions.needsRefresh || !added { scheduleStepLocked(&state, at: clock.now) }
+                }
+                added = true
+            } catch {
+                if monitor.read({ $0.closing }) { return }
+                failures += 1
+            }
+        }
+        if failures > 0 {
+            logger.warning("captions: \(failures) of \(segments.count) segments of \(name.lastPathComponent) could not be read or decoded")
+        }
+    }
+
+    /// The cues of one text segment, on the video's timeline.
+    private func textSegmentEvents(_ data: Data, url: URL, track: CaptionTrack, fragmented: FragmentedTextTrack?,
+                                   reference: Int64?) throws -> [CaptionEvent] {
+        guard let fragmented else {
+            let header = try? WebVTTHeader(data)
+            // A segment with a header and no cue is a quiet stretch, not a broken segment.
+            if header != nil, data.firstRange(of: Data("-->".utf8)) == nil { return [] }
+            let offset = header?.offset(nearPTS: reference) ?? .zero
+            let decoded = try SubtitleFileDecoder.decode(data, url: url, id: track.id, language: track.language, label: track.label)
+            return decoded.events.map { event -> CaptionEvent in
+                var moved = event
+                moved.start = event.start + offset
+                if event.end.isNumeric { moved.end = event.end + offset }
+                return moved
+            }
+        }
+        let samples = try fragmented.samples(in: data)
+        switch fragmented.format {
+        case .webvtt:
+            let cues = samples.flatMap(\.webVTTCues)
+            guard !cues.isEmpty else { return [] }
+            let document = WebVTTSampleCue.document(cues)
+            return try SubtitleFileDecoder.decode(Data(document.utf8), url: url, id: track.id, language: track.language,
+                                                  label: track.label).events
+        case .ttml:
+            // The documents' times are on the track's timeline (ISO/IEC 14496-30), not the sample's.
+            return try samples.flatMap { sample in
+                try TTMLDocument(Data(sample.bytes)).events(track: track.id).map { event in
+                    var event = event
+                    event.language = event.language ?? track.language
+                    return event
+                }
+            }
         }
     }
 
