@@ -87,8 +87,11 @@ final class CaptionRasterizer {
 
     /// The layer for `frame`: its text cues rendered at `video`'s size (in drawable pixels)
     /// and placed at `video`'s origin, its picture cues scaled from their canvas to `video`;
-    /// `nil` when nothing shows. `videoWidth × videoHeight` is the picture's own size.
-    func layer(for frame: CaptionFrame, video: UIRect, videoWidth: Int, videoHeight: Int) -> CaptionLayer? {
+    /// `nil` when nothing shows. `videoWidth × videoHeight` is the picture's own size. The text
+    /// is rendered as it is at `time` (the frame on screen; the caption frame's own time when
+    /// nil), so ASS animation (`\fad`, `\move`, karaoke) moves with the video while the cues
+    /// stay the same; libass says when the picture did not change, and the layer is reused.
+    func layer(for frame: CaptionFrame, at time: MediaTime? = nil, video: UIRect, videoWidth: Int, videoHeight: Int) -> CaptionLayer? {
         confinement.check("layer")
         guard !frame.events.isEmpty, video.width >= 1, video.height >= 1 else { return nil }
         var pictures: [CaptionPicture] = []
@@ -107,7 +110,7 @@ final class CaptionRasterizer {
         if !order.isEmpty {
             setFrameSize(width: Int(video.width.rounded()), height: Int(video.height.rounded()),
                          storageWidth: videoWidth, storageHeight: videoHeight)
-            text = renderText(order.map { ($0, textTracks[$0]!) }, at: frame.time)
+            text = renderText(order.map { ($0, textTracks[$0]!) }, at: time.flatMap { $0.isNumeric ? $0 : nil } ?? frame.time)
         }
         var layer = text?.offsetBy(dx: video.x.rounded(), dy: video.y.rounded())
             ?? CaptionLayer(atlas: .empty, quads: [], pictures: [])

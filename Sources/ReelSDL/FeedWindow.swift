@@ -242,7 +242,7 @@ public final class FeedWindow {
     private func captionLayer(_ session: FeedSession) -> CaptionLayer? {
         guard model.showsCaptions, let player = session.currentPlayer, let overlay = player.captionSink as? CaptionOverlay else { return nil }
         let playback = model.playback
-        return windowCaptions.layer(overlay, tracks: { player.captionTracks }, video: playback.layout.video,
+        return windowCaptions.layer(overlay, at: player.currentTime, tracks: { player.captionTracks }, video: playback.layout.video,
                                     videoWidth: playback.videoWidth, videoHeight: playback.videoHeight)
     }
 

@@ -201,7 +201,7 @@ public final class PlaybackWindow {
         drawnCaptionSequence = captions.current.sequence
         guard modelValue.showsCaptions else { return nil }
         let player = player
-        return windowCaptions.layer(captions, tracks: { player.captionTracks }, video: modelValue.layout.video,
+        return windowCaptions.layer(captions, at: player.currentTime, tracks: { player.captionTracks }, video: modelValue.layout.video,
                                     videoWidth: modelValue.videoWidth, videoHeight: modelValue.videoHeight)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelCaptions
 import ReelMedia
 
@@ -21,9 +22,11 @@ final class WindowCaptions {
 
     init(fontPath: String?) { self.fontPath = fontPath }
 
-    /// The layer for `overlay`'s latest frame over `video` (drawable pixels); `tracks` gives the
-    /// item's tracks when the overlay was handed none (the player's). `nil`: nothing to draw.
-    func layer(_ overlay: CaptionOverlay, tracks: () -> [CaptionTrack], video: UIRect, videoWidth: Int, videoHeight: Int) -> CaptionLayer? {
+    /// The layer for `overlay`'s latest frame over `video` (drawable pixels), its text as it is at
+    /// `time` (the player's current time: animated ASS moves); `tracks` gives the item's tracks
+    /// when the overlay was handed none (the player's). `nil`: nothing to draw.
+    func layer(_ overlay: CaptionOverlay, at time: MediaTime?, tracks: () -> [CaptionTrack], video: UIRect,
+               videoWidth: Int, videoHeight: Int) -> CaptionLayer? {
         let current = overlay.current
         guard let frame = current.frame, !frame.events.isEmpty else { return nil }
         if case .notYet = rasterizer {
@@ -36,6 +39,6 @@ final class WindowCaptions {
         }
         guard case .ready(let captionRasterizer) = rasterizer else { return nil }
         captionRasterizer.setTracks(current.tracks.isEmpty ? tracks() : current.tracks)
-        return captionRasterizer.layer(for: frame, video: video, videoWidth: videoWidth, videoHeight: videoHeight)
+        return captionRasterizer.layer(for: frame, at: time, video: video, videoWidth: videoWidth, videoHeight: videoHeight)
     }
 }

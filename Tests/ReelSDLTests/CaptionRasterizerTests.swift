@@ -66,6 +66,22 @@ func captionCue(_ text: String, from start: Double, to end: Double?, track: Capt
         #expect(rasterizer.packedCount == 3)
     }
 
+    @Test func anAnimatedCueMovesWithTheVideosTime() throws {
+        let rasterizer = try CaptionRasterizer()
+        // \move over the cue's first two seconds, from the top left to the bottom right (within
+        // Reel's PlayRes of 162×288 for a 540×960 picture).
+        let moving = captionCue(#"{\move(20,40,140,270,0,2000)}Moving"#, from: 1, to: 4)
+        let frame = CaptionFrame(time: captionSeconds(1), events: [moving])
+        let start = try #require(rasterizer.layer(for: frame, at: captionSeconds(1), video: video, videoWidth: 540, videoHeight: 960)?.bounds)
+        let middle = try #require(rasterizer.layer(for: frame, at: captionSeconds(2), video: video, videoWidth: 540, videoHeight: 960)?.bounds)
+        let end = try #require(rasterizer.layer(for: frame, at: captionSeconds(3.5), video: video, videoWidth: 540, videoHeight: 960)?.bounds)
+        #expect(start.y < middle.y && middle.y < end.y, "\(start) \(middle) \(end)")
+        #expect(start.x < end.x)
+        // Without a time, the caption frame's own time.
+        let same = try #require(rasterizer.layer(for: frame, video: video, videoWidth: 540, videoHeight: 960)?.bounds)
+        #expect(same == start)
+    }
+
     @Test func anOpenCueClosedByTheTimelineIsNotDrawnTwice() throws {
         let rasterizer = try CaptionRasterizer()
         // A 608-style cue arrives open, later the timeline closes it: a different event value.
