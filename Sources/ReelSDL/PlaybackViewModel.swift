@@ -205,7 +205,8 @@ public struct PlaybackViewModel: Sendable {
     public var timeText: String { "\(slider.timeLabel) / \(slider.durationLabel)" }
     /// When ``tick(now:)`` must run next (a hold firing, the controls hiding).
     public var nextDeadline: MediaTime? {
-        [hold.nextDeadline, slider.autoHideDeadline].compactMap { $0 }.min()
+        // The controls stay while the caption picker is open: no hiding to schedule.
+        [hold.nextDeadline, isCaptionPickerOpen ? nil : slider.autoHideDeadline].compactMap { $0 }.min()
     }
 
     // MARK: Layout
@@ -326,7 +327,10 @@ public struct PlaybackViewModel: Sendable {
 
     /// Time passed: a press becomes a hold (2x), the controls hide.
     public mutating func tick(now: MediaTime) -> [Command] {
-        holdCommands(hold.tick(now: now), now: now) + sliderCommands(slider.tick(now: now))
+        // An open caption picker counts as input: the controls it belongs to stay, and hide
+        // only the auto-hide delay after it closes.
+        holdCommands(hold.tick(now: now), now: now)
+            + sliderCommands(isCaptionPickerOpen ? slider.userActivity(now: now) : slider.tick(now: now))
     }
 
     private func barValue(_ x: Double, _ l: Layout) -> Double {

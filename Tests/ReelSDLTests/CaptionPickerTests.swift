@@ -62,6 +62,23 @@ import ReelMedia
         #expect(!m.isCaptionPickerOpen)
     }
 
+    @Test func theControlsStayWhileThePickerIsOpenAndHideAfterItCloses() {
+        var m = model()
+        m.sync(currentTime: ms(12_000), duration: ms(45_000), loaded: [], isPlaying: true)
+        _ = tap(&m, m.layout.captionsButton!)
+        #expect(m.isCaptionPickerOpen && m.controlsVisible)
+        // Long past the auto-hide delay: nothing to schedule, and a tick leaves them.
+        #expect(m.nextDeadline == nil)
+        _ = m.tick(now: ms(60_000))
+        #expect(m.controlsVisible && m.isCaptionPickerOpen)
+        #expect(m.handle(.keyDown(.escape, isRepeat: false), now: ms(60_100)) == [])
+        // Closed: the delay runs again from the last tick, and then they hide.
+        let deadline = try! #require(m.nextDeadline)
+        #expect(deadline > ms(60_000))
+        _ = m.tick(now: deadline)
+        #expect(!m.controlsVisible)
+    }
+
     @Test func hitTestingFollowsTheScaledLayout() {
         var m = model(scale: 2)
         let cc = m.layout.captionsButton!
