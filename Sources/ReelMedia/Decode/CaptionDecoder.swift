@@ -166,8 +166,12 @@ final class CaptionDecoder: @unchecked Sendable {
             let entries = UnsafeRawPointer(colours).assumingMemoryBound(to: UInt32.self)
             palette = (0..<Int(min(rect.nb_colors, 256))).map { entries[$0] }
         }
-        let canvasWidth = max(canvas.width, Int(rect.x) + width)
-        let canvasHeight = max(canvas.height, Int(rect.y) + height)
+        // The size the stream itself gives once decoding (a PGS composition's video size), else
+        // the one known at open (the stream's parameters, else the video's).
+        let live = (width: Int(context.pointee.width), height: Int(context.pointee.height))
+        let known = live.width > 0 && live.height > 0 ? live : canvas
+        let canvasWidth = max(known.width, Int(rect.x) + width)
+        let canvasHeight = max(known.height, Int(rect.y) + height)
         return .bitmap(CaptionBitmap(x: Int(rect.x), y: Int(rect.y), width: width, height: height,
                                      canvasWidth: canvasWidth, canvasHeight: canvasHeight, indices: indices, palette: palette))
     }
