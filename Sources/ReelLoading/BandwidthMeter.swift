@@ -20,6 +20,10 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
     public struct Configuration: Sendable, Hashable {
         /// The estimate before enough is measured; `nil`: nothing is known.
         public var initialBitsPerSecond: Int64?
+        /// An earlier process's measurement (``SavedBandwidthEstimate``), already discounted
+        /// for its age, used when there is no initial estimate; and that age in seconds.
+        public var savedBitsPerSecond: Int64?
+        public var savedAge: Double = 0
         /// The sliding window's total weight (ExoPlayer's default: 2000).
         public var slidingWindowMaxWeight: Double
         /// The percentile of the window that is the estimate.
@@ -61,9 +65,15 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
     private let clock: any EngineClock
     private let state: Mutex<State>
 
-    public init(configuration: Configuration = Configuration(), clock: any EngineClock = HostClock.shared) {
+    /// Told each new measured estimate and its sample count, after the meter's lock (a
+    /// ``BandwidthEstimateStore`` keeps it for the next process).
+    private let measured: (@Sendable (Int64, Int) -> Void)?
+
+    public init(configuration: Configuration = Configuration(), clock: any EngineClock = HostClock.shared,
+                measured: (@Sendable (Int64, Int) -> Void)? = nil) {
         self.configuration = configuration
         self.clock = clock
+        self.measured = measured
         state = Mutex(State(window: SlidingPercentile(maxWeight: configuration.slidingWindowMaxWeight)))
     }
 
@@ -74,6 +84,9 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
             }
             if let initial = configuration.initialBitsPerSecond {
                 return BandwidthEstimate(bitsPerSecond: initial, source: .initial, samples: state.sampleCount)
+            }
+            if let saved = configuration.savedBitsPerSecond {
+                return BandwidthEstimate(bitsPerSecond: saved, source: .saved(age: configuration.savedAge), samples: state.sampleCount)
             }
             return BandwidthEstimate(bitsPerSecond: nil, source: .unknown, samples: state.sampleCount)
         }
@@ -103,8 +116,10 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
     public func transferEnded(_ url: URL) {
         let now = clock.now
         let configuration = self.configuration
-        state.withTrackedLock { state in
-            guard state.activeTransfers > 0 else { return }
+        let newMeasurement = state.withTrackedLock { state -> (Int64, Int)? in
+            guard state.activeTransfers > 0 else { return nil }
+            var newMeasurement: (Int64, Int)?
+            defer { state.activeTransfers -= 1 }
             let elapsed = now - state.sampleStart
             state.totalElapsed = state.totalElapsed + elapsed
             let seconds = elapsed.seconds
@@ -118,13 +133,15 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
                 if state.totalElapsed >= configuration.elapsedForEstimate || state.totalBytes >= configuration.bytesForEstimate,
                    let value = state.window.percentile(configuration.percentile) {
                     state.measured = Int64(value.rounded())
+                    newMeasurement = (Int64(value.rounded()), state.sampleCount)
                 }
                 state.sampleStart = now
                 state.sampleBytes = 0
             }
             // A sample of no time carries its bytes into the next one (ExoPlayer does the same).
-            state.activeTransfers -= 1
+            return newMeasurement
         }
+        if let newMeasurement { measured?(newMeasurement.0, newMeasurement.1) }
     }
 }
 

@@ -11,6 +11,7 @@ internal import ReelDigest
 /// <cache>/temp/<md5>/<offset>-<id>.partial          and spans being written
 /// <cache>/media/<md5>/…                 a complete resource (same files)
 /// <cache>/trash/<md5>-<id>/…            deleted resources, purged in the background
+/// <cache>/bandwidth.json                the last measured bandwidth (SavedBandwidthEstimate)
 /// ```
 ///
 /// A span's name carries its offset, its length and the MD5 of its bytes, and it gets

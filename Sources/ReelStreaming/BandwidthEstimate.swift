@@ -9,6 +9,9 @@ public struct BandwidthEstimate: Sendable, Hashable, CustomStringConvertible {
         case initial
         /// The sliding percentile of measured transfers.
         case measured
+        /// What an earlier process measured, kept in the cache directory, `age` seconds old
+        /// (and discounted for it).
+        case saved(age: Double)
     }
 
     /// `nil` when nothing is known.
@@ -30,6 +33,7 @@ public struct BandwidthEstimate: Sendable, Hashable, CustomStringConvertible {
         switch source {
         case .unknown, .initial: return "\(bitsPerSecond) b/s (initial)"
         case .measured: return "\(bitsPerSecond) b/s (\(samples) samples)"
+        case .saved(let age): return "\(bitsPerSecond) b/s (saved \(Int(age)) s ago)"
         }
     }
 }

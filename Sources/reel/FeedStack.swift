@@ -20,6 +20,8 @@ final class FeedStack: Sendable {
     let caching: CachingLoader?
     /// The feed's one bandwidth meter (fed by its HTTP loader) and the variant choice it drives.
     let meter: BandwidthMeter
+    /// Where the meter's measurements are kept for the next process.
+    let store: BandwidthEstimateStore?
     let variants: VariantSelectingLoader
     private let http: HTTPLoader
     private let bearer: LockedToken
@@ -28,7 +30,8 @@ final class FeedStack: Sendable {
 
     private init(source: any FeedSource, mediaLoader: any ResourceLoader, coordinator: PlaybackLoadCoordinator,
                  preloader: Preloader?, caching: CachingLoader?, http: HTTPLoader, bearer: LockedToken,
-                 meter: BandwidthMeter, variants: VariantSelectingLoader) {
+                 meter: BandwidthMeter, variants: VariantSelectingLoader, store: BandwidthEstimateStore?) {
+        self.store = store
         self.bearer = bearer
         self.source = source
         self.mediaLoader = mediaLoader
@@ -47,18 +50,11 @@ final class FeedStack: Sendable {
         let bearer = LockedToken(token)
         var configuration = HTTPLoader.Configuration()
         configuration.bearerTokenProvider = { bearer.value }
-        let meter = loading.makeMeter()
+        let opened = loading.openCache()
+        let meter = loading.makeMeter(savingIn: opened?.store)
         let http = HTTPLoader(configuration: configuration, transferListener: meter)
         let coordinator = PlaybackLoadCoordinator()
-        var caching: CachingLoader?
-        if !loading.noCache {
-            let directory = loading.cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
-            do {
-                caching = CachingLoader(upstream: http, cache: try RangeCache(configuration: .init(directory: directory)))
-            } catch {
-                printError("reel: cache unavailable (\(error)); reading from the network")
-            }
-        }
+        let caching = opened.map { CachingLoader(upstream: http, cache: $0.cache) }
         let variants = VariantSelectingLoader(upstream: SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http), bandwidth: meter)
         let mediaLoader = variants
         let preloader = caching.map { caching in
@@ -75,7 +71,7 @@ final class FeedStack: Sendable {
             throw error
         }
         return FeedStack(source: source, mediaLoader: mediaLoader, coordinator: coordinator, preloader: preloader,
-                         caching: caching, http: http, bearer: bearer, meter: meter, variants: variants)
+                         caching: caching, http: http, bearer: bearer, meter: meter, variants: variants, store: opened?.store)
     }
 
     /// The token the feed API and media requests carry from now on.
@@ -117,6 +113,7 @@ final class FeedStack: Sendable {
         await preloader?.waitUntilIdle()
         caching?.cache.close()
         await http.shutdown()
+        await store?.flush()
     }
 }
 

@@ -50,27 +50,54 @@ struct LoadingOptions: ParsableArguments {
             help: "The bandwidth estimate (bits/s) before anything is measured: an HLS master starts on the highest variant that fits 0.7 of it (default: unknown, the lowest).")
     var initialBandwidth: Int64?
 
-    /// The process's one bandwidth meter, fed by its HTTP loader.
-    func makeMeter() -> BandwidthMeter {
-        BandwidthMeter(configuration: .init(initialBitsPerSecond: initialBandwidth.flatMap { $0 > 0 ? $0 : nil }))
+    /// The range cache's directory (`--cache-dir`, else the default).
+    var directory: URL {
+        cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
+    }
+
+    /// The process's one bandwidth meter, fed by its HTTP loader. With a cache directory it
+    /// starts from the estimate an earlier process saved there (unless `--initial-bandwidth`
+    /// says otherwise) and saves its own measurements there for the next one.
+    func makeMeter(savingIn store: BandwidthEstimateStore? = nil) -> BandwidthMeter {
+        var configuration = BandwidthMeter.Configuration(initialBitsPerSecond: initialBandwidth.flatMap { $0 > 0 ? $0 : nil })
+        if let store, let saved = SavedBandwidthEstimate.load(from: store.directory) {
+            let now = Date().timeIntervalSince1970
+            configuration.savedBitsPerSecond = saved.startingBitsPerSecond(at: now)
+            configuration.savedAge = saved.age(at: now)
+        }
+        var measured: (@Sendable (Int64, Int) -> Void)?
+        if let store {
+            measured = { bitsPerSecond, samples in store.record(bitsPerSecond: bitsPerSecond, samples: samples) }
+        }
+        return BandwidthMeter(configuration: configuration, measured: measured)
+    }
+
+    /// The range cache (nil with `--no-cache`, or when it cannot open: one line says so) and
+    /// the bandwidth store beside it.
+    func openCache() -> (cache: RangeCache, store: BandwidthEstimateStore)? {
+        guard !noCache else { return nil }
+        do {
+            let cache = try RangeCache(configuration: .init(directory: directory))
+            return (cache, BandwidthEstimateStore(directory: directory))
+        } catch {
+            printError("reel: cache unavailable (\(error)); reading from the network")
+            return nil
+        }
     }
 
     func makeLoader(for source: MediaSource, alsoReading others: [URL] = []) throws -> LoaderStack {
-        let meter = makeMeter()
         guard source.isRemote || others.contains(where: { !$0.isFileURL }) else {
-            return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: meter)
+            return LoaderStack(upstream: FileLoader(), http: nil, caching: nil, meter: makeMeter())
         }
-        let http = HTTPLoader(transferListener: meter)
-        if noCache { return LoaderStack(upstream: SchemeRoutingLoader(remote: http), http: http, caching: nil, meter: meter) }
-        let directory = cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? RangeCache.defaultDirectory()
-        do {
-            let cache = try RangeCache(configuration: .init(directory: directory))
-            let caching = CachingLoader(upstream: http, cache: cache)
-            return LoaderStack(upstream: SchemeRoutingLoader(remote: caching), http: http, caching: caching, meter: meter)
-        } catch {
-            printError("reel: cache unavailable (\(error)); reading from the network")
+        guard let (cache, store) = openCache() else {
+            let meter = makeMeter()
+            let http = HTTPLoader(transferListener: meter)
             return LoaderStack(upstream: SchemeRoutingLoader(remote: http), http: http, caching: nil, meter: meter)
         }
+        let meter = makeMeter(savingIn: store)
+        let http = HTTPLoader(transferListener: meter)
+        let caching = CachingLoader(upstream: http, cache: cache)
+        return LoaderStack(upstream: SchemeRoutingLoader(remote: caching), http: http, caching: caching, meter: meter, store: store)
     }
 }
 
@@ -82,18 +109,23 @@ struct LoaderStack: Sendable {
     let caching: CachingLoader?
     let meter: BandwidthMeter
     let variants: VariantSelectingLoader
+    /// Where the meter's measurements are kept for the next process.
+    let store: BandwidthEstimateStore?
 
-    init(upstream: any ResourceLoader, http: HTTPLoader?, caching: CachingLoader?, meter: BandwidthMeter) {
+    init(upstream: any ResourceLoader, http: HTTPLoader?, caching: CachingLoader?, meter: BandwidthMeter,
+         store: BandwidthEstimateStore? = nil) {
         variants = VariantSelectingLoader(upstream: upstream, bandwidth: meter)
         loader = variants
         self.http = http
         self.caching = caching
         self.meter = meter
+        self.store = store
     }
 
     func shutdown() async {
         caching?.cache.close()
         await http?.shutdown()
+        await store?.flush()
     }
 }
 

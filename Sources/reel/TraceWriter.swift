@@ -96,7 +96,9 @@ final class TraceWriter: Sendable {
         case .unknown: "unknown"
         case .initial: "initial"
         case .measured: "measured"
+        case .saved: "saved"
         }
+        if case .saved(let age) = choice.estimate.source { object["estimateAgeSeconds"] = age.rounded() }
         return object
     }
 

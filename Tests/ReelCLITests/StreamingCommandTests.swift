@@ -131,6 +131,49 @@ struct StreamingCommandTests {
     }
 }
 
+extension StreamingCommandTests {
+    /// The estimate outlives the process: a first `reel play` reads a 1 MB file from the origin
+    /// through a cache directory and leaves its measurement there; a second one, of a master,
+    /// starts on the top variant from that saved estimate with nothing measured of its own, and
+    /// the trace says so. `--initial-bandwidth` still overrides it; `--no-cache` neither reads
+    /// nor writes it.
+    @Test func aSecondPlayStartsFromTheEstimateTheFirstMeasured() async throws {
+        let reel = try await ReelBinary.locate()
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader()) }
+        defer { ladder.remove() }
+        let big = try Fixtures.clip(ClipSpec(width: 640, height: 360, frameRate: 30, duration: 3, keyframeInterval: 30, bitRateKbps: 3_000))
+        try FileManager.default.copyItem(at: big, to: ladder.directory.appendingPathComponent("big.mp4"))
+        let server = OriginServer(configuration: .init(root: ladder.directory))
+        _ = try await server.start()
+        let scratch = try Scratch("reel-saved-estimate")
+        defer { scratch.remove() }
+        let cache = scratch.file("cache")
+        let first = try await runSeparately(reel, ["play", server.url(for: "big.mp4").absoluteString, "--headless", "--clock", "fast",
+                                                   "--cache-dir", cache])
+        #expect(first.status == 0, "\(first.stderr)")
+        let saved = try #require(SavedBandwidthEstimate.load(from: URL(fileURLWithPath: cache)), "the first run saved its measurement")
+        #expect(saved.bitsPerSecond > 0)
+
+        func variant(_ extra: [String]) async throws -> [String: Any] {
+            let trace = scratch.file("trace-\(UUID().uuidString).jsonl")
+            let result = try await runSeparately(reel, ["play", server.url(for: "master.m3u8").absoluteString, "--headless", "--clock", "fast",
+                                                        "--trace", trace] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try traceObjects(trace).first { $0["type"] as? String == "variant" })
+        }
+        let second = try await variant(["--cache-dir", cache])
+        // The master's own transfer on a starved core can measure first; otherwise it is the saved one.
+        if second["estimateSource"] as? String != "measured" {
+            #expect(second["estimateSource"] as? String == "saved", "\(second)")
+            #expect((second["estimateAgeSeconds"] as? NSNumber).map { $0.doubleValue >= 0 && $0.doubleValue < 600 } == true)
+            #expect((second["rank"] as? NSNumber)?.intValue == 2, "loopback carries the top variant: \(second)")
+        }
+        let given = try await variant(["--cache-dir", cache, "--initial-bandwidth", "100000"])
+        await server.stop()
+        #expect(["initial", "measured"].contains(given["estimateSource"] as? String ?? ""), "\(given)")
+    }
+}
+
 /// The variant a `variant` trace event must name: `expected` while the estimate was the one
 /// given (`--initial-bandwidth`, or none); when the transfers measured so far (the master's
 /// or manifest's own, slower than the meter's 2 s on a starved core) replaced it, the one the
