@@ -34,6 +34,8 @@ public final class OriginServer: Sendable {
         public var latency: Duration
         /// The cap on body bytes for all connections together, in kilobits per second; `nil` for none.
         public var bandwidthKbps: Int?
+        /// A cap that changes over time, from the server's start (`bandwidthKbps` before its first step).
+        public var link: LinkSchedule?
         /// The fault to inject into file responses, if any.
         public var fault: OriginFault?
         /// Handlers consulted before the files, in order.
@@ -185,6 +187,8 @@ final class OriginState: Sendable {
         var port: Int?
         var phase = Phase.idle
         var linkFreeAt = NIODeadline.uptimeNanoseconds(0)
+        /// When the server started: time zero of the link schedule.
+        var startedAt = NIODeadline.now()
     }
 
     private enum Phase { case idle, starting, running, stopped }
@@ -222,6 +226,7 @@ final class OriginState: Sendable {
             fields.listener = channel
             fields.port = port
             fields.phase = .running
+            fields.startedAt = .now()
         }
     }
 
@@ -278,9 +283,16 @@ final class OriginState: Sendable {
         fields.withTrackedLock { $0.stats.bytesServed += Int64(count) }
     }
 
-    /// Bytes per second of the bandwidth cap, if there is one.
-    var bytesPerSecond: Int64? {
+    /// Bytes per second of the fixed bandwidth cap, if there is one.
+    var fixedBytesPerSecond: Int64? {
         configuration.bandwidthKbps.map { max(1, Int64($0) * 1000 / 8) }
+    }
+
+    /// Bytes per second of the cap now (the link schedule's step, else the fixed cap).
+    var bytesPerSecond: Int64? {
+        guard let link = configuration.link else { return fixedBytesPerSecond }
+        let elapsed = fields.withTrackedLock { NIODeadline.now() - $0.startedAt }.nanoseconds
+        return link.bytesPerSecond(at: elapsed, base: fixedBytesPerSecond)
     }
 
     /// The size of paced body writes: 5 ms of the link (200 a second), between 1 KiB
@@ -294,12 +306,21 @@ final class OriginState: Sendable {
 
     /// Reserves the shared link for `count` bytes; returns how long to wait before writing them.
     func reserveLink(_ count: Int) -> TimeAmount {
-        guard let rate = bytesPerSecond else { return .zero }
+        let fixed = fixedBytesPerSecond
+        let link = configuration.link
+        guard fixed != nil || link != nil else { return .zero }
         return fields.withTrackedLock { fields in
             let now = NIODeadline.now()
             let start = max(now, fields.linkFreeAt)
-            let nanos = Int64(count).multipliedFullWidth(by: 1_000_000_000)
-            let duration = rate.dividingFullWidth(nanos).quotient
+            let duration: Int64
+            if let link {
+                duration = link.transmissionNanoseconds(Int64(count), from: (start - fields.startedAt).nanoseconds, base: fixed)
+            } else if let fixed {
+                let nanos = Int64(count).multipliedFullWidth(by: 1_000_000_000)
+                duration = fixed.dividingFullWidth(nanos).quotient
+            } else {
+                duration = 0
+            }
             fields.linkFreeAt = start + .nanoseconds(duration)
             return start - now
         }

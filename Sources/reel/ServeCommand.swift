@@ -44,6 +44,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Bandwidth cap for all connections together, in kilobits per second.")
     var kbps: Int?
 
+    @Option(help: "A link whose bandwidth changes: SECONDS:KBPS,… from the server's start (e.g. 0:3000,5:500,15:8000); --kbps applies before the first step.")
+    var link: String?
+
     @Option(help: "A fault to inject into file responses.")
     var fault: String?
 
@@ -63,6 +66,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rttMilliseconds >= 0 else { throw ValidationError("--rtt-ms must not be negative") }
         if let kbps, kbps <= 0 { throw ValidationError("--kbps must be positive") }
+        if let link {
+            do { _ = try LinkSchedule(parsing: link) } catch { throw ValidationError("--link: \(error)") }
+        }
         guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
         guard uploadLimitMB > 0 else { throw ValidationError("--upload-limit-mb must be positive") }
         if let fault, OriginFault(name: fault) == nil {
@@ -111,6 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
             routes: routes
         )
         configuration.mounts[AccountsService.mediaPathPrefix] = accounts.mediaDirectory
+        configuration.link = try link.map { try LinkSchedule(parsing: $0) }
         let server = OriginServer(configuration: configuration)
         do {
             try await server.start()
