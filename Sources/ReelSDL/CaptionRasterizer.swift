@@ -88,9 +88,10 @@ final class CaptionRasterizer {
     /// The layer for `frame`: its text cues rendered at `video`'s size (in drawable pixels)
     /// and placed at `video`'s origin, its picture cues scaled from their canvas to `video`;
     /// `nil` when nothing shows. `videoWidth × videoHeight` is the picture's own size. The text
-    /// is rendered as it is at `time` (the frame on screen; the caption frame's own time when
-    /// nil), so ASS animation (`\fad`, `\move`, karaoke) moves with the video while the cues
-    /// stay the same; libass says when the picture did not change, and the layer is reused.
+    /// is rendered as it is at `time` (the video's), so ASS animation (`\fad`, `\move`,
+    /// karaoke) moves with the video while the cues stay the same — when `time` is at or after
+    /// the caption frame's and one of its cues is on then; else at the caption frame's own time.
+    /// libass says when the picture did not change, and the layer is reused.
     func layer(for frame: CaptionFrame, at time: MediaTime? = nil, video: UIRect, videoWidth: Int, videoHeight: Int) -> CaptionLayer? {
         confinement.check("layer")
         guard !frame.events.isEmpty, video.width >= 1, video.height >= 1 else { return nil }
@@ -110,7 +111,13 @@ final class CaptionRasterizer {
         if !order.isEmpty {
             setFrameSize(width: Int(video.width.rounded()), height: Int(video.height.rounded()),
                          storageWidth: videoWidth, storageHeight: videoHeight)
-            text = renderText(order.map { ($0, textTracks[$0]!) }, at: time.flatMap { $0.isNumeric ? $0 : nil } ?? frame.time)
+            // The video's time when it has moved on from the frame's and the frame's cues are
+            // still on (the owner sends a new frame when they change); else the frame's own.
+            var renderAt = frame.time
+            if let time, time.isNumeric, time >= frame.time, frame.events.contains(where: { $0.isActive(at: time) }) {
+                renderAt = time
+            }
+            text = renderText(order.map { ($0, textTracks[$0]!) }, at: renderAt)
         }
         var layer = text?.offsetBy(dx: video.x.rounded(), dy: video.y.rounded())
             ?? CaptionLayer(atlas: .empty, quads: [], pictures: [])

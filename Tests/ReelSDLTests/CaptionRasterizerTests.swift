@@ -77,9 +77,11 @@ func captionCue(_ text: String, from start: Double, to end: Double?, track: Capt
         let end = try #require(rasterizer.layer(for: frame, at: captionSeconds(3.5), video: video, videoWidth: 540, videoHeight: 960)?.bounds)
         #expect(start.y < middle.y && middle.y < end.y, "\(start) \(middle) \(end)")
         #expect(start.x < end.x)
-        // Without a time, the caption frame's own time.
-        let same = try #require(rasterizer.layer(for: frame, video: video, videoWidth: 540, videoHeight: 960)?.bounds)
-        #expect(same == start)
+        // Without a time, or one before the frame's or past its cues, the caption frame's own time.
+        for time in [nil, captionSeconds(0.5), captionSeconds(5)] as [MediaTime?] {
+            let same = try #require(rasterizer.layer(for: frame, at: time, video: video, videoWidth: 540, videoHeight: 960)?.bounds)
+            #expect(same == start)
+        }
     }
 
     @Test func anOpenCueClosedByTheTimelineIsNotDrawnTwice() throws {
