@@ -23,6 +23,8 @@ enum CacheLayout {
     static let media = "media"
     static let trash = "trash"
     static let lockFile = "lock"
+    /// The last measured bandwidth, kept for the next process (``SavedBandwidthEstimate``).
+    static let bandwidthFile = SavedBandwidthEstimate.fileName
     static let metadataFile = "meta.json"
     static let spanExtension = ".span"
     static let partialExtension = ".partial"

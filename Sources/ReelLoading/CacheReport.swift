@@ -70,7 +70,7 @@ extension RangeCache {
             report.isInUse = true
             report.writerPID = holder
         }
-        let known: Set<String> = [CacheLayout.temp, CacheLayout.media, CacheLayout.trash, CacheLayout.lockFile]
+        let known: Set<String> = [CacheLayout.temp, CacheLayout.media, CacheLayout.trash, CacheLayout.lockFile, CacheLayout.bandwidthFile]
         for name in POSIXFile.list(root) where !known.contains(name) {
             report.problems.append(.init(kind: .orphan, path: name, detail: "not part of the cache layout"))
         }

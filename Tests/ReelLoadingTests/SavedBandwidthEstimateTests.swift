@@ -44,6 +44,17 @@ import Testing
         }
     }
 
+    /// The file is part of the cache directory's layout: `reel cache verify` finds no orphan.
+    @Test func aCacheWithASavedEstimateVerifiesClean() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try RangeCache(configuration: .init(directory: directory))
+        try SavedBandwidthEstimate(bitsPerSecond: 1_000_000, samples: 2, measuredAt: 1_700_000_000).save(to: directory)
+        cache.close()
+        let report = RangeCache.inspect(directory: directory, verifyContents: true)
+        #expect(report.problems.isEmpty, "\(report.problems)")
+    }
+
     @Test func theMeterStartsFromItUnlessGivenAnInitialEstimateAndAMeasurementReplacesIt() {
         let clock = ManualClock()
         var configuration = BandwidthMeter.Configuration()
