@@ -141,7 +141,10 @@ extension StreamingCommandTests {
         let reel = try await ReelBinary.locate()
         let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader()) }
         defer { ladder.remove() }
-        let big = try Fixtures.clip(ClipSpec(width: 640, height: 360, frameRate: 30, duration: 3, keyframeInterval: 30, bitRateKbps: 3_000))
+        // Encoding it takes seconds of CPU: off the concurrency pool (one thread on a pinned core).
+        let big = try await offThePool {
+            try Fixtures.clip(ClipSpec(width: 640, height: 360, frameRate: 30, duration: 3, keyframeInterval: 30, bitRateKbps: 3_000))
+        }
         try FileManager.default.copyItem(at: big, to: ladder.directory.appendingPathComponent("big.mp4"))
         let server = OriginServer(configuration: .init(root: ladder.directory))
         _ = try await server.start()

@@ -94,8 +94,10 @@ import Testing
         #expect(throws: FragmentedTextError.noTextTrack) { try FragmentedTextTrack(initialization: video) }
     }
 
-    /// Every cut of a segment and every single-byte change of the segment and its initialization
-    /// either reads or throws a ``FragmentedTextError``: no trap, no sample past the bytes.
+    /// Every cut of a segment, and random single-byte changes of the segment and of its
+    /// initialization, either read or throw a ``FragmentedTextError``: no trap, no sample past
+    /// the bytes. (A few hundred changes: the body runs on a concurrency thread, the only one
+    /// when the suite is pinned to one core.)
     @Test func mutatedSegmentsNeverTrap() throws {
         let initialization = try Self.bytes("vtt-init.mp4")
         let segment = try Self.bytes("vtt-segment-no-duration.mp4")
@@ -106,7 +108,7 @@ import Testing
             _ = samples.flatMap(\.webVTTCues)
         }
         var generator = Xoshiro(seed: (24, 7, 1, 2))
-        for _ in 0..<3000 {
+        for _ in 0..<600 {
             var mutated = segment
             let index = Int(generator.next() % UInt64(mutated.count))
             mutated[index] = UInt8(truncatingIfNeeded: generator.next())
