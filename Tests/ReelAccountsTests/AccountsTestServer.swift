@@ -61,8 +61,11 @@ struct AccountsTestServer {
         try? FileManager.default.removeItem(at: temporary)
     }
 
-    /// Requests get a watchdog, not the product's 15 s: on one loaded core an Argon2 hash can queue.
-    var client: AccountClient { AccountClient(server: url, timeout: .seconds(120)) }
+    /// Requests get a watchdog, not the product's 15 s: on one loaded core an Argon2 hash, an
+    /// upload's probe or a file write can queue behind the suite's stress tests for a minute.
+    static let watchdog: Duration = .seconds(180)
+
+    var client: AccountClient { AccountClient(server: url, timeout: Self.watchdog) }
 
     struct Answer {
         var status: Int
@@ -81,7 +84,7 @@ struct AccountsTestServer {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" { request.body = .bytes(ByteBuffer(data: body)) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let response = try await HTTPClient.shared.execute(request, timeout: .init(Self.watchdog))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), body: Data(buffer: bytes),
                       headers: response.headers.map { ($0.name, $0.value) })

@@ -82,7 +82,7 @@ struct UploadTests {
             let pieces = (0..<12).map { ByteBuffer(data: big[($0 * 10_000)..<(($0 + 1) * 10_000)]) }
             request.body = .stream(AsyncStream<ByteBuffer> { sink in pieces.forEach { sink.yield($0) }; sink.finish() }, length: .unknown)
             let status: Int? = try? await {
-                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+                let response = try await HTTPClient.shared.execute(request, timeout: .init(AccountsTestServer.watchdog))
                 return Int(response.status.code)
             }()
             // The server answers 413 and closes; the client may or may not see the answer
