@@ -20,8 +20,12 @@ public struct CaptionTimeline: Sendable {
     }
 
     private var tracks: [CaptionTrackID: Track] = [:]
+    /// This timeline's cap per track (``maximumEventsPerTrack`` unless a test asks for less).
+    public let capacityPerTrack: Int
 
-    public init() {}
+    public init(capacityPerTrack: Int = CaptionTimeline.maximumEventsPerTrack) {
+        self.capacityPerTrack = max(1, capacityPerTrack)
+    }
 
     /// How many cues `track` holds.
     public func count(of track: CaptionTrackID) -> Int { tracks[track]?.events.count ?? 0 }
@@ -37,11 +41,11 @@ public struct CaptionTimeline: Sendable {
             return false
         }
         // Changed in place: a copy of the track would copy every cue on each insert.
-        return Self.insert(event, into: &tracks[event.track, default: Track()])
+        return Self.insert(event, into: &tracks[event.track, default: Track()], capacity: capacityPerTrack)
     }
 
-    private static func insert(_ event: CaptionEvent, into track: inout Track) -> Bool {
-        guard track.events.count < maximumEventsPerTrack else { return false }
+    private static func insert(_ event: CaptionEvent, into track: inout Track, capacity: Int) -> Bool {
+        guard track.events.count < capacity else { return false }
         // The first index whose start is after the event's: equal starts keep their arrival order.
         let index = upperBound(track.events, event.start)
         var probe = index - 1

@@ -82,14 +82,22 @@ import ReelCaptions
         #expect(timeline.active(other, at: ms(10)).isEmpty)
     }
 
+    /// The cap of a small timeline (50 000 inserts would hold a concurrency thread for half a
+    /// minute of a pinned core in a debug build); the default is the real one.
     @Test func aFullTrackRefusesMore() {
-        var timeline = CaptionTimeline()
-        for i in 0..<Int64(CaptionTimeline.maximumEventsPerTrack) {
+        #expect(CaptionTimeline().capacityPerTrack == CaptionTimeline.maximumEventsPerTrack)
+        #expect(CaptionTimeline.maximumEventsPerTrack == 50_000)
+        var timeline = CaptionTimeline(capacityPerTrack: 300)
+        for i in 0..<Int64(300) {
             timeline.insert(cue(i * 10, i * 10 + 5, "x"))
         }
         let inserted7 = timeline.insert(cue(-100, -50, "one too many"))
         #expect(!inserted7)
-        #expect(timeline.count(of: track) == CaptionTimeline.maximumEventsPerTrack)
+        #expect(timeline.count(of: track) == 300)
+        // Another track has its own room.
+        let other = timeline.insert(CaptionEvent(track: CaptionTrackID("other"), start: MediaTime(value: 1, timescale: 1),
+                                                 end: MediaTime(value: 2, timescale: 1), content: .text(ASSDialogue(text: "y"))))
+        #expect(other)
     }
 
     /// Whatever the cues and the order they arrive in, `active` gives exactly the cues a full
