@@ -234,11 +234,22 @@ public final class FakeResourceLoader: ResourceLoader, Sendable {
     }
 
     private static func tag(for data: Data) -> String {
-        // FNV-1a over the bytes: a different body gets a different tag.
+        // FNV-1a over the body, eight bytes at a time: a different body gets a different tag.
+        // (Byte by byte through `Data`'s iterator took seconds per 6 MiB in a debug build, on
+        // a concurrency thread: the tests' pool waited for it.)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + 8 <= raw.count {
+                hash ^= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                hash = hash &* 0x100_0000_01b3
+                offset += 8
+            }
+            while offset < raw.count {
+                hash ^= UInt64(raw[offset])
+                hash = hash &* 0x100_0000_01b3
+                offset += 1
+            }
         }
         return "\"\(String(hash, radix: 16))-\(data.count)\""
     }

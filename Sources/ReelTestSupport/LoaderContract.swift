@@ -98,11 +98,15 @@ public enum LoaderContract {
     public static func pattern(count: Int, seed: UInt32) -> Data {
         var state = seed &* 2_654_435_761 | 1
         var bytes = [UInt8](repeating: 0, count: count)
-        for i in 0..<count {
-            state ^= state << 13
-            state ^= state >> 17
-            state ^= state << 5
-            bytes[i] = UInt8(truncatingIfNeeded: state)
+        // Through the buffer: indexing the array checks every byte in a debug build, and
+        // megabytes of it held a concurrency thread of the tests for seconds.
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            for i in buffer.indices {
+                state ^= state << 13
+                state ^= state >> 17
+                state ^= state << 5
+                buffer[i] = UInt8(truncatingIfNeeded: state)
+            }
         }
         return Data(bytes)
     }
