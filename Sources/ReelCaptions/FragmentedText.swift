@@ -41,16 +41,16 @@ public struct FragmentedTextTrack: Sendable, Hashable {
     public init(initialization data: Data) throws(FragmentedTextError) {
         let bytes = [UInt8](data)
         guard let top = ISOBox.children(bytes, in: 0..<bytes.count) else { throw .malformed("initialization boxes") }
-        guard let moov = top.first(where: { $0.type == "moov" }), let moovBoxes = Self.children(bytes, moov) else {
+        guard let moov = top.first(where: { $0.type == "moov" }), let moovBoxes = ISOBox.children(bytes, of: moov) else {
             throw .noTextTrack
         }
         var found: (format: Format, trackID: UInt32, timescale: UInt32)?
         for trak in moovBoxes where trak.type == "trak" {
-            guard let trakBoxes = Self.children(bytes, trak),
+            guard let trakBoxes = ISOBox.children(bytes, of: trak),
                   let tkhd = trakBoxes.first(where: { $0.type == "tkhd" }),
-                  let mdia = Self.find(bytes, in: trak, path: ["mdia"]),
-                  let mdhd = Self.find(bytes, in: mdia, path: ["mdhd"]),
-                  let stsd = Self.find(bytes, in: mdia, path: ["minf", "stbl", "stsd"]) else { continue }
+                  let mdia = ISOBox.descendant(bytes, of: trak, path: ["mdia"]),
+                  let mdhd = ISOBox.descendant(bytes, of: mdia, path: ["mdhd"]),
+                  let stsd = ISOBox.descendant(bytes, of: mdia, path: ["minf", "stbl", "stsd"]) else { continue }
             // stsd: version and flags, entry count, then the first sample entry's header.
             let entry = stsd.payloadStart + 8
             guard entry + 8 <= (stsd.end ?? 0) else { continue }
@@ -74,7 +74,7 @@ public struct FragmentedTextTrack: Sendable, Hashable {
         format = found.format
         trackID = found.trackID
         timescale = Int32(found.timescale)
-        if let mvex = moovBoxes.first(where: { $0.type == "mvex" }), let mvexBoxes = Self.children(bytes, mvex) {
+        if let mvex = moovBoxes.first(where: { $0.type == "mvex" }), let mvexBoxes = ISOBox.children(bytes, of: mvex) {
             for trex in mvexBoxes where trex.type == "trex" {
                 // version and flags, track ID, description index, duration, size, flags.
                 let at = trex.payloadStart
@@ -91,7 +91,7 @@ public struct FragmentedTextTrack: Sendable, Hashable {
         guard let top = ISOBox.children(bytes, in: 0..<bytes.count) else { throw .malformed("segment boxes") }
         var samples: [FragmentedTextSample] = []
         for (index, moof) in top.enumerated() where moof.type == "moof" {
-            guard let moofBoxes = Self.children(bytes, moof) else { throw .malformed("moof") }
+            guard let moofBoxes = ISOBox.children(bytes, of: moof) else { throw .malformed("moof") }
             // The media data of this fragment: the mdat payloads up to the next moof.
             let mdats = top[(index + 1)...].prefix { $0.type != "moof" }.filter { $0.type == "mdat" }
                 .map { $0.payloadStart..<($0.end ?? bytes.count) }
@@ -104,7 +104,7 @@ public struct FragmentedTextTrack: Sendable, Hashable {
 
     private func readFragment(_ bytes: [UInt8], traf: ISOBox, moofStart: Int, mdats: [Range<Int>],
                               into samples: inout [FragmentedTextSample]) throws(FragmentedTextError) {
-        guard let boxes = Self.children(bytes, traf),
+        guard let boxes = ISOBox.children(bytes, of: traf),
               let tfhd = boxes.first(where: { $0.type == "tfhd" }) else { throw .malformed("traf without tfhd") }
         var reader = FieldReader(bytes: bytes, position: tfhd.payloadStart, end: tfhd.end ?? 0)
         let tfhdFlags = try reader.versionAndFlags().flags
@@ -191,20 +191,6 @@ public struct FragmentedTextTrack: Sendable, Hashable {
         return placed
     }
 
-    static func children(_ bytes: [UInt8], _ box: ISOBox) -> [ISOBox]? {
-        guard let end = box.end else { return nil }
-        return ISOBox.children(bytes, in: box.payloadStart..<end)
-    }
-
-    static func find(_ bytes: [UInt8], in box: ISOBox, path: [String]) -> ISOBox? {
-        var current = box
-        for type in path {
-            guard let next = children(bytes, current)?.first(where: { $0.type == type }) else { return nil }
-            current = next
-        }
-        return current
-    }
-
     /// Big-endian fields of a full box, each read checked against the box's end.
     struct FieldReader {
         let bytes: [UInt8]
@@ -244,7 +230,7 @@ public struct FragmentedTextSample: Sendable, Hashable {
     public var webVTTCues: [WebVTTSampleCue] {
         guard let boxes = ISOBox.children(bytes, in: 0..<bytes.count) else { return [] }
         return boxes.compactMap { box -> WebVTTSampleCue? in
-            guard box.type == "vttc", let parts = FragmentedTextTrack.children(bytes, box) else { return nil }
+            guard box.type == "vttc", let parts = ISOBox.children(bytes, of: box) else { return nil }
             func text(_ type: String) -> String {
                 guard let part = parts.first(where: { $0.type == type }), let end = part.end else { return "" }
                 return String(decoding: bytes[part.payloadStart..<end], as: UTF8.self)

@@ -56,6 +56,23 @@ public struct ISOBox: Sendable, Hashable {
         return boxes
     }
 
+    /// The complete boxes in `box`'s payload; `nil` for a box of size 0 or malformed children.
+    public static func children(_ bytes: [UInt8], of box: ISOBox) -> [ISOBox]? {
+        guard let end = box.end else { return nil }
+        return children(bytes, in: box.payloadStart..<end)
+    }
+
+    /// The first box down `path` from `box` (`["minf", "stbl", "stsd"]`), each the first child
+    /// of its type.
+    public static func descendant(_ bytes: [UInt8], of box: ISOBox, path: [String]) -> ISOBox? {
+        var current = box
+        for type in path {
+            guard let next = children(bytes, of: current)?.first(where: { $0.type == type }) else { return nil }
+            current = next
+        }
+        return current
+    }
+
     /// The payload's range (the end of a size-0 box is `fileEnd`).
     public func payload(fileEnd: Int) -> Range<Int> { payloadStart..<(end ?? fileEnd) }
 
