@@ -144,7 +144,7 @@ final class OriginHandler: ChannelDuplexHandler, RemovableChannelHandler {
         streaming = made.source
         let body = OriginRequestBody(producer: made.sequence)
         let promise = loop.makePromise(of: OriginResponse.self)
-        promise.completeWithTask { try await handler(origin, body) }
+        state.runRoute(promise) { try await handler(origin, body) }
         promise.futureResult.assumeIsolated().whenComplete { result in
             // A response ready before the body ended closes the connection after it.
             let early = self.streaming != nil
@@ -223,7 +223,7 @@ final class OriginHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func answerRoute(_ route: OriginRoute, context: ChannelHandlerContext, request: Request) {
         let promise = context.eventLoop.makePromise(of: OriginResponse.self)
         let origin = request.origin
-        promise.completeWithTask { try await route.handler(origin) }
+        state.runRoute(promise) { try await route.handler(origin) }
         promise.futureResult.assumeIsolated().whenComplete { result in
             self.sendRouteResponse(result, context: context, request: request, forceClose: false)
         }

@@ -130,6 +130,7 @@ public final class OriginServer: Sendable {
     /// Stops listening and closes every open connection; returns once each is closed
     /// and counted as closed. Safe to call more than once.
     public func stop() async {
+        defer { state.routeExecutor?.shutDown() }
         let (listener, connections) = state.stopping()
         if let listener { try? await listener.close() }
         for connection in connections {
@@ -178,6 +179,10 @@ final class OriginState: Sendable {
     let configuration: OriginServer.Configuration
     let rootPath: String
     let mounts: [(String, String)]
+    /// Where route handlers run: a thread of the server's own, so that a client in the same
+    /// process is answered while CPU-bound work holds every thread of the concurrency pool
+    /// (on one core the pool has one). `nil` when there are no routes.
+    let routeExecutor: ThreadExecutor?
 
     private struct Fields {
         var stats = OriginStatistics()
@@ -199,7 +204,10 @@ final class OriginState: Sendable {
         self.configuration = configuration
         self.rootPath = configuration.root.standardizedFileURL.resolvingSymlinksInPath().path
         self.mounts = configuration.mounts.map { ($0.key, $0.value.standardizedFileURL.resolvingSymlinksInPath().path) }
+        self.routeExecutor = configuration.routes.isEmpty ? nil : ThreadExecutor(named: "reel.origin.routes")
     }
+
+    deinit { routeExecutor?.shutDown() }
 
     var statistics: OriginStatistics { fields.withTrackedLock { $0.stats } }
     var boundPort: Int? { fields.withTrackedLock { $0.port } }
@@ -231,6 +239,16 @@ final class OriginState: Sendable {
     }
 
     func failedToStart() { fields.withTrackedLock { $0.phase = .idle } }
+
+    /// Runs a route's handler on the route executor and completes `promise` with its answer.
+    func runRoute(
+        _ promise: EventLoopPromise<OriginResponse>,
+        _ handler: @escaping @Sendable () async throws -> OriginResponse
+    ) {
+        Task(executorPreference: routeExecutor ?? globalConcurrentExecutor) {
+            do { promise.succeed(try await handler()) } catch { promise.fail(error) }
+        }
+    }
 
     func stopping() -> ((any Channel)?, [any Channel]) {
         fields.withTrackedLock { fields in

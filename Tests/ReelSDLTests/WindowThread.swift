@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ReelThreads
 import Synchronization
 
 /// The tests' window thread: one thread of its own on which every window these tests open
@@ -8,46 +9,24 @@ import Synchronization
 /// process otherwise), and a window's loop blocks in `SDL_WaitEventTimeout` — neither
 /// belongs on the Swift concurrency pool, which the other tests share.
 ///
-/// It is a `TaskExecutor`: ``run(_:)`` runs a test's window code on this thread *inside the
+/// It is a ``ThreadExecutor``: ``run(_:)`` runs a test's window code on this thread *inside the
 /// test's task*, so `#expect` and `Issue.record` are attributed to the test as usual,
 /// while the test itself only awaits (the pool thread it came from is free meanwhile).
-final class WindowThread: TaskExecutor, Sendable {
+final class WindowThread: Sendable {
     static let shared = WindowThread()
 
-    /// Guarded: jobs waiting to run, oldest first.
-    private let jobs = Mutex<[UnownedJob]>([])
-    /// One signal per job enqueued; the thread waits on it (its own thread, never the pool).
-    private let available = DispatchSemaphore(value: 0)
-    /// The thread's identity, for ``isCurrent``.
-    private let threadID = Mutex<pthread_t?>(nil)
+    /// The thread and its queue of jobs.
+    private let executor = ThreadExecutor(named: "reel.tests.window")
 
-    private init() {
-        let thread = Thread { [self] in
-            threadID.withTrackedLock { $0 = pthread_self() }
-            while true {
-                available.wait()
-                let job = jobs.withTrackedLock { $0.removeFirst() }
-                job.runSynchronously(on: asUnownedTaskExecutor())
-            }
-        }
-        thread.name = "reel.tests.window"
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        jobs.withTrackedLock { $0.append(job) }
-        available.signal()
-    }
+    private init() {}
 
     /// Whether the caller runs on the window thread.
-    var isCurrent: Bool { threadID.withTrackedLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false } }
+    var isCurrent: Bool { executor.isCurrent }
 
     /// Runs `body` on the window thread, in the calling test's task. Everything `body`
     /// makes that holds a window must be gone when it returns (a window closes on its thread).
     static func run<T>(_ body: () throws -> T) async throws -> T {
-        try await withTaskExecutorPreference(shared) {
+        try await withTaskExecutorPreference(shared.executor) {
             precondition(shared.isCurrent, "window code must run on the window thread")
             return try body()
         }

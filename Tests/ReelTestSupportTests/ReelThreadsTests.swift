@@ -114,3 +114,50 @@ import Testing
         let slot = Mutex(Slot())
     }
 }
+
+/// ReelThreads' `ThreadExecutor`: async work with a thread of its own.
+@Suite struct ThreadExecutorTests {
+    @Test func jobsRunInOrderOnTheExecutorsThread() async {
+        let executor = ThreadExecutor(named: "reel.tests.exec")
+        defer { executor.shutDown() }
+        let seen = Mutex<[Int]>([])
+        for index in 0..<20 {
+            await Task(executorPreference: executor) { @Sendable in
+                #expect(executor.isCurrent)
+                seen.withTrackedLock { $0.append(index) }
+            }.value
+        }
+        #expect(seen.withTrackedLock { $0 } == Array(0..<20))
+        #expect(!executor.isCurrent)
+    }
+
+    @Test func aTaskOnTheExecutorRunsWhileThePoolIsHeld() async {
+        // Every pool thread blocks until the executor's task has run: only a thread of the
+        // executor's own can release them (under `taskset -c 0` the pool has one thread).
+        let executor = ThreadExecutor(named: "reel.tests.held")
+        defer { executor.shutDown() }
+        let released = DispatchSemaphore(value: 0)
+        let holders = ProcessInfo.processInfo.activeProcessorCount
+        Task(executorPreference: executor) {
+            try? await Task.sleep(for: .milliseconds(20))
+            for _ in 0..<holders { released.signal() }
+        }
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<holders {
+                group.addTask(executorPreference: globalConcurrentExecutor) {
+                    released.wait(timeout: .now() + 300) == .success
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0 })
+    }
+
+    @Test func afterShutDownJobsStillRun() async throws {
+        let executor = ThreadExecutor(named: "reel.tests.after")
+        executor.shutDown()
+        try await Task.sleep(for: .milliseconds(50))
+        let ran = await Task(executorPreference: executor) { true }.value
+        #expect(ran, "a job after the thread ended goes to the global executor")
+    }
+}
