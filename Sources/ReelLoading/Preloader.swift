@@ -390,7 +390,7 @@ public final class Preloader: Sendable {
         for (playlist, text, bytes) in read {
             fetched += bytes
             guard let media = HLSMediaPlaylist(text), media.isFinal else { continue }
-            for part in [media.initSection, media.segments.first].compactMap({ $0 }) {
+            for part in [media.initSection, media.segments.first?.resource].compactMap({ $0 }) {
                 guard let target = URL(string: part.uri, relativeTo: playlist)?.absoluteURL,
                       ["http", "https", playlist.scheme ?? ""].contains(target.scheme?.lowercased() ?? "") else { continue }
                 parts.append((target, part.range ?? whole))

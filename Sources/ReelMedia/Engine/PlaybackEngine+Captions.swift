@@ -225,7 +225,7 @@ extension PlaybackEngine {
                 initialization = resolved
             }
             // A segment whose URI is not a URL is kept, to be counted with the unreadable ones.
-            let segments = playlist.segments.map { resolve($0) ?? TextSegment(url: nil, range: nil) }
+            let segments = playlist.segments.map { resolve($0.resource) ?? TextSegment(url: nil, range: nil) }
             readTextSegments(segments, initialization: initialization, track: track, name: url, reference: reference, io: io)
         } catch {
             if monitor.read({ $0.closing }) { return }

@@ -221,7 +221,7 @@ final class NestedIO: Sendable {
             }
             parts = playlists.map { ($0, ByteRange.all) }
         } else if let media = HLSMediaPlaylist(document), media.isFinal {
-            parts = [media.initSection, media.segments.first].compactMap { $0 }.map { ($0.uri, $0.range ?? .all) }
+            parts = [media.initSection, media.segments.first?.resource].compactMap { $0 }.map { ($0.uri, $0.range ?? .all) }
         }
         let final = bridge.finalURL
         for part in parts {
