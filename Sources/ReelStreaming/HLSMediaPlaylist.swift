@@ -201,6 +201,8 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
                 }
             } else if line.hasPrefix("#EXT-X-TARGETDURATION:") {
                 let tag = "#EXT-X-TARGETDURATION"
+                // A live playlist before its first segment is still a media playlist.
+                sawSegmentTag = true
                 playlist.targetDuration = try seconds(tag, value(line, tag + ":"))
             } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
                 let tag = "#EXT-X-MEDIA-SEQUENCE"

@@ -25,6 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
             Accounts and uploads (/api/register, /api/login, /api/logout, /api/me,
             /api/me/avatar, /api/users/ID, /api/users/ID/items, /api/upload) are kept
             in --data DIR (a SQLite file and the uploaded media); uploads join the feed.
+            --live PLAYLIST publishes an HLS stream of the directory again at /live/PLAYLIST
+            as a live one: its segments appear in real time, looping with a discontinuity,
+            and a reload with _HLS_msn waits for the segment it asks for.
             Faults: \(OriginFault.names.joined(separator: ", ")).
             """
     )
@@ -47,6 +50,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A link whose bandwidth changes: SECONDS:KBPS,… from the server's start (e.g. 0:3000,5:500,15:8000); --kbps applies before the first step.")
     var link: String?
 
+    @Option(name: .customLong("live"), help: ArgumentHelp(
+        "An HLS playlist under DIRECTORY (a master or a media playlist) to publish again as a live stream at /live/PLAYLIST, growing in real time and looping.",
+        valueName: "PLAYLIST"))
+    var live: [String] = []
+
+    @Option(name: .customLong("live-window"), help: "How many segments a live playlist lists.")
+    var liveWindow: Int = 6
+
+    @Option(name: .customLong("live-stall-after"), help: "Seconds after which the live playlists stop growing (a stalled encoder).")
+    var liveStallAfter: Double?
+
     @Option(help: "A fault to inject into file responses.")
     var fault: String?
 
@@ -68,6 +82,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let kbps, kbps <= 0 { throw ValidationError("--kbps must be positive") }
         if let link {
             do { _ = try LinkSchedule(parsing: link) } catch { throw ValidationError("--link: \(error)") }
+        }
+        guard (1...1000).contains(liveWindow) else { throw ValidationError("--live-window must be between 1 and 1000") }
+        if let liveStallAfter, !(liveStallAfter.isFinite && liveStallAfter >= 0) {
+            throw ValidationError("--live-stall-after must be a number of seconds")
         }
         guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
         guard uploadLimitMB > 0 else { throw ValidationError("--upload-limit-mb must be positive") }
@@ -105,7 +123,10 @@ struct ServeCommand: AsyncParsableCommand {
         let routes: [OriginRoute]
         do {
             let feed = AccountsFeedSource(base: try DirectoryFeedSource(directory: root), service: accounts)
-            routes = accounts.routes() + FeedAPIRoutes.routes(source: feed, root: root)
+            routes = try ServeLive.routes(root: root, paths: live, window: liveWindow, stallsAfter: liveStallAfter)
+                + accounts.routes() + FeedAPIRoutes.routes(source: feed, root: root)
+        } catch let failure as ServeLive.Failure {
+            throw CommandFailure.usage("--live \(failure)")
         } catch {
             throw CommandFailure.usage("\(directory): \(error)")
         }

@@ -131,6 +131,15 @@ import Testing
         }
     }
 
+    @Test func aLivePlaylistBeforeItsFirstSegmentIsOne() throws {
+        let playlist = try HLSMediaPlaylist.parse(Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n".utf8))
+        #expect(playlist.segments.isEmpty)
+        #expect(playlist.nextSequence == 0)
+        var tracker = LivePlaylistTracker()
+        try tracker.received(playlist, at: 0)
+        #expect(tracker.next() == .waitForReload)
+    }
+
     @Test func aMasterOrTextIsNotAMediaPlaylist() {
         #expect(HLSMediaPlaylist(Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n".utf8)) == nil)
         #expect(HLSMediaPlaylist(Data("WEBVTT\n".utf8)) == nil)
