@@ -251,7 +251,7 @@ let package = Package(
             name: "ReelCaptionsTests",
             dependencies: ["ReelCore", "ReelCaptions", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "ReelStreamingTests", dependencies: ["ReelCore", "ReelStreaming", "ReelLoading", "ReelTestSupport"]),
+        .testTarget(name: "ReelStreamingTests", dependencies: ["ReelCore", "ReelStreaming", "ReelLoading", "ReelOrigin", "ReelTestSupport"]),
         .testTarget(
             name: "ReelCLITests",
             dependencies: ["ReelStreaming", "ReelCore", "ReelMedia", "ReelLoading", "ReelOrigin", "ReelFeed", "ReelTestSupport", "ReelAccountClient"]

@@ -39,6 +39,9 @@ public struct LiveHLSStream: Sendable, Hashable {
     public let window: Int
     /// After this many seconds the playlist stops growing (a stalled encoder), if set.
     public var stallsAfter: Double?
+    /// Whether the stream loops over the segments for ever (a discontinuity at each pass);
+    /// otherwise it ends after one pass with `#EXT-X-ENDLIST`, as an event that finishes.
+    public var loops: Bool
     /// `#EXT-X-TARGETDURATION`: the longest segment, rounded up.
     public let targetDuration: Int
     /// One pass over the segments, seconds.
@@ -46,7 +49,8 @@ public struct LiveHLSStream: Sendable, Hashable {
     /// Where each segment ends within a pass.
     private let ends: [Double]
 
-    public init(segments: [Segment], initSection: String? = nil, window: Int = 6, stallsAfter: Double? = nil) throws(Failure) {
+    public init(segments: [Segment], initSection: String? = nil, window: Int = 6, stallsAfter: Double? = nil,
+                loops: Bool = true) throws(Failure) {
         guard !segments.isEmpty else { throw .noSegments }
         if let bad = segments.first(where: { !$0.duration.isFinite || $0.duration <= 0 || $0.duration > 3600 }) {
             throw .badDuration(uri: bad.uri)
@@ -55,6 +59,7 @@ public struct LiveHLSStream: Sendable, Hashable {
         self.initSection = initSection
         self.window = max(1, window)
         self.stallsAfter = stallsAfter
+        self.loops = loops
         var total = 0.0
         var ends: [Double] = []
         for segment in segments {
@@ -74,7 +79,8 @@ public struct LiveHLSStream: Sendable, Hashable {
 
     /// The newest segment published at `elapsed` seconds, or `nil` before the first.
     public func newest(at elapsed: Double) -> Int64? {
-        let time = min(elapsed, stallsAfter ?? elapsed)
+        var time = min(elapsed, stallsAfter ?? elapsed)
+        if !loops { time = min(time, loopDuration) }
         guard time >= ends[0] else { return nil }
         let loops = Int64(time / loopDuration)
         let within = time - Double(loops) * loopDuration
@@ -106,7 +112,13 @@ public struct LiveHLSStream: Sendable, Hashable {
             }
             text += "#EXTINF:\(String(format: "%.5f", segment.duration)),\n\(segment.uri)\n"
         }
+        if isEnded(at: elapsed) { text += "#EXT-X-ENDLIST\n" }
         return text
+    }
+
+    /// Whether the one pass of a stream that does not loop is all published at `elapsed`.
+    public func isEnded(at elapsed: Double) -> Bool {
+        !loops && min(elapsed, stallsAfter ?? elapsed) >= loopDuration
     }
 
     /// What a request for the playlist gets at `elapsed` seconds, with its query: either the
@@ -125,7 +137,7 @@ public struct LiveHLSStream: Sendable, Hashable {
         guard let msn else { return .now }
         guard msn >= 0 else { return .badRequest("_HLS_msn must not be negative") }
         let newest = newest(at: elapsed) ?? -1
-        if msn <= newest { return .now }
+        if msn <= newest || isEnded(at: elapsed) { return .now }
         if msn > newest + 2 { return .badRequest("_HLS_msn=\(msn) is more than two segments ahead of \(newest)") }
         let ready = publishedAt(msn)
         if let stallsAfter, ready > stallsAfter { return .waitUntil(elapsed + 3 * Double(targetDuration)) }

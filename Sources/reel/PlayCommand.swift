@@ -42,6 +42,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("audio-out"), help: "Write the played audio to this WAV file.")
     var audioOut: String?
 
+    @Option(name: .customLong("live-scheduler"), help: "Who follows a live HLS playlist: reel (its own segment reader) or ffmpeg (FFmpeg's HLS demuxer).")
+    var liveScheduler: LivePlayback.Scheduler = .reel
+
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
@@ -65,10 +68,14 @@ struct PlayCommand: AsyncParsableCommand {
         // Opened before anything plays, so a bad path is a usage error up front.
         let writer = try TraceWriter(path: trace)
         let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
-        let item = PlayerItem(url: source.url, loader: stack.loader,
+        stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
+        let (itemURL, itemLoader, livePlaylist) = await LivePlayback.prepare(
+            source.url, loader: stack.loader, scheduler: liveScheduler,
+            observer: { event in writer.write(TraceWriter.live(event)) })
+        _ = livePlaylist
+        let item = PlayerItem(url: itemURL, loader: itemLoader,
                               startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) },
                               captions: captionSources)
-        stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
         let end: PlaybackEnd
         switch output {
         case .window:

@@ -26,8 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
             /api/me/avatar, /api/users/ID, /api/users/ID/items, /api/upload) are kept
             in --data DIR (a SQLite file and the uploaded media); uploads join the feed.
             --live PLAYLIST publishes an HLS stream of the directory again at /live/PLAYLIST
-            as a live one: its segments appear in real time, looping with a discontinuity,
-            and a reload with _HLS_msn waits for the segment it asks for.
+            as a live one: its segments appear in real time and it ends after one pass
+            (--live-loop: for ever, a discontinuity at each pass); a reload with _HLS_msn
+            waits for the segment it asks for.
             Faults: \(OriginFault.names.joined(separator: ", ")).
             """
     )
@@ -57,6 +58,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("live-window"), help: "How many segments a live playlist lists.")
     var liveWindow: Int = 6
+
+    @Flag(name: .customLong("live-loop"), help: "Loop the live streams for ever (a discontinuity at each pass) instead of ending them after one pass.")
+    var liveLoop = false
 
     @Option(name: .customLong("live-stall-after"), help: "Seconds after which the live playlists stop growing (a stalled encoder).")
     var liveStallAfter: Double?
@@ -123,7 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
         let routes: [OriginRoute]
         do {
             let feed = AccountsFeedSource(base: try DirectoryFeedSource(directory: root), service: accounts)
-            routes = try ServeLive.routes(root: root, paths: live, window: liveWindow, stallsAfter: liveStallAfter)
+            routes = try ServeLive.routes(root: root, paths: live, window: liveWindow, stallsAfter: liveStallAfter, loops: liveLoop)
                 + accounts.routes() + FeedAPIRoutes.routes(source: feed, root: root)
         } catch let failure as ServeLive.Failure {
             throw CommandFailure.usage("--live \(failure)")

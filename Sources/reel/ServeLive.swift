@@ -15,7 +15,7 @@ enum ServeLive {
     /// (by absolute path); a master is served as written at `/live/PATH`, and each of its
     /// variants' and renditions' media playlists is published live beside it (the master's
     /// relative URIs then name the live ones).
-    static func routes(root: URL, paths: [String], window: Int, stallsAfter: Double?,
+    static func routes(root: URL, paths: [String], window: Int, stallsAfter: Double?, loops: Bool,
                        start: ContinuousClock.Instant = .now) throws -> [OriginRoute] {
         var routes: [OriginRoute] = []
         var published: Set<String> = []
@@ -40,7 +40,7 @@ enum ServeLive {
                 stream = try LiveHLSStream(
                     segments: try playlist.segments.map { .init(uri: try absolutePath($0.uri), duration: $0.duration) },
                     initSection: try playlist.initSection.map { try absolutePath($0.uri) },
-                    window: window, stallsAfter: stallsAfter)
+                    window: window, stallsAfter: stallsAfter, loops: loops)
             } catch let failure as LiveHLSStream.Failure {
                 throw Failure(description: "\(relative): \(failure)")
             }

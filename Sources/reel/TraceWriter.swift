@@ -102,6 +102,17 @@ final class TraceWriter: Sendable {
         return object
     }
 
+    /// A live segment reader's event: a playlist load or a fetch, with how far behind the
+    /// newest listed media the fetching was.
+    static func live(_ event: LiveSegmentReader.Event) -> [String: Any] {
+        switch event {
+        case .playlist(let url, let changed, let at):
+            return ["type": "livePlaylist", "url": url.absoluteString, "changed": changed, "at": (at * 1000).rounded() / 1000]
+        case .fetched(let url, let bytes, let behind):
+            return ["type": "liveFetch", "url": url.absoluteString, "bytes": bytes, "behindEdgeSeconds": (behind * 1000).rounded() / 1000]
+        }
+    }
+
     static func firstFrame(_ report: FirstFrameReport) -> [String: Any] {
         var phases: [String: Any] = [:]
         func put(_ key: String, _ value: Double?) { if let value { phases[key] = (value * 1000).rounded() / 1000 } }

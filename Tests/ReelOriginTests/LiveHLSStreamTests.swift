@@ -52,6 +52,16 @@ import Testing
         #expect(stalled.answer(msn: 2, at: 50) == .waitUntil(56))
     }
 
+    @Test func aStreamThatDoesNotLoopEndsAfterOnePass() throws {
+        let stream = try LiveHLSStream(segments: [.init(uri: "a", duration: 2), .init(uri: "b", duration: 2)], window: 6, loops: false)
+        #expect(!stream.playlist(at: 3.9).contains("#EXT-X-ENDLIST"))
+        let ended = stream.playlist(at: 4)
+        #expect(ended.hasSuffix("#EXTINF:2.00000,\nb\n#EXT-X-ENDLIST\n"))
+        #expect(stream.newest(at: 100) == 1)
+        #expect(stream.playlist(at: 100) == ended)
+        #expect(stream.answer(msn: 2, at: 5) == .now, "nothing more is coming: a blocking reload answers at once")
+    }
+
     @Test func nonsenseIsRefused() {
         #expect(throws: LiveHLSStream.Failure.noSegments) { try LiveHLSStream(segments: []) }
         #expect(throws: LiveHLSStream.Failure.badDuration(uri: "x")) {
