@@ -53,7 +53,11 @@ public final class LiveMediaLoader: StoringResourceLoader, Sendable {
         }
         let reader = LiveSegmentReader(playlist: registered.playlist, loader: upstream, tracker: tracker,
                                        observer: registered.observer)
-        return reader.stream()
+        // The reader's own failures (a stale playlist, …) reach the engine as the loader's
+        // errors, which fail the item, rather than as a read that stopped.
+        return reader.stream(failingAs: { error in
+            .invalidResponse(url: registered.playlist, range: .all, reason: "\(error)")
+        })
     }
 
     public func contentInformation(for url: URL) async throws -> ContentInformation {

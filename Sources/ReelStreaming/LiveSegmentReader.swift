@@ -61,7 +61,9 @@ public struct LiveSegmentReader: Sendable {
     }
 
     /// Starts reading; the returned stream carries the media. Cancelling it stops the reading.
-    public func stream() -> ByteStream {
+    /// `failingAs` turns the reader's own failures (not the loader's, not a cancellation) into
+    /// a loader error, for readers that only know those.
+    public func stream(failingAs: (@Sendable (any Error) -> ResourceLoaderError)? = nil) -> ByteStream {
         let (stream, continuation) = ByteStream.makeStream(highWaterMark: 4 << 20)
         continuation.respond(with: ContentInformation(length: nil, contentType: nil, isByteRangeAccessSupported: false,
                                                       finalURL: playlist))
@@ -69,8 +71,12 @@ public struct LiveSegmentReader: Sendable {
             do {
                 try await run(continuation)
                 continuation.finish()
-            } catch {
+            } catch let error as ResourceLoaderError {
                 continuation.finish(throwing: error)
+            } catch is CancellationError {
+                continuation.finish(throwing: CancellationError())
+            } catch {
+                continuation.finish(throwing: failingAs?(error) ?? error)
             }
         }
         continuation.onCancel { task.cancel() }

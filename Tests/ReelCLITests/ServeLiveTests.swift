@@ -3,6 +3,7 @@ import ReelCore
 import ReelLoading
 import ReelMedia
 import ReelMediaTools
+import ReelOrigin
 import ReelStreaming
 import ReelTestSupport
 import Testing
@@ -34,7 +35,6 @@ struct ServeLiveTests {
             var playlist = try HLSMediaPlaylist.parse(try await http.data(live))
             #expect(!playlist.isFinal)
             #expect(playlist.serverControl.canBlockReload)
-            #expect(playlist.initSection?.uri == "/s/init.mp4")
             // A blocking reload for the segment after the newest (or the first, before any).
             let wanted = playlist.nextSequence
             var components = URLComponents(url: live, resolvingAgainstBaseURL: false)!
@@ -42,6 +42,7 @@ struct ServeLiveTests {
             playlist = try HLSMediaPlaylist.parse(try await http.data(components.url!))
             #expect(playlist.segments.last.map(\.sequence) ?? -1 >= wanted)
             #expect(playlist.segments.count <= 3)
+            #expect(playlist.initSection?.uri == "/s/init.mp4")
             // Its segments are the packaged files.
             let segment = try #require(playlist.segments.last)
             let served = try await http.data(URL(string: segment.uri, relativeTo: live)!.absoluteURL)
@@ -54,6 +55,62 @@ struct ServeLiveTests {
         await http.shutdown()
         server.kill(SIGTERM)
         #expect(await server.exitStatus() == 0)
+    }
+
+    /// A live stream over a packaged 6 s clip in 0.5 s segments, one pass, from an origin in
+    /// this process; returns the server, the playlist's URL and the clip.
+    func liveOrigin(_ scratch: Scratch, stallsAfter: Double? = nil) async throws -> (OriginServer, URL, URL) {
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 6, keyframeInterval: 15))
+        let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
+                                                      into: scratch.url.appendingPathComponent("s"), segmentSeconds: 0.5)
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
+        let stream = try LiveHLSStream(segments: vod.segments.map { .init(uri: "/s/" + $0.uri, duration: $0.duration) },
+                                       initSection: vod.initSection.map { "/s/" + $0.uri }, window: 4,
+                                       stallsAfter: stallsAfter, loops: false)
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [.liveHLS("/live.m3u8", stream: stream)]))
+        _ = try await server.start()
+        return (server, server.url(for: "live.m3u8"), clip)
+    }
+
+    @Test func reelPlaysALiveStreamAtTheEdgeBitExactFetchingEachSegmentOnce() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-live")
+        defer { scratch.remove() }
+        let (server, url, clip) = try await liveOrigin(scratch)
+        // Join once most segments are out, as a viewer arriving mid-stream does: 3 s (three
+        // target durations) back from an edge past 4 s is past the start.
+        try await Task.sleep(for: .seconds(4.6))
+        let trace = scratch.url.appendingPathComponent("trace.jsonl").path
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--trace", trace, "--no-cache"])
+        let requests = server.statistics.requests
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let shown = frames(objects).compactMap { $0["md5"] as? String }
+        let reference = try referenceMD5s(clip)
+        #expect(shown.count >= 30, "it played from its join to the end: \(shown.count) frames")
+        #expect(Array(reference.suffix(shown.count)) == shown, "every frame from the join to the end equals FFmpeg's decode")
+        #expect(reference.count > shown.count, "it joined at the edge, not at the start")
+        let fetches = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { $0["url"] as? String }
+        #expect(!fetches.isEmpty)
+        #expect(Set(fetches).count == fetches.count, "no segment fetched twice: \(fetches)")
+        let segmentRequests = requests.filter { $0.path.hasSuffix(".m4s") }.map(\.path)
+        #expect(Set(segmentRequests).count == segmentRequests.count, "the origin saw each segment once: \(segmentRequests)")
+        #expect(objects.contains { ($0["url"] as? String)?.contains("_HLS_msn=") == true && $0["type"] as? String == "livePlaylist" },
+                "it used blocking reloads")
+    }
+
+    @Test func aStaleLiveStreamEndsWithExitThree() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-live-stale")
+        defer { scratch.remove() }
+        let (server, url, _) = try await liveOrigin(scratch, stallsAfter: 1.2)
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--no-cache"])
+        await server.stop()
+        #expect(result.status == 3, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains("has not changed for"), "\(result.stderr)")
     }
 
     @Test(arguments: [["--live", "missing.m3u8"], ["--live", "../x.m3u8"], ["--live", "a.txt"]])
