@@ -18,12 +18,14 @@ public struct LiveSegmentReader: Sendable {
         case initSectionChanged(String)
         case notAMediaPlaylist(String)
         case discontinuity(Int64)
+        case tooLarge(what: String, url: URL, limit: Int)
 
         public var description: String {
             switch self {
             case .initSectionChanged(let uri): "the live stream's init section changed to \(uri) (not followed yet)"
             case .notAMediaPlaylist(let why): "the live playlist cannot be read: \(why)"
             case .discontinuity(let sequence): "the live stream has a discontinuity at segment \(sequence) (not followed yet)"
+            case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
             }
         }
     }
@@ -45,6 +47,10 @@ public struct LiveSegmentReader: Sendable {
     /// Waits `seconds` (a sleep; a test's clock can make it instant).
     public var sleep: @Sendable (Double) async throws -> Void
     public var observer: (@Sendable (Event) -> Void)?
+    /// The largest playlist read (a live playlist that grows without bound stops here).
+    public var maximumPlaylistBytes = 4 << 20
+    /// The largest segment, part or init section read (a segment that never ends stops here).
+    public var maximumSegmentBytes = 256 << 20
 
     public init(playlist: URL, loader: any ResourceLoader, tracker: LivePlaylistTracker = LivePlaylistTracker(),
                 observer: (@Sendable (Event) -> Void)? = nil) {
@@ -93,7 +99,8 @@ public struct LiveSegmentReader: Sendable {
             let wait = reload.at - now()
             if wait > 0 { try await sleep(wait) }
             let url = reload.url(for: playlist)
-            let document = try await playlistLoader.data(url)
+            let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the live playlist",
+                                               loader: playlistLoader)
             let parsed: HLSMediaPlaylist
             do { parsed = try HLSMediaPlaylist.parse(document) } catch {
                 throw Failure.notAMediaPlaylist(error.description)
@@ -114,10 +121,12 @@ public struct LiveSegmentReader: Sendable {
                 }
                 if let wanted = section, wanted != initSent {
                     guard initSent == nil else { throw Failure.initSectionChanged(wanted.uri) }
-                    try await output.send(try await loader.data(resolve(wanted.uri), range: wanted.range ?? .all))
+                    try await output.send(try await Self.read(resolve(wanted.uri), range: wanted.range ?? .all,
+                                                              limit: maximumSegmentBytes, what: "the init section", loader: loader))
                     initSent = wanted
                 }
-                let bytes = try await loader.data(resolve(resource.uri), range: resource.range ?? .all)
+                let bytes = try await Self.read(resolve(resource.uri), range: resource.range ?? .all,
+                                                limit: maximumSegmentBytes, what: "the segment", loader: loader)
                 tracker.fetched(fetch)
                 fetchedAny = true
                 observer?(.fetched(url: resolve(resource.uri), bytes: bytes.count, behindEdge: tracker.behindEdge))
@@ -131,6 +140,17 @@ public struct LiveSegmentReader: Sendable {
                 reload.at = max(reload.at, now() + tracker.targetDuration / 2)
             }
         }
+    }
+
+    /// Reads `range` of `url` whole, refusing more than `limit` bytes.
+    private static func read(_ url: URL, range: ByteRange, limit: Int, what: String,
+                             loader: any ResourceLoader) async throws -> Data {
+        let stream = loader.read(url, range: range)
+        defer { stream.cancel() }
+        _ = try await stream.contentInformation()
+        let data = try await stream.collect(limit: limit)
+        if data.count > limit { throw Failure.tooLarge(what: what, url: url, limit: limit) }
+        return data
     }
 
     private func resolve(_ uri: String) -> URL {

@@ -65,6 +65,30 @@ import Testing
         await server.stop()
     }
 
+    @Test func aPlaylistOrASegmentLargerThanItsLimitEndsTheStream() async throws {
+        let root = try Self.files()
+        defer { try? FileManager.default.removeItem(at: root) }
+        // A segment of 2 MB where the limit is 1 MB (a segment that never ends, cut short).
+        try Data(count: 2 << 20).write(to: root.appendingPathComponent("s0.m4s"))
+        let server = OriginServer(configuration: .init(root: root, routes: [.liveHLS("/live.m3u8", stream: try Self.stream())]))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let url = URL(string: "http://127.0.0.1:\(port)/live.m3u8")!
+        var reader = LiveSegmentReader(playlist: url, loader: http)
+        reader.maximumSegmentBytes = 1 << 20
+        await #expect(throws: LiveSegmentReader.Failure.tooLarge(what: "the segment", url: URL(string: "http://127.0.0.1:\(port)/s0.m4s")!, limit: 1 << 20)) {
+            _ = try await reader.stream().collect()
+        }
+        // A playlist past its limit (a live playlist that grew without bound).
+        var small = LiveSegmentReader(playlist: url, loader: http)
+        small.maximumPlaylistBytes = 100
+        await #expect(throws: LiveSegmentReader.Failure.tooLarge(what: "the live playlist", url: url, limit: 100)) {
+            _ = try await small.stream().collect()
+        }
+        await http.shutdown()
+        await server.stop()
+    }
+
     @Test func aStalledPlaylistEndsTheStreamWithAStaleError() async throws {
         let root = try Self.files()
         defer { try? FileManager.default.removeItem(at: root) }
