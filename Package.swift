@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "ReelOrigin",
             dependencies: [
-                "ReelThreads",
+                "ReelCore", "ReelThreads",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

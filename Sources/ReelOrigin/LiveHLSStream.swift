@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 
 /// A packaged VOD HLS media playlist replayed as a live stream: what `reel serve --live` and
 /// the tests' live origins publish. Segment `n` (counted from the server's start, looping
@@ -12,10 +13,29 @@ public struct LiveHLSStream: Sendable, Hashable {
         /// Its URI in the live playlist (absolute, or relative to the live playlist's URL).
         public var uri: String
         public var duration: Double
+        /// Its partial segments, as byte ranges of its file (low-latency HLS); empty for none.
+        public var parts: [Part]
 
-        public init(uri: String, duration: Double) {
+        public init(uri: String, duration: Double, parts: [Part] = []) {
             self.uri = uri
             self.duration = duration
+            self.parts = parts
+        }
+    }
+
+    /// A partial segment: a byte range of its segment's file, published as it is written.
+    public struct Part: Sendable, Hashable {
+        public var offset: Int64
+        public var length: Int64
+        public var duration: Double
+        /// Whether it starts with a frame that decodes on its own (`INDEPENDENT=YES`).
+        public var independent: Bool
+
+        public init(offset: Int64, length: Int64, duration: Double, independent: Bool) {
+            self.offset = offset
+            self.length = length
+            self.duration = duration
+            self.independent = independent
         }
     }
 
@@ -44,6 +64,8 @@ public struct LiveHLSStream: Sendable, Hashable {
     public var loops: Bool
     /// `#EXT-X-TARGETDURATION`: the longest segment, rounded up.
     public let targetDuration: Int
+    /// `PART-TARGET`: the longest part, when there are parts.
+    public let partTarget: Double?
     /// One pass over the segments, seconds.
     public let loopDuration: Double
     /// Where each segment ends within a pass.
@@ -52,9 +74,13 @@ public struct LiveHLSStream: Sendable, Hashable {
     public init(segments: [Segment], initSection: String? = nil, window: Int = 6, stallsAfter: Double? = nil,
                 loops: Bool = true) throws(Failure) {
         guard !segments.isEmpty else { throw .noSegments }
-        if let bad = segments.first(where: { !$0.duration.isFinite || $0.duration <= 0 || $0.duration > 3600 }) {
+        if let bad = segments.first(where: { segment in
+            !segment.duration.isFinite || segment.duration <= 0 || segment.duration > 3600
+                || segment.parts.contains { !$0.duration.isFinite || $0.duration <= 0 || $0.offset < 0 || $0.length <= 0 }
+        }) {
             throw .badDuration(uri: bad.uri)
         }
+        self.partTarget = segments.flatMap(\.parts).map(\.duration).max()
         self.segments = segments
         self.initSection = initSection
         self.window = max(1, window)
@@ -94,9 +120,17 @@ public struct LiveHLSStream: Sendable, Hashable {
     /// The playlist as published at `elapsed` seconds.
     public func playlist(at elapsed: Double) -> String {
         let count = Int64(segments.count)
-        var text = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
-        text += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,HOLD-BACK=\(3 * targetDuration)\n"
-        guard let newest = newest(at: elapsed) else {
+        var text = "#EXTM3U\n#EXT-X-VERSION:\(partTarget == nil ? 7 : 9)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
+        var control = "CAN-BLOCK-RELOAD=YES,HOLD-BACK=\(3 * targetDuration)"
+        if let partTarget {
+            control += String(format: ",PART-HOLD-BACK=%.5f", 3 * partTarget)
+            text += String(format: "#EXT-X-PART-INF:PART-TARGET=%.5f\n", partTarget)
+        }
+        text += "#EXT-X-SERVER-CONTROL:\(control)\n"
+        let newest = newest(at: elapsed) ?? -1
+        let ended = isEnded(at: elapsed)
+        let trailing = ended ? 0 : partsPublished(newest + 1, at: elapsed)
+        guard newest >= 0 || trailing > 0 else {
             return text + "#EXT-X-MEDIA-SEQUENCE:0\n"
         }
         let first = max(0, newest - Int64(window) + 1)
@@ -104,16 +138,55 @@ public struct LiveHLSStream: Sendable, Hashable {
         // Loop starts at or before the first listed segment have slid out.
         text += "#EXT-X-DISCONTINUITY-SEQUENCE:\(first / count)\n"
         if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection)\"\n" }
-        for sequence in first...newest {
+        func partLines(_ sequence: Int64, _ upTo: Int) -> String {
             let segment = segments[Int(sequence % count)]
-            if sequence % count == 0, sequence > first {
-                text += "#EXT-X-DISCONTINUITY\n"
-                if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection)\"\n" }
-            }
-            text += "#EXTINF:\(String(format: "%.5f", segment.duration)),\n\(segment.uri)\n"
+            return segment.parts.prefix(upTo).map { part in
+                String(format: "#EXT-X-PART:DURATION=%.5f", part.duration)
+                    + ",URI=\"\(segment.uri)\",BYTERANGE=\"\(part.length)@\(part.offset)\""
+                    + (part.independent ? ",INDEPENDENT=YES" : "") + "\n"
+            }.joined()
         }
-        if isEnded(at: elapsed) { text += "#EXT-X-ENDLIST\n" }
+        if newest >= first {
+            for sequence in first...newest {
+                let segment = segments[Int(sequence % count)]
+                if sequence % count == 0, sequence > first {
+                    text += "#EXT-X-DISCONTINUITY\n"
+                    if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection)\"\n" }
+                }
+                // Parts are listed for the last three segments, as low-latency servers do.
+                if sequence > newest - 3 { text += partLines(sequence, segment.parts.count) }
+                text += "#EXTINF:\(String(format: "%.5f", segment.duration)),\n\(segment.uri)\n"
+            }
+        }
+        if !ended, partTarget != nil {
+            let next = newest + 1
+            if trailing > 0 {
+                if next % count == 0, next > first { text += "#EXT-X-DISCONTINUITY\n" }
+                text += partLines(next, trailing)
+            }
+            let segment = segments[Int(next % count)]
+            if trailing < segment.parts.count {
+                let part = segment.parts[trailing]
+                text += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(segment.uri)\",BYTERANGE-START=\(part.offset),BYTERANGE-LENGTH=\(part.length)\n"
+            }
+        }
+        if ended { text += "#EXT-X-ENDLIST\n" }
         return text
+    }
+
+    /// How many parts of segment `sequence` are published at `elapsed`.
+    public func partsPublished(_ sequence: Int64, at elapsed: Double) -> Int {
+        guard sequence >= 0 else { return 0 }
+        let time = min(elapsed, stallsAfter ?? elapsed)
+        let segment = segments[Int(sequence % Int64(segments.count))]
+        if !loops, sequence >= Int64(segments.count) { return 0 }
+        var end = publishedAt(sequence) - segment.duration
+        var published = 0
+        for part in segment.parts {
+            end += part.duration
+            if end <= time + 1e-9 { published += 1 } else { break }
+        }
+        return published
     }
 
     /// Whether the one pass of a stream that does not loop is all published at `elapsed`.
@@ -133,13 +206,18 @@ public struct LiveHLSStream: Sendable, Hashable {
     /// blocking reload waits for that segment, at most three target durations (RFC 8216bis
     /// §6.2.5.2: a server answers within that or not at all); one more than two segments
     /// ahead of the newest is refused.
-    public func answer(msn: Int64?, at elapsed: Double) -> Answer {
-        guard let msn else { return .now }
-        guard msn >= 0 else { return .badRequest("_HLS_msn must not be negative") }
+    public func answer(msn: Int64?, part: Int? = nil, at elapsed: Double) -> Answer {
+        guard let msn else { return part == nil ? .now : .badRequest("_HLS_part without _HLS_msn") }
+        guard msn >= 0, (part ?? 0) >= 0 else { return .badRequest("_HLS_msn and _HLS_part must not be negative") }
         let newest = newest(at: elapsed) ?? -1
         if msn <= newest || isEnded(at: elapsed) { return .now }
         if msn > newest + 2 { return .badRequest("_HLS_msn=\(msn) is more than two segments ahead of \(newest)") }
-        let ready = publishedAt(msn)
+        var ready = publishedAt(msn)
+        let segment = segments[Int(msn % Int64(segments.count))]
+        if let part, part < segment.parts.count {
+            ready = publishedAt(msn) - segment.duration + segment.parts.prefix(part + 1).reduce(0) { $0 + $1.duration }
+            if ready <= elapsed + 1e-9, partsPublished(msn, at: elapsed) > part { return .now }
+        }
         if let stallsAfter, ready > stallsAfter { return .waitUntil(elapsed + 3 * Double(targetDuration)) }
         return .waitUntil(min(ready, elapsed + 3 * Double(targetDuration)))
     }
@@ -162,7 +240,10 @@ extension OriginRoute {
             let msnText = request.queryItems["_HLS_msn"]
             let msn = msnText.flatMap { Int64($0) }
             if msnText != nil, msn == nil { return .text("_HLS_msn is not a number\n", status: 400) }
-            switch stream.answer(msn: msn, at: elapsed()) {
+            let partText = request.queryItems["_HLS_part"]
+            let part = partText.flatMap { Int($0) }
+            if partText != nil, part == nil { return .text("_HLS_part is not a number\n", status: 400) }
+            switch stream.answer(msn: msn, part: part, at: elapsed()) {
             case .now:
                 break
             case .badRequest(let why):
@@ -175,5 +256,64 @@ extension OriginRoute {
             response.headers = [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-cache")]
             return response
         }
+    }
+}
+
+extension LiveHLSStream {
+    /// The parts of a fragmented MP4 segment: one per `moof`+`mdat` (with the boxes before
+    /// it: `styp`, `sidx`), the segment's duration shared equally among them (a packager's
+    /// fragments are of one duration); `INDEPENDENT` when the fragment's first sample is a
+    /// sync sample by its `trun` or `tfhd` flags. Empty when the segment has fewer than two
+    /// fragments or is not fragmented MP4.
+    public static func fragmentParts(_ bytes: [UInt8], duration: Double) -> [Part] {
+        guard let boxes = ISOBox.children(bytes, in: 0..<bytes.count) else { return [] }
+        var ranges: [(start: Int, end: Int, independent: Bool)] = []
+        var start = 0
+        var independent = false
+        for box in boxes {
+            if box.type == "moof" { independent = Self.startsWithSyncSample(bytes, moof: box) }
+            if box.type == "mdat", let end = box.end {
+                ranges.append((start, end, independent))
+                start = end
+                independent = false
+            }
+        }
+        guard ranges.count >= 2, start == bytes.count else { return [] }
+        return ranges.map {
+            Part(offset: Int64($0.start), length: Int64($0.end - $0.start),
+                               duration: duration / Double(ranges.count), independent: $0.independent)
+        }
+    }
+
+    /// Whether the first sample of a `moof`'s first track fragment is a sync sample
+    /// (`sample_is_non_sync_sample`, bit 16 of the sample flags, clear).
+    private static func startsWithSyncSample(_ bytes: [UInt8], moof: ISOBox) -> Bool {
+        guard let traf = ISOBox.children(bytes, of: moof)?.first(where: { $0.type == "traf" }),
+              let children = ISOBox.children(bytes, of: traf) else { return false }
+        func flags(_ box: ISOBox) -> UInt32? {
+            guard let end = box.end, end - box.payloadStart >= 4 else { return nil }
+            return ISOBox.uint32(bytes, at: box.payloadStart) & 0xFF_FFFF
+        }
+        if let trun = children.first(where: { $0.type == "trun" }), let trunFlags = flags(trun), let end = trun.end {
+            // version+flags, sample count, then the optional data offset; first-sample flags.
+            var position = trun.payloadStart + 8
+            if trunFlags & 0x1 != 0 { position += 4 }
+            if trunFlags & 0x4 != 0, position + 4 <= end {
+                return ISOBox.uint32(bytes, at: position) & 0x1_0000 == 0
+            }
+            if trunFlags & 0x400 != 0 {
+                if trunFlags & 0x100 != 0 { position += 4 }
+                if trunFlags & 0x200 != 0 { position += 4 }
+                if position + 4 <= end { return ISOBox.uint32(bytes, at: position) & 0x1_0000 == 0 }
+            }
+        }
+        if let tfhd = children.first(where: { $0.type == "tfhd" }), let tfhdFlags = flags(tfhd), let end = tfhd.end {
+            var position = tfhd.payloadStart + 8 // version+flags, track ID
+            for (bit, size) in [(0x1, 8), (0x2, 4), (0x8, 4), (0x10, 4)] where tfhdFlags & UInt32(bit) != 0 { position += size }
+            if tfhdFlags & 0x20 != 0, position + 4 <= end {
+                return ISOBox.uint32(bytes, at: position) & 0x1_0000 == 0
+            }
+        }
+        return false
     }
 }

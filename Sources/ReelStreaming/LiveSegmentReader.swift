@@ -34,9 +34,9 @@ public struct LiveSegmentReader: Sendable {
     public enum Event: Sendable, Hashable {
         /// A playlist arrived (`changed`: it listed something new) at `at` seconds.
         case playlist(url: URL, changed: Bool, at: Double)
-        /// A segment or part was fetched: its URL, bytes, and how far behind the newest
-        /// listed media the fetching then was, in seconds.
-        case fetched(url: URL, bytes: Int, behindEdge: Double)
+        /// A segment or part was fetched: its URL and byte range (`nil`: whole), bytes, and
+        /// how far behind the newest listed media the fetching then was, in seconds.
+        case fetched(url: URL, range: ByteRange?, bytes: Int, behindEdge: Double)
     }
 
     public var playlist: URL
@@ -129,7 +129,8 @@ public struct LiveSegmentReader: Sendable {
                                                 limit: maximumSegmentBytes, what: "the segment", loader: loader)
                 tracker.fetched(fetch)
                 fetchedAny = true
-                observer?(.fetched(url: resolve(resource.uri), bytes: bytes.count, behindEdge: tracker.behindEdge))
+                observer?(.fetched(url: resolve(resource.uri), range: resource.range, bytes: bytes.count,
+                                   behindEdge: tracker.behindEdge))
                 try await output.send(bytes)
             }
             try tracker.checkStale(at: now())

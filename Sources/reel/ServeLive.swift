@@ -38,7 +38,12 @@ enum ServeLive {
             let stream: LiveHLSStream
             do {
                 stream = try LiveHLSStream(
-                    segments: try playlist.segments.map { .init(uri: try absolutePath($0.uri), duration: $0.duration) },
+                    segments: try playlist.segments.map { segment in
+                        let path = try absolutePath(segment.uri)
+                        let bytes = FileManager.default.contents(atPath: root.appendingPathComponent(String(path.dropFirst())).path)
+                        return .init(uri: path, duration: segment.duration,
+                                     parts: bytes.map { LiveHLSStream.fragmentParts(Array($0), duration: segment.duration) } ?? [])
+                    },
                     initSection: try playlist.initSection.map { try absolutePath($0.uri) },
                     window: window, stallsAfter: stallsAfter, loops: loops)
             } catch let failure as LiveHLSStream.Failure {
@@ -79,3 +84,4 @@ enum ServeLive {
         return routes
     }
 }
+

@@ -108,8 +108,11 @@ final class TraceWriter: Sendable {
         switch event {
         case .playlist(let url, let changed, let at):
             return ["type": "livePlaylist", "url": url.absoluteString, "changed": changed, "at": (at * 1000).rounded() / 1000]
-        case .fetched(let url, let bytes, let behind):
-            return ["type": "liveFetch", "url": url.absoluteString, "bytes": bytes, "behindEdgeSeconds": (behind * 1000).rounded() / 1000]
+        case .fetched(let url, let range, let bytes, let behind):
+            var object: [String: Any] = ["type": "liveFetch", "url": url.absoluteString, "bytes": bytes,
+                                         "behindEdgeSeconds": (behind * 1000).rounded() / 1000]
+            if let range { object["range"] = "\(range.offset)-\(range.end.map { String($0 - 1) } ?? "")" }
+            return object
         }
     }
 

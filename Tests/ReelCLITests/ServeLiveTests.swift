@@ -57,10 +57,10 @@ struct ServeLiveTests {
         #expect(await server.exitStatus() == 0)
     }
 
-    /// A live stream over a packaged 6 s clip in 0.5 s segments, one pass, from an origin in
+    /// A live stream over a packaged 10 s clip in 0.5 s segments, one pass, from an origin in
     /// this process; returns the server, the playlist's URL and the clip.
     func liveOrigin(_ scratch: Scratch, stallsAfter: Double? = nil) async throws -> (OriginServer, URL, URL) {
-        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 6, keyframeInterval: 15))
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 10, keyframeInterval: 15))
         let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
                                                       into: scratch.url.appendingPathComponent("s"), segmentSeconds: 0.5)
         let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
@@ -91,13 +91,66 @@ struct ServeLiveTests {
         #expect(shown.count >= 30, "it played from its join to the end: \(shown.count) frames")
         #expect(Array(reference.suffix(shown.count)) == shown, "every frame from the join to the end equals FFmpeg's decode")
         #expect(reference.count > shown.count, "it joined at the edge, not at the start")
-        let fetches = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { $0["url"] as? String }
+        let fetches = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { object in
+            (object["url"] as? String).map { $0 + " " + (object["range"] as? String ?? "whole") }
+        }
         #expect(!fetches.isEmpty)
         #expect(Set(fetches).count == fetches.count, "no segment fetched twice: \(fetches)")
         let segmentRequests = requests.filter { $0.path.hasSuffix(".m4s") }.map(\.path)
         #expect(Set(segmentRequests).count == segmentRequests.count, "the origin saw each segment once: \(segmentRequests)")
         #expect(objects.contains { ($0["url"] as? String)?.contains("_HLS_msn=") == true && $0["type"] as? String == "livePlaylist" },
                 "it used blocking reloads")
+    }
+
+    @Test func aLowLatencyStreamIsPlayedByPartsCloseToTheEdge() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-ll")
+        defer { scratch.remove() }
+        // CMAF chunks: 2 s segments of four 0.5 s fragments, a keyframe at each (FFmpeg's DASH
+        // muxer writes them, and an HLS playlist beside the manifest).
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        let made = try await runSeparately(env, [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=12",
+            "-c:v", "libx264", "-g", "15", "-keyint_min", "15", "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p",
+            "-f", "dash", "-seg_duration", "2", "-frag_type", "duration", "-frag_duration", "0.5", "-hls_playlist", "1",
+            "-use_template", "1", "-use_timeline", "0", scratch.file("manifest.mpd"),
+        ])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: scratch.url.appendingPathComponent("media_0.m3u8")))
+        let segments = try vod.segments.map { segment -> LiveHLSStream.Segment in
+            let bytes = try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri))
+            return .init(uri: "/" + segment.uri, duration: segment.duration,
+                         parts: LiveHLSStream.fragmentParts([UInt8](bytes), duration: segment.duration))
+        }
+        #expect(segments.allSatisfy { $0.parts.count == 4 && $0.parts.allSatisfy(\.independent) })
+        // The whole stream as one file: what every frame is checked against.
+        var whole = try Data(contentsOf: scratch.url.appendingPathComponent(try #require(vod.initSection).uri))
+        for segment in vod.segments { whole += try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri)) }
+        let wholeFile = scratch.url.appendingPathComponent("whole.mp4")
+        try whole.write(to: wholeFile)
+        let stream = try LiveHLSStream(segments: segments, initSection: vod.initSection.map { "/" + $0.uri }, window: 4, loops: false)
+        let start = ContinuousClock.now
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [.liveHLS("/ll.m3u8", stream: stream, start: start)]))
+        _ = try await server.start()
+        // Join 4.2 s in: the segment edge is at 4 s, the part edge at 4 s too; 1.5 s back
+        // (PART-HOLD-BACK) is a part of the second segment, where three target durations back
+        // (FFmpeg's and Reel's join without parts) would be the stream's start.
+        try await Task.sleep(until: start + .seconds(4.2))
+        let trace = scratch.file("trace.jsonl")
+        let result = try await runSeparately(reel, ["play", server.url(for: "ll.m3u8").absoluteString, "--headless",
+                                                    "--trace", trace, "--no-cache"])
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let shown = frames(objects).compactMap { $0["md5"] as? String }
+        let reference = try referenceMD5s(wholeFile)
+        #expect(Array(reference.suffix(shown.count)) == shown, "every frame from the join to the end equals FFmpeg's decode")
+        #expect(shown.count <= reference.count - 60, "it joined by parts, at least 2 s into the stream: \(shown.count) of \(reference.count)")
+        let fetches = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { object in
+            (object["url"] as? String).map { $0 + " " + (object["range"] as? String ?? "whole") }
+        }
+        #expect(fetches.contains { !$0.hasSuffix("whole") }, "it fetched parts: \(fetches)")
+        #expect(Set(fetches).count == fetches.count, "nothing fetched twice: \(fetches)")
     }
 
     @Test func aStaleLiveStreamEndsWithExitThree() async throws {

@@ -62,6 +62,63 @@ import Testing
         #expect(stream.answer(msn: 2, at: 5) == .now, "nothing more is coming: a blocking reload answers at once")
     }
 
+    /// Two 2 s segments of four 0.5 s parts (1000-byte ranges), one pass.
+    static func partStream() throws -> LiveHLSStream {
+        let parts = (0..<4).map { LiveHLSStream.Part(offset: Int64($0) * 1000, length: 1000, duration: 0.5, independent: $0 % 2 == 0) }
+        return try LiveHLSStream(segments: [.init(uri: "/a.m4s", duration: 2, parts: parts), .init(uri: "/b.m4s", duration: 2, parts: parts)],
+                                 initSection: "/init.mp4", window: 6, loops: false)
+    }
+
+    @Test func partsArePublishedAsTheyAreWrittenWithAPreloadHint() throws {
+        let stream = try Self.partStream()
+        #expect(stream.partTarget == 0.5)
+        let text = stream.playlist(at: 2.6)
+        #expect(text.contains("#EXT-X-PART-INF:PART-TARGET=0.50000\n"))
+        #expect(text.contains("PART-HOLD-BACK=1.50000"))
+        #expect(text.contains("#EXT-X-PART:DURATION=0.50000,URI=\"/a.m4s\",BYTERANGE=\"1000@3000\"\n#EXTINF:2.00000,\n/a.m4s\n"))
+        #expect(text.hasSuffix(
+            "#EXT-X-PART:DURATION=0.50000,URI=\"/b.m4s\",BYTERANGE=\"1000@0\",INDEPENDENT=YES\n"
+                + "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"/b.m4s\",BYTERANGE-START=1000,BYTERANGE-LENGTH=1000\n"))
+        #expect(text.components(separatedBy: "#EXT-X-PART:").count - 1 == 5, "segment a's four and b's first")
+        #expect(stream.partsPublished(1, at: 2.6) == 1)
+        #expect(stream.answer(msn: 1, part: 0, at: 2.6) == .now)
+        #expect(stream.answer(msn: 1, part: 1, at: 2.6) == .waitUntil(3))
+        #expect(stream.answer(msn: 1, part: nil, at: 2.6) == .waitUntil(4))
+        if case .badRequest = stream.answer(msn: nil, part: 1, at: 2.6) {} else { Issue.record("_HLS_part alone is refused") }
+        let ended = stream.playlist(at: 4)
+        #expect(ended.hasSuffix("/b.m4s\n#EXT-X-ENDLIST\n"), "no hint once it ended")
+    }
+
+    /// An ISO box of `type` around `payload`.
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+        let size = UInt32(8 + payload.count)
+        return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + [UInt8](type.utf8) + payload
+    }
+
+    /// A `moof` whose `trun` carries first-sample flags: a sync sample or not.
+    static func moof(sync: Bool) -> [UInt8] {
+        let tfhd = box("tfhd", [0, 0, 0, 0, 0, 0, 0, 1])
+        let flags: [UInt8] = sync ? [0x02, 0x00, 0x00, 0x00] : [0x01, 0x01, 0x00, 0x00]
+        let trun = box("trun", [0, 0, 0, 0x05, 0, 0, 0, 1, 0, 0, 0, 0] + flags)
+        return box("moof", box("traf", tfhd + trun))
+    }
+
+    @Test func aFragmentedSegmentsFragmentsAreItsParts() {
+        let first = Self.box("styp", [UInt8]("msdh".utf8)) + Self.moof(sync: true) + Self.box("mdat", [UInt8](repeating: 1, count: 100))
+        let second = Self.moof(sync: false) + Self.box("mdat", [UInt8](repeating: 2, count: 50))
+        let parts = LiveHLSStream.fragmentParts(first + second, duration: 1)
+        #expect(parts == [
+            .init(offset: 0, length: Int64(first.count), duration: 0.5, independent: true),
+            .init(offset: Int64(first.count), length: Int64(second.count), duration: 0.5, independent: false),
+        ])
+        // One fragment, a plain MP4, or bytes that are not boxes: no parts.
+        #expect(LiveHLSStream.fragmentParts(first, duration: 1).isEmpty)
+        #expect(LiveHLSStream.fragmentParts(Self.box("ftyp", []) + Self.box("moov", []) + Self.box("mdat", [1]), duration: 1).isEmpty)
+        #expect(LiveHLSStream.fragmentParts([UInt8]("not boxes at all".utf8), duration: 1).isEmpty)
+        // Cut anywhere, it never traps.
+        for cut in 0..<(first + second).count { _ = LiveHLSStream.fragmentParts(Array((first + second)[..<cut]), duration: 1) }
+    }
+
     @Test func nonsenseIsRefused() {
         #expect(throws: LiveHLSStream.Failure.noSegments) { try LiveHLSStream(segments: []) }
         #expect(throws: LiveHLSStream.Failure.badDuration(uri: "x")) {

@@ -47,7 +47,7 @@ import Testing
         #expect(indices == Array(first..<12), "from the join to the end, in order, none twice, none skipped")
         #expect(first <= 4, "it joined at the edge of the first playlist it saw (at most 4 segments listed, 3 s back)")
         let seen = events.withTrackedLock { $0 }
-        let fetched = seen.compactMap { event -> Double? in if case .fetched(_, _, let behind) = event { behind } else { nil } }
+        let fetched = seen.compactMap { event -> Double? in if case .fetched(_, _, _, let behind) = event { behind } else { nil } }
         #expect(fetched.count == indices.count)
         let reloads = seen.filter { if case .playlist = $0 { true } else { false } }.count
         #expect(reloads >= 3, "it reloaded the playlist as it grew")
