@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// A packaged VOD HLS media playlist replayed as a live stream: what `reel serve --live` and
 /// the tests' live origins publish. Segment `n` (counted from the server's start, looping
@@ -223,40 +224,84 @@ public struct LiveHLSStream: Sendable, Hashable {
     }
 }
 
+/// The time a live route publishes by.
+public enum LiveHLSTime: Sendable {
+    /// Real time, from an instant: what `reel serve --live` uses.
+    case realTime(from: ContinuousClock.Instant)
+    /// Time that moves only with the requests, for tests whatever the machine's load: it starts
+    /// at `start` seconds, each plain reload moves it on by `step`, and a blocking reload moves
+    /// it to when what it asks for is out (no wait) — a stall moves it by three target
+    /// durations and answers the same playlist.
+    case perRequest(start: Double, step: Double)
+}
+
 extension OriginRoute {
     /// A route publishing `stream` as a live media playlist at `path`, its time counted from
     /// `start` (the route's making by default). Plain reloads get the playlist as it is;
-    /// blocking reloads (`_HLS_msn`) wait on the route's executor (a sleep, no thread held)
-    /// until the segment is published or three target durations pass; `_HLS_skip` is
-    /// ignored (the whole playlist is sent, which a client must accept).
+    /// blocking reloads (`_HLS_msn`, `_HLS_part`) wait on the route's executor (a sleep, no
+    /// thread held) until the segment or part is published or three target durations pass;
+    /// `_HLS_skip` is ignored (the whole playlist is sent, which a client must accept).
     public static func liveHLS(_ path: String, stream: LiveHLSStream,
                                start: ContinuousClock.Instant = .now) -> OriginRoute {
-        OriginRoute(pathPrefix: path, methods: ["GET", "HEAD"]) { request in
+        liveHLS(path, stream: stream, time: .realTime(from: start))
+    }
+
+    /// The same, on `time` (see ``LiveHLSTime``).
+    public static func liveHLS(_ path: String, stream: LiveHLSStream, time: LiveHLSTime) -> OriginRoute {
+        let virtual = Mutex<Double>(0)
+        if case .perRequest(let start, _) = time { virtual.withTrackedLock { $0 = start } }
+        return OriginRoute(pathPrefix: path, methods: ["GET", "HEAD"]) { request in
             guard request.path == path else { return .text("not found\n", status: 404) }
-            func elapsed() -> Double {
-                let since = ContinuousClock.now - start
-                return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-            }
             let msnText = request.queryItems["_HLS_msn"]
             let msn = msnText.flatMap { Int64($0) }
             if msnText != nil, msn == nil { return .text("_HLS_msn is not a number\n", status: 400) }
             let partText = request.queryItems["_HLS_part"]
             let part = partText.flatMap { Int($0) }
             if partText != nil, part == nil { return .text("_HLS_part is not a number\n", status: 400) }
-            switch stream.answer(msn: msn, part: part, at: elapsed()) {
-            case .now:
-                break
-            case .badRequest(let why):
-                return .text(why + "\n", status: 400)
-            case .waitUntil(let time):
-                let wait = time - elapsed()
-                if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            let at: Double
+            switch time {
+            case .realTime(let start):
+                func elapsed() -> Double {
+                    let since = ContinuousClock.now - start
+                    return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
+                }
+                switch stream.answer(msn: msn, part: part, at: elapsed()) {
+                case .now:
+                    break
+                case .badRequest(let why):
+                    return .text(why + "\n", status: 400)
+                case .waitUntil(let time):
+                    let wait = time - elapsed()
+                    if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+                }
+                at = elapsed()
+            case .perRequest(_, let step):
+                let answered = virtual.withTrackedLock { now -> Result<Double, OriginRouteRefusal> in
+                    switch stream.answer(msn: msn, part: part, at: now) {
+                    case .now:
+                        if msn == nil { now += step }
+                    case .badRequest(let why):
+                        return .failure(OriginRouteRefusal(why: why))
+                    case .waitUntil(let time):
+                        now = max(now, time)
+                    }
+                    return .success(now)
+                }
+                switch answered {
+                case .success(let time): at = time
+                case .failure(let refusal): return .text(refusal.why + "\n", status: 400)
+                }
             }
-            var response = OriginResponse(body: Data(stream.playlist(at: elapsed()).utf8))
+            var response = OriginResponse(body: Data(stream.playlist(at: at).utf8))
             response.headers = [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-cache")]
             return response
         }
     }
+}
+
+/// A live route's refusal of a request (a `400`).
+struct OriginRouteRefusal: Error {
+    var why: String
 }
 
 extension LiveHLSStream {

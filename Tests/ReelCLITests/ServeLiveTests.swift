@@ -21,7 +21,8 @@ struct ServeLiveTests {
         let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 3, keyframeInterval: 15))
         try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
                                    into: root.url.appendingPathComponent("s"), segmentSeconds: 1)
-        let server = try Child(reel, ["serve", root.path, "--port", "0", "--live", "s/index.m3u8", "--live-window", "3"])
+        // Looping, so it is still live whenever this test gets to ask (on a loaded core, late).
+        let server = try Child(reel, ["serve", root.path, "--port", "0", "--live", "s/index.m3u8", "--live-window", "3", "--live-loop"])
         defer { server.kill(SIGKILL) }
         var base: URL?
         for _ in 0..<3000 where base == nil {
@@ -58,8 +59,10 @@ struct ServeLiveTests {
     }
 
     /// A live stream over a packaged 10 s clip in 0.5 s segments, one pass, from an origin in
-    /// this process; returns the server, the playlist's URL and the clip.
-    func liveOrigin(_ scratch: Scratch, stallsAfter: Double? = nil) async throws -> (OriginServer, URL, URL) {
+    /// this process whose time moves with the requests (from `start` seconds, 0.5 s a plain
+    /// reload): what the player sees does not depend on the machine's load. Returns the
+    /// server, the playlist's URL and the clip.
+    func liveOrigin(_ scratch: Scratch, start: Double, stallsAfter: Double? = nil) async throws -> (OriginServer, URL, URL) {
         let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 10, keyframeInterval: 15))
         let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
                                                       into: scratch.url.appendingPathComponent("s"), segmentSeconds: 0.5)
@@ -67,7 +70,9 @@ struct ServeLiveTests {
         let stream = try LiveHLSStream(segments: vod.segments.map { .init(uri: "/s/" + $0.uri, duration: $0.duration) },
                                        initSection: vod.initSection.map { "/s/" + $0.uri }, window: 4,
                                        stallsAfter: stallsAfter, loops: false)
-        let server = OriginServer(configuration: .init(root: scratch.url, routes: [.liveHLS("/live.m3u8", stream: stream)]))
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            .liveHLS("/live.m3u8", stream: stream, time: .perRequest(start: start, step: 0.5)),
+        ]))
         _ = try await server.start()
         return (server, server.url(for: "live.m3u8"), clip)
     }
@@ -76,12 +81,11 @@ struct ServeLiveTests {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-live")
         defer { scratch.remove() }
-        let (server, url, clip) = try await liveOrigin(scratch)
         // Join once most segments are out, as a viewer arriving mid-stream does: 3 s (three
         // target durations) back from an edge past 4 s is past the start.
-        try await Task.sleep(for: .seconds(4.6))
+        let (server, url, clip) = try await liveOrigin(scratch, start: 4.1)
         let trace = scratch.url.appendingPathComponent("trace.jsonl").path
-        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--trace", trace, "--no-cache"])
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--trace", trace, "--no-cache"])
         let requests = server.statistics.requests
         await server.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -129,15 +133,16 @@ struct ServeLiveTests {
         let wholeFile = scratch.url.appendingPathComponent("whole.mp4")
         try whole.write(to: wholeFile)
         let stream = try LiveHLSStream(segments: segments, initSection: vod.initSection.map { "/" + $0.uri }, window: 4, loops: false)
-        let start = ContinuousClock.now
-        let server = OriginServer(configuration: .init(root: scratch.url, routes: [.liveHLS("/ll.m3u8", stream: stream, start: start)]))
+        // Join 4.2 s in (the origin's time moves with the requests, whatever the machine's
+        // load): the edge is at 4 s; 1.5 s back (PART-HOLD-BACK) is a part of the second
+        // segment, where three target durations back (FFmpeg's and Reel's join without parts)
+        // would be the stream's start.
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            .liveHLS("/ll.m3u8", stream: stream, time: .perRequest(start: 3.7, step: 0.5)),
+        ]))
         _ = try await server.start()
-        // Join 4.2 s in: the segment edge is at 4 s, the part edge at 4 s too; 1.5 s back
-        // (PART-HOLD-BACK) is a part of the second segment, where three target durations back
-        // (FFmpeg's and Reel's join without parts) would be the stream's start.
-        try await Task.sleep(until: start + .seconds(4.2))
         let trace = scratch.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["play", server.url(for: "ll.m3u8").absoluteString, "--headless",
+        let result = try await runSeparately(reel, ["play", server.url(for: "ll.m3u8").absoluteString, "--headless", "--clock", "fast",
                                                     "--trace", trace, "--no-cache"])
         await server.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -157,7 +162,7 @@ struct ServeLiveTests {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-live-stale")
         defer { scratch.remove() }
-        let (server, url, _) = try await liveOrigin(scratch, stallsAfter: 1.2)
+        let (server, url, _) = try await liveOrigin(scratch, start: 0, stallsAfter: 1.2)
         let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--no-cache"])
         await server.stop()
         #expect(result.status == 3, "\(result.stderr)")
