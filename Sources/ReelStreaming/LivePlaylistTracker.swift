@@ -173,10 +173,12 @@ public struct LivePlaylistTracker: Sendable {
         return changed
     }
 
-    /// Whether the playlist has not changed for too long at `now`.
+    /// Whether the playlist has shown no change for too long: from the load that last brought
+    /// something new to the latest load (not to `now`: time spent fetching, or a client that
+    /// was not scheduled, is no evidence that the playlist stopped), at most `now`.
     public func checkStale(at now: Double) throws(Failure) {
         guard !isFinal, hasFullPlaylist else { return }
-        let quiet = now - lastChange
+        let quiet = min(now, lastLoad) - lastChange
         if quiet >= staleAfter * targetDuration { throw .stale(seconds: quiet) }
     }
 

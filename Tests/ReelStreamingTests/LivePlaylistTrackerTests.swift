@@ -81,6 +81,11 @@ import Testing
         try tracker.received(same, at: 2)
         #expect(tracker.nextReload().at == 3, "half a target duration after a playlist that did not change")
         try tracker.checkStale(at: 5.9)
+        // Time alone (a long fetch, a client not scheduled) is not staleness: a load is.
+        try tracker.checkStale(at: 100)
+        try tracker.received(same, at: 5.9)
+        try tracker.checkStale(at: 100)
+        try tracker.received(same, at: 6)
         #expect(throws: LivePlaylistTracker.Failure.stale(seconds: 6)) { try tracker.checkStale(at: 6) }
         #expect(LivePlaylistTracker.Failure.stale(seconds: 6).description == "the live playlist has not changed for 6.0 s")
     }
