@@ -99,7 +99,7 @@ public final class AccountsService: Sendable {
         hasher = PasswordHasher(parameters: configuration.passwordParameters)
         throttle = LoginThrottle(
             maximumFailures: configuration.maximumFailedLogins,
-            window: Self.seconds(configuration.failedLoginWindow),
+            window: configuration.failedLoginWindow.inSeconds,
             now: configuration.now
         )
         decoyHash = try PasswordHasher.hashNow(Self.randomIdentifier(), parameters: configuration.passwordParameters)
@@ -109,10 +109,6 @@ public final class AccountsService: Sendable {
     /// `incoming/` and making the decoy hash block, so async callers use this.
     public static func open(configuration: Configuration) async throws -> AccountsService {
         try await NIOThreadPool.singleton.runIfActive { try AccountsService(configuration: configuration) }
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// 128 random bits from the system generator (getrandom), URL-safe.
@@ -198,7 +194,7 @@ public final class AccountsService: Sendable {
         }
         throttle.recordSuccess(login)
         let token = Self.randomIdentifier(bytes: 32)
-        let expiresAt = configuration.now().addingTimeInterval(Self.seconds(configuration.tokenLifetime))
+        let expiresAt = configuration.now().addingTimeInterval(configuration.tokenLifetime.inSeconds)
         try await store.insertToken(hash: Self.tokenHash(token), userID: user.id, expiresAt: expiresAt)
         return LoginResponse(token: token, expiresAt: expiresAt, user: profile(user, includeEmail: true))
     }

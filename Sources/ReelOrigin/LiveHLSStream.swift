@@ -261,10 +261,7 @@ extension OriginRoute {
             let at: Double
             switch time {
             case .realTime(let start):
-                func elapsed() -> Double {
-                    let since = ContinuousClock.now - start
-                    return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-                }
+                func elapsed() -> Double { (ContinuousClock.now - start).inSeconds }
                 switch stream.answer(msn: msn, part: part, at: elapsed()) {
                 case .now:
                     break

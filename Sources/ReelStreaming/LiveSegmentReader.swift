@@ -58,10 +58,7 @@ public struct LiveSegmentReader: Sendable {
         self.loader = loader
         self.tracker = tracker
         let start = ContinuousClock.now
-        self.now = {
-            let since = ContinuousClock.now - start
-            return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-        }
+        self.now = { (ContinuousClock.now - start).inSeconds }
         self.sleep = { seconds in try await Task.sleep(for: .seconds(seconds)) }
         self.observer = observer
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReelCore
 import ReelOrigin
 import ReelTestSupport
 import Testing
@@ -137,10 +138,10 @@ import Testing
             #expect(listed.hasPrefix("#EXTM3U\n"))
             // Ask for a segment two past the newest now: the answer lists it, and it came no
             // sooner than the segment's time (a lower bound only: a loaded machine is slower).
-            let newest = stream.newest(at: (ContinuousClock.now - start).seconds) ?? -1
+            let newest = stream.newest(at: (ContinuousClock.now - start).inSeconds) ?? -1
             let wanted = newest + 2
             let blocked = try await rawRequest(port: port, path: "/live/a.m3u8?_HLS_msn=\(wanted)")
-            let answeredAt = (ContinuousClock.now - start).seconds
+            let answeredAt = (ContinuousClock.now - start).inSeconds
             #expect(blocked.status == 200)
             #expect(answeredAt >= stream.publishedAt(wanted))
             let playlist = try #require(String(data: blocked.body, encoding: .utf8))
@@ -155,8 +156,4 @@ import Testing
             #expect(try await rawRequest(port: port, path: "/live/a.m3u8/more").status == 404)
         }
     }
-}
-
-extension Duration {
-    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
