@@ -36,11 +36,7 @@ struct AccountCommandTests {
             try FileManager.default.copyItem(at: try Fixtures.clip(ClipSpec(duration: 1)), to: travel.appendingPathComponent("harbour.mp4"))
             let server = try Child(reel, ["serve", root.url.appendingPathComponent("served").path,
                                           "--data", root.url.appendingPathComponent("data").path, "--port", "0"])
-            var base: URL?
-            for _ in 0..<1000 where base == nil {
-                if let line = server.standardOutput.split(separator: "\n").first, let url = URL(string: String(line)) { base = url }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            let base = try await servedURL(server, attempts: 1000)
             guard let base else {
                 server.kill(SIGKILL)
                 root.remove()

@@ -41,3 +41,13 @@ func referenceMD5s(_ url: URL) throws -> [String] {
     }
     return md5s
 }
+
+/// The URL `reel serve` prints as its first line, looked for every 10 ms, at most `attempts`
+/// times; `nil` when it never came.
+func servedURL(_ server: Child, attempts: Int) async throws -> URL? {
+    for _ in 0..<attempts {
+        if let line = server.standardOutput.split(separator: "\n").first, let url = URL(string: String(line)) { return url }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return nil
+}

@@ -73,11 +73,7 @@ struct FeedCommandTests {
         try Self.makeFeed(root)
         let server = try Child(reel, ["serve", root.path, "--port", "0", "--rtt-ms", "20", "--kbps", "20000"])
         defer { server.kill(SIGKILL) }
-        var base: URL?
-        for _ in 0..<500 where base == nil {
-            if let line = server.standardOutput.split(separator: "\n").first, let url = URL(string: String(line)) { base = url }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let base = try await servedURL(server, attempts: 500)
         let origin = try #require(base)
         let cache = try Scratch("reel-feed-cache")
         defer { cache.remove() }

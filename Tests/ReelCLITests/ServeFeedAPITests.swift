@@ -24,11 +24,7 @@ struct ServeFeedAPITests {
         }
         let server = try Child(reel, ["serve", root.path, "--port", "0"])
         defer { server.kill(SIGKILL) }
-        var base: URL?
-        for _ in 0..<500 where base == nil {
-            if let line = server.standardOutput.split(separator: "\n").first, let url = URL(string: String(line)) { base = url }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let base = try await servedURL(server, attempts: 500)
         let origin = try #require(base, "reel serve printed no URL: \(server.output)")
         let http = HTTPLoader()
         let source = HTTPFeedSource(baseURL: origin.appendingPathComponent("api"), loader: http)

@@ -24,11 +24,7 @@ struct ServeLiveTests {
         // Looping, so it is still live whenever this test gets to ask (on a loaded core, late).
         let server = try Child(reel, ["serve", root.path, "--port", "0", "--live", "s/index.m3u8", "--live-window", "3", "--live-loop"])
         defer { server.kill(SIGKILL) }
-        var base: URL?
-        for _ in 0..<3000 where base == nil {
-            if let line = server.standardOutput.split(separator: "\n").first, let url = URL(string: String(line)) { base = url }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let base = try await servedURL(server, attempts: 3000)
         let origin = try #require(base, "reel serve printed no URL: \(server.output)")
         let http = HTTPLoader()
         do {
