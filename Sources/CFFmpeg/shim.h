@@ -36,6 +36,7 @@ static inline int64_t reel_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int reel_avseek_size(void) { return AVSEEK_SIZE; }
 static inline int reel_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int reel_av_time_base(void) { return AV_TIME_BASE; }
+static inline AVRational reel_av_time_base_q(void) { return AV_TIME_BASE_Q; }
 
 // APIs that moved between FFmpeg versions, behind one name each.
 

@@ -23,7 +23,8 @@ final class VideoDecodeLoop {
 
     private let engine: PlaybackEngine
     private let worker: PipelineMonitor<EngineState>.Worker
-    private let decoder: Decoder
+    /// Replaced at a seam whose codec parameters differ (a switch of variant).
+    private var decoder: Decoder
     private let codec: CodecParameters
     private let timeBase: TimeBase
     private let frameDuration: MediaTime
@@ -75,6 +76,18 @@ final class VideoDecodeLoop {
             }
         }
         fastFirst = false
+        if let parameters = packet.newParameters {
+            // A seam with other parameters (a switch of variant): every frame of the old
+            // stream comes out first, then a decoder for the new one takes over.
+            _ = try? decoder.send(nil)
+            guard drain(serial: entry.serial) else { return true }
+            do {
+                decoder = try Decoder(parameters: parameters.pointer, timeBase: parameters.timeBase, url: engine.url, threads: 0)
+            } catch {
+                engine.fail(error as? MediaError ?? .unsupportedCodec(name: "video", url: engine.url))
+                return false
+            }
+        }
         state.packetsSinceFrame += 1
         do {
             while try !decoder.send(packet) {

@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelStreaming
+import Synchronization
 // `package`: the stream packager (ReelMediaTools) remuxes what this reads.
 package import CFFmpeg
 
@@ -28,6 +29,19 @@ package final class Demuxer: @unchecked Sendable {
     /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
     private(set) var usedStreamInfoProbe = false
     package private(set) var info: MediaInfo
+    /// Where a sectioned resource's next section comes from (see ``SectionedResourceLoader``).
+    let sections: (any SectionedResourceLoader)?
+    let io: IOActivity?
+    /// The section being read after the first one's end, if any (the demux thread's).
+    var section: DemuxerSection?
+    /// The URL of the section being read (the item's URL for the first).
+    var sectionURL: URL
+    /// The reading section's bridge, for ``interrupt()`` from other threads.
+    let sectionBridge = Mutex<AVIOBridge?>(nil)
+    /// Per selected stream: the codec parameters its decoder now has (after a seam), and the
+    /// latest end of its packets in `AV_TIME_BASE` (where a restarted timeline follows on).
+    var currentParameters: [Int32: CodecParameters] = [:]
+    var timelineEnd: Int64?
 
     /// Opens `url` through `loader` for a media tool (the packager): no IO hooks, default limits.
     package convenience init(forTool url: URL, loader: any ResourceLoader, fastStart: Bool) throws {
@@ -46,7 +60,10 @@ package final class Demuxer: @unchecked Sendable {
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
         self.url = url
+        self.sectionURL = url
         self.readsCaptions = captions
+        self.sections = loader as? any SectionedResourceLoader
+        self.io = io
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
         // What the resource is — HLS, DASH or anything else — is decided by what the loader says
         // (Content-Type) and its first bytes, the name only as a last hint (StreamingFormat). The
@@ -215,11 +232,19 @@ package final class Demuxer: @unchecked Sendable {
     }
 
     package func close() {
-        bridge.interrupt()
+        interrupt()
+        section?.close()
+        section = nil
         if format != nil {
             avformat_close_input(&format)
         }
         bridge.close()
+    }
+
+    /// Makes every read return at once (from any thread): the item's and the section's.
+    package func interrupt() {
+        bridge.interrupt()
+        sectionBridge.withTrackedLock { $0 }?.interrupt()
     }
 
     // MARK: Streams
@@ -385,6 +410,20 @@ package final class Demuxer: @unchecked Sendable {
 
     /// The next packet of a selected stream; `nil` at the end of the input.
     package func readPacket() throws -> Packet? {
+        while true {
+            if section != nil {
+                if let packet = try readSectionPacket() { return packet }
+            } else if let packet = try readFirstSectionPacket() {
+                noteTimeline(packet)
+                return packet
+            }
+            // This section ended: the next one, if the resource goes on.
+            guard try openNextSection() else { return nil }
+        }
+    }
+
+    /// The next packet of the first section (the item as opened); `nil` at its end.
+    private func readFirstSectionPacket() throws -> Packet? {
         guard let format else { throw MediaError.cancelled }
         var damaged = 0
         while true {

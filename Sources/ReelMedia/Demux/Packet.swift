@@ -30,6 +30,10 @@ package final class Packet: @unchecked Sendable {
         av_packet_free(&p)
     }
 
+    /// The stream's new codec parameters, on the first packet of a stream section whose
+    /// parameters differ (a switch of variant): the decoder drains and reopens with them.
+    var newParameters: CodecParameters?
+
     package var streamIndex: Int32 { pointer.pointee.stream_index }
     var pts: Int64 { pointer.pointee.pts }
     var dts: Int64 { pointer.pointee.dts }

@@ -17,8 +17,10 @@ private struct AudioDecodeState {
 extension PlaybackEngine {
     /// The audio decode thread: decode, convert to the sink's format, trim to a seek's
     /// target, queue for the renderer.
-    func runAudioDecoder(_ worker: PipelineMonitor<EngineState>.Worker, decoder: Decoder) {
+    func runAudioDecoder(_ worker: PipelineMonitor<EngineState>.Worker, decoder first: Decoder) {
         defer { monitor.exit(worker) }
+        // Replaced at a seam whose codec parameters differ (a switch of variant).
+        var decoder = first
         guard let sink = audioSink else { return }
         let tb = decoder.timeBase
         let resampler = Resampler(output: sink.format)
@@ -67,6 +69,17 @@ extension PlaybackEngine {
                 resampler.reset()
                 markEnded(video: false, serial: entry.serial)
                 continue
+            }
+            if let parameters = packet.newParameters {
+                // A seam with other parameters: drain the old decoder, open one for the new.
+                _ = try? decoder.send(nil)
+                guard drain(serial: entry.serial) else { continue }
+                guard let next = try? Decoder(parameters: parameters.pointer, timeBase: parameters.timeBase, url: url, threads: 1) else {
+                    state.gaveUp = true
+                    giveUp(video: false, serial: entry.serial, reason: .undecodable(stream: "audio", codec: decoder.codecName, url: url))
+                    continue
+                }
+                decoder = next
             }
             state.packetsSinceOutput += 1
             do {

@@ -210,7 +210,7 @@ final class PlaybackEngine: Sendable {
             return (state.demuxer, state.openingBridge, state.captionReads)
         }
         captionReads.forEach { $0.cancel() }
-        demuxer?.bridge.interrupt()
+        demuxer?.interrupt()
         if opening !== demuxer?.bridge { opening?.interrupt() }
         if let audioSink, audioSink.mode == .pull { audioSink.stop() }
         ring?.setRunning(false)

@@ -1,0 +1,32 @@
+import Foundation
+
+/// One section of a resource read in sections (see ``SectionedResourceLoader``).
+public struct ResourceSection: Sendable, Hashable {
+    /// Where the section is read (from offset 0, once).
+    public var url: URL
+    /// Whether its timestamps start again (a discontinuity) instead of following on.
+    public var restartsTimeline: Bool
+
+    public init(url: URL, restartsTimeline: Bool) {
+        self.url = url
+        self.restartsTimeline = restartsTimeline
+    }
+}
+
+/// A loader whose resources may come in consecutive sections, each a stream a demuxer opens
+/// afresh: a segmented stream whose init section changes (a switch of variant) or whose
+/// timestamps start again (a discontinuity) cannot be one container stream, so its reader
+/// ends a section there and the next begins with the new init section. The demuxer reads a
+/// section to its end, then asks for the one after it.
+public protocol SectionedResourceLoader: ResourceLoader {
+    /// The section after `url`'s, announced before `url`'s stream ended; `nil` when the
+    /// resource ended with `url`'s (or `url` is not a section of this loader).
+    func section(after url: URL) -> ResourceSection?
+}
+
+/// A loader that wants to know where playback of its resources is (a segment scheduler that
+/// keeps a forward buffer): the engine tells it the time of every frame it presents.
+/// Called on the engine's presenting thread: keep it short and never block.
+public protocol PlaybackPositionListener: Sendable {
+    func presented(_ time: MediaTime, of url: URL)
+}

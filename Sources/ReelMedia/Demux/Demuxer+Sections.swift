@@ -1,0 +1,169 @@
+import Foundation
+import ReelCore
+import Synchronization
+internal import CFFmpeg
+
+/// A later section of a sectioned resource (see ``SectionedResourceLoader``): its own format
+/// context and bridge, and how its streams map onto the item's.
+///
+/// `@unchecked`: it wraps an `AVFormatContext`, used by the demux thread alone.
+final class DemuxerSection: @unchecked Sendable {
+    let url: URL
+    let bridge: AVIOBridge
+    var format: UnsafeMutablePointer<AVFormatContext>?
+    /// The item's stream index for each of this section's streams that plays (by kind).
+    var mapping: [Int32: Int32] = [:]
+    /// Whether the first packet of each mapped stream was read (it carries new parameters).
+    var started: Set<Int32> = []
+    let restartsTimeline: Bool
+    /// Added to every timestamp (`AV_TIME_BASE`) when the timeline restarts: known at the
+    /// section's first packet.
+    var offset: Int64?
+
+    init(url: URL, bridge: AVIOBridge, format: UnsafeMutablePointer<AVFormatContext>, restartsTimeline: Bool) {
+        self.url = url
+        self.bridge = bridge
+        self.format = format
+        self.restartsTimeline = restartsTimeline
+    }
+
+    func close() {
+        bridge.interrupt()
+        if format != nil { avformat_close_input(&format) }
+        bridge.close()
+    }
+}
+
+extension Demuxer {
+    /// Opens the section after the one that just ended; `false` when the resource ended.
+    /// The section is opened with the same input format as the item (mov for fMP4, mpegts),
+    /// without probing: its streams are matched to the item's by kind.
+    func openNextSection() throws -> Bool {
+        guard let sections, let next = sections.section(after: sectionURL) else { return false }
+        section?.close()
+        section = nil
+        sectionBridge.withTrackedLock { $0 = nil }
+        let bridge = try AVIOBridge(url: next.url, loader: sections, hooks: AVIOBridge.Hooks(io: io))
+        sectionBridge.withTrackedLock { $0 = bridge }
+        guard let context = avformat_alloc_context() else {
+            bridge.close()
+            throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
+        }
+        context.pointee.pb = bridge.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context.pointee.interrupt_callback.callback = avioInterrupt
+        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        var options: OpaquePointer?
+        av_dict_set(&options, "protocol_whitelist", "none", 0)
+        av_dict_set(&options, "format_whitelist", Self.formatWhitelist, 0)
+        defer { av_dict_free(&options) }
+        var opened: UnsafeMutablePointer<AVFormatContext>? = context
+        let code = avformat_open_input(&opened, next.url.absoluteString, format?.pointee.iformat, &options)
+        guard code >= 0, let opened else {
+            let loaderError = bridge.lastLoaderError
+            let interrupted = bridge.isInterrupted
+            bridge.close()
+            if let loaderError { throw MediaError.loading(loaderError) }
+            if interrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
+            throw MediaError.ffmpeg(operation: "avformat_open_input (section)", code: code, message: ffmpegErrorString(code), url: next.url)
+        }
+        let section = DemuxerSection(url: next.url, bridge: bridge, format: opened, restartsTimeline: next.restartsTimeline)
+        mapStreams(section)
+        self.section = section
+        sectionURL = next.url
+        return true
+    }
+
+    /// Matches the section's streams to the item's selected ones by kind (the first of each).
+    private func mapStreams(_ section: DemuxerSection) {
+        guard let format = section.format else { return }
+        for i in 0..<Int(format.pointee.nb_streams) {
+            let index = Int32(i)
+            guard !section.mapping.keys.contains(index), let stream = format.pointee.streams[i],
+                  let parameters = stream.pointee.codecpar else { continue }
+            let target: Int32?
+            switch parameters.pointee.codec_type {
+            case AVMEDIA_TYPE_VIDEO where stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0:
+                target = videoStreamIndex
+            case AVMEDIA_TYPE_AUDIO: target = audioStreamIndex
+            default: target = nil
+            }
+            if let target, !section.mapping.values.contains(target) {
+                section.mapping[index] = target
+            } else {
+                stream.pointee.discard = AVDISCARD_ALL
+            }
+        }
+    }
+
+    /// The next packet of the current later section, mapped onto the item's streams and time
+    /// bases; `nil` at the section's end.
+    func readSectionPacket() throws -> Packet? {
+        guard let section, let format = section.format else { throw MediaError.cancelled }
+        var damaged = 0
+        while true {
+            guard let packet = Packet() else {
+                throw MediaError.ffmpeg(operation: "av_packet_alloc", code: -12, message: "out of memory", url: url)
+            }
+            let code = av_read_frame(format, packet.pointer)
+            if code == AVERROR_EOF_CODE { return nil }
+            if code < 0 {
+                if let loaderError = section.bridge.lastLoaderError { throw MediaError.loading(loaderError) }
+                if section.bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
+                if code == reel_averror_invaliddata() || code == reel_averror(EIO) {
+                    damaged += 1
+                    if damaged > 64 { return nil }
+                    continue
+                }
+                throw MediaError.ffmpeg(operation: "av_read_frame", code: code, message: ffmpegErrorString(code), url: section.url)
+            }
+            // MPEG-TS may find a stream only once its packets come.
+            if section.mapping[packet.streamIndex] == nil { mapStreams(section) }
+            let own = packet.streamIndex
+            guard let target = section.mapping[own], let from = format.pointee.streams[Int(own)],
+                  let to = stream(target) else { continue }
+            av_packet_rescale_ts(packet.pointer, from.pointee.time_base, to.pointee.time_base)
+            packet.pointer.pointee.stream_index = target
+            if section.restartsTimeline {
+                if section.offset == nil, let first = packet.dts != AV_NOPTS ? packet.dts : packet.timestamp {
+                    let firstTime = av_rescale_q(first, to.pointee.time_base, reel_av_time_base_q())
+                    section.offset = (timelineEnd ?? firstTime) - firstTime
+                }
+                if let offset = section.offset, offset != 0 {
+                    let shift = av_rescale_q(offset, reel_av_time_base_q(), to.pointee.time_base)
+                    if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts += shift }
+                    if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts += shift }
+                }
+            }
+            if !section.started.contains(own) {
+                section.started.insert(own)
+                packet.newParameters = changedParameters(from.pointee.codecpar, for: target, timeBase: to.pointee.time_base)
+            }
+            noteTimeline(packet)
+            return packet
+        }
+    }
+
+    /// The section's parameters for stream `target` when they differ from what its decoder has.
+    private func changedParameters(_ parameters: UnsafeMutablePointer<AVCodecParameters>, for target: Int32,
+                                   timeBase: AVRational) -> CodecParameters? {
+        guard let now = currentParameters[target]?.pointer ?? stream(target)?.pointee.codecpar else { return nil }
+        let a = parameters.pointee, b = now.pointee
+        var same = a.codec_id == b.codec_id && a.extradata_size == b.extradata_size
+            && (a.width == 0 || a.width == b.width) && (a.height == 0 || a.height == b.height)
+            && (a.sample_rate == 0 || a.sample_rate == b.sample_rate)
+        if same, a.extradata_size > 0, let x = a.extradata, let y = b.extradata {
+            same = memcmp(x, y, Int(a.extradata_size)) == 0
+        }
+        guard !same, let copy = CodecParameters(copying: parameters, timeBase: timeBase) else { return nil }
+        currentParameters[target] = copy
+        return copy
+    }
+
+    /// Keeps where the timeline has got to (a restarted one follows on from there).
+    func noteTimeline(_ packet: Packet) {
+        guard let time = packet.timestamp, let stream = stream(packet.streamIndex) else { return }
+        let end = av_rescale_q(time + max(0, packet.duration), stream.pointee.time_base, reel_av_time_base_q())
+        timelineEnd = max(timelineEnd ?? end, end)
+    }
+}
