@@ -2,14 +2,16 @@ import Foundation
 import ReelCore
 import Synchronization
 
-/// A loader that serves a live HLS media playlist's media, read by ``LiveSegmentReader``, as
-/// one resource at a URL of its own (`reel-live://N`), and passes every other URL to the
-/// loader below. What lets the engine play a live stream with FFmpeg's mov or mpegts demuxer
-/// while Reel decides what is fetched and when.
+/// A loader that serves an HLS stream read by ``LiveSegmentReader`` as a resource of its own
+/// (`reel-live://N/media`), in sections (`reel-live://N/section/K`: see
+/// ``SectionedResourceLoader``), and passes every other URL to the loader below. What lets the
+/// engine play a stream with FFmpeg's mov or mpegts demuxer while Reel decides what is fetched,
+/// from which variant and when.
 ///
-/// A read from offset 0 starts a reader at the live edge; the resource cannot seek (a read
-/// from elsewhere fails). Reads of the segments and playlists go through `upstream`.
-public final class LiveMediaLoader: StoringResourceLoader, Sendable {
+/// A read of `media` from offset 0 starts a reader (at the live edge of a live stream); the
+/// resource cannot seek (a read from elsewhere fails). Reads of the segments and playlists go
+/// through `upstream`.
+public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoader, PlaybackPositionListener, Sendable {
     public static let scheme = "reel-live"
 
     /// Why a read was refused.
@@ -18,8 +20,13 @@ public final class LiveMediaLoader: StoringResourceLoader, Sendable {
     }
 
     private struct Registered: Sendable {
-        var playlist: URL
-        var observer: (@Sendable (LiveSegmentReader.Event) -> Void)?
+        var reader: LiveSegmentReader
+        /// The sections of the latest read of `media`.
+        var sections: StreamSections?
+        /// The first and the latest presented frame's time, in seconds (the playhead the
+        /// reader keeps its forward buffer against).
+        var firstPresented: Double?
+        var lastPresented: Double?
     }
 
     public let upstream: any ResourceLoader
@@ -34,9 +41,21 @@ public final class LiveMediaLoader: StoringResourceLoader, Sendable {
 
     /// The URL at which `playlist`'s media is served.
     public func register(playlist: URL, observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
+        register(LiveSegmentReader(playlist: playlist, loader: upstream, tracker: tracker, observer: observer))
+    }
+
+    /// The URL at which `variants`' media is served, starting on `startRank` and switching as
+    /// `switching` says.
+    public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
+                         observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
+        register(LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
+                                   tracker: tracker, observer: observer))
+    }
+
+    private func register(_ reader: LiveSegmentReader) -> URL {
         registry.withTrackedLock { registry in
             let key = String(registry.count + 1)
-            registry[key] = Registered(playlist: playlist, observer: observer)
+            registry[key] = Registered(reader: reader)
             return URL(string: "\(Self.scheme)://\(key)/media")!
         }
     }
@@ -45,19 +64,62 @@ public final class LiveMediaLoader: StoringResourceLoader, Sendable {
 
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
         guard url.scheme == Self.scheme else { return upstream.read(url, range: range) }
-        guard let registered = registry.withTrackedLock({ $0[url.host ?? ""] }) else {
-            return .failed(Refused(description: "\(url): not a live stream of this loader"))
+        let key = url.host ?? ""
+        guard let registered = registry.withTrackedLock({ $0[key] }) else {
+            return .failed(Refused(description: "\(url): not a stream of this loader"))
         }
         guard range.offset == 0 else {
-            return .failed(Refused(description: "a live stream cannot seek (a read from byte \(range.offset))"))
+            return .failed(Refused(description: "a live or adaptive stream cannot seek (a read from byte \(range.offset))"))
         }
-        let reader = LiveSegmentReader(playlist: registered.playlist, loader: upstream, tracker: tracker,
-                                       observer: registered.observer)
+        if let index = Self.sectionIndex(url) {
+            guard let stream = registered.sections?.take(index) else {
+                return .failed(Refused(description: "\(url): no such section"))
+            }
+            return stream
+        }
+        let playlist = registered.reader.playlist
+        var reader = registered.reader
+        registry.withTrackedLock { registry in
+            registry[key]?.firstPresented = nil
+            registry[key]?.lastPresented = nil
+        }
+        reader.playhead = { [weak self] in
+            self?.registry.withTrackedLock { registry -> Double? in
+                guard let first = registry[key]?.firstPresented, let last = registry[key]?.lastPresented else { return nil }
+                return last - first
+            }
+        }
         // The reader's own failures (a stale playlist, …) reach the engine as the loader's
         // errors, which fail the item, rather than as a read that stopped.
-        return reader.stream(failingAs: { error in
-            .invalidResponse(url: registered.playlist, range: .all, reason: "\(error)")
+        let sections = reader.sections(failingAs: { error in
+            .invalidResponse(url: playlist, range: .all, reason: "\(error)")
         })
+        registry.withTrackedLock { $0[key]?.sections = sections }
+        return sections.take(0)!
+    }
+
+    public func section(after url: URL) -> ResourceSection? {
+        guard url.scheme == Self.scheme, let host = url.host else { return nil }
+        let index = Self.sectionIndex(url) ?? 0
+        guard let sections = registry.withTrackedLock({ $0[host]?.sections }),
+              let restarts = sections.restartsTimeline(after: index) else { return nil }
+        return ResourceSection(url: URL(string: "\(Self.scheme)://\(host)/section/\(index + 1)")!, restartsTimeline: restarts)
+    }
+
+    public func presented(_ time: MediaTime, of url: URL) {
+        guard url.scheme == Self.scheme, let key = url.host, time.isNumeric else { return }
+        let seconds = time.seconds
+        registry.withTrackedLock { registry in
+            guard registry[key] != nil else { return }
+            if registry[key]?.firstPresented == nil { registry[key]?.firstPresented = seconds }
+            registry[key]?.lastPresented = seconds
+        }
+    }
+
+    private static func sectionIndex(_ url: URL) -> Int? {
+        let components = url.pathComponents
+        guard components.count == 3, components[1] == "section" else { return nil }
+        return Int(components[2])
     }
 
     public func contentInformation(for url: URL) async throws -> ContentInformation {

@@ -215,6 +215,17 @@ public struct LivePlaylistTracker: Sendable {
         return isFinal && cursor.sequence >= nextSequence ? .ended : .waitForReload
     }
 
+    /// Moves the cursor to segment `sequence` (a switch of variant continues there), forgetting
+    /// the init section sent, so the next fetch names this playlist's. `false` (nothing moved)
+    /// when the playlist does not list it.
+    @discardableResult
+    public mutating func move(to sequence: Int64) -> Bool {
+        guard segments.contains(where: { $0.sequence == sequence }) else { return false }
+        cursor = (sequence, 0)
+        lastInitSection = nil
+        return true
+    }
+
     /// Records that `fetch` (what ``next()`` returned) was fetched.
     public mutating func fetched(_ fetch: Fetch) {
         guard let current = cursor else { return }

@@ -1,30 +1,32 @@
 import Foundation
 import ReelCore
 
-/// Reads a live HLS media playlist the way Reel's segment scheduler does and gives its media
-/// as one stream: the init section (fMP4) once, then every segment (or part) in order, each
+/// Reads an HLS stream the way Reel's segment scheduler does and gives its media as
+/// ``StreamSections``: the init section (fMP4), then every segment (or part) in order, each
 /// fetched once, through the loader. What FFmpeg's mov or mpegts demuxer reads in place of
-/// FFmpeg's HLS demuxer; `LivePlaylistTracker` makes every decision, this runs them.
+/// FFmpeg's HLS demuxer; `LivePlaylistTracker` decides what to fetch and when, and, with more
+/// than one variant, ``AdaptiveVariantRule`` (or a fixed plan) decides from which.
+///
+/// A live playlist is joined at its edge and followed; one with `EXT-X-ENDLIST` is read from
+/// its start. Each section is one container stream: a new one starts at every seam — a switch
+/// of variant, an init section that changes, a discontinuity (whose timestamps start again) —
+/// so the demuxer reopens there on the engine's side. Switches happen only at whole segments
+/// of playlists whose media sequence numbers line up (as a packager's ladder does).
 ///
 /// The stream has no length and cannot seek. It ends after `EXT-X-ENDLIST` and everything
 /// before it, and fails with a ``LivePlaylistTracker/Failure`` (stale playlist, media
-/// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure`` (an init
-/// section that changes or a discontinuity: timestamps that start again, which a single
-/// demuxer cannot follow), or the loader's error.
+/// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure``, or the
+/// loader's error.
 /// Playlists are read through the loader's unstored side (a live playlist must reach the
 /// origin at each reload); segments through the loader itself, so they are cached.
 public struct LiveSegmentReader: Sendable {
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        case initSectionChanged(String)
         case notAMediaPlaylist(String)
-        case discontinuity(Int64)
         case tooLarge(what: String, url: URL, limit: Int)
 
         public var description: String {
             switch self {
-            case .initSectionChanged(let uri): "the live stream's init section changed to \(uri) (not followed yet)"
-            case .notAMediaPlaylist(let why): "the live playlist cannot be read: \(why)"
-            case .discontinuity(let sequence): "the live stream has a discontinuity at segment \(sequence) (not followed yet)"
+            case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
             }
         }
@@ -37,9 +39,54 @@ public struct LiveSegmentReader: Sendable {
         /// A segment or part was fetched: its URL and byte range (`nil`: whole), bytes, and
         /// how far behind the newest listed media the fetching then was, in seconds.
         case fetched(url: URL, range: ByteRange?, bytes: Int, behindEdge: Double)
+        /// The next segments come from another variant (or the same one after a seam):
+        /// `sequence` is the first of them, `section` the stream section they start.
+        case switched(Switch)
     }
 
-    public var playlist: URL
+    /// A switch of variant, and why.
+    public struct Switch: Sendable, Hashable {
+        public var from: Int
+        public var to: Int
+        public var sequence: Int64
+        public var playlist: URL
+        public var bandwidth: Int64
+        /// The rule's sentence, or "planned" for a fixed plan.
+        public var why: String
+        public var estimate: Int64?
+        public var buffered: Double
+        public var section: Int
+    }
+
+    /// One variant of the stream: its media playlist and `BANDWIDTH`.
+    public struct Variant: Sendable, Hashable {
+        public var playlist: URL
+        public var bandwidth: Int64
+        public var resolution: String?
+
+        public init(playlist: URL, bandwidth: Int64, resolution: String? = nil) {
+            self.playlist = playlist
+            self.bandwidth = bandwidth
+            self.resolution = resolution
+        }
+    }
+
+    /// How the variant of each segment is chosen.
+    public enum Switching: Sendable {
+        /// The one variant it started on.
+        case fixed
+        /// ``AdaptiveVariantRule`` over the estimate, before every whole segment.
+        case adaptive(AdaptiveVariantRule, estimate: any BandwidthEstimating)
+        /// A fixed plan: before the `n`th segment fetched (0 is the first), switch to the
+        /// variant of rank `plan[n]`. For tests and side-by-side comparisons.
+        case plan([Int: Int])
+    }
+
+    /// The variants, lowest bandwidth first.
+    public var variants: [Variant]
+    /// The rank (in ``variants``) it starts on.
+    public var startRank: Int
+    public var switching: Switching
     public var loader: any ResourceLoader
     public var tracker: LivePlaylistTracker
     /// Monotonic seconds now.
@@ -47,14 +94,35 @@ public struct LiveSegmentReader: Sendable {
     /// Waits `seconds` (a sleep; a test's clock can make it instant).
     public var sleep: @Sendable (Double) async throws -> Void
     public var observer: (@Sendable (Event) -> Void)?
+    /// Seconds of media played since the first frame, as the player reports it (`nil`: no
+    /// report yet). Without it the reader assumes playback at 1× from its first delivery
+    /// (``VirtualPlayhead``) for the adaptive rule, and keeps no forward-buffer limit.
+    public var playhead: (@Sendable () -> Double?)?
+    /// With a ``playhead``: no segment is fetched while this many seconds are buffered ahead
+    /// of it (what a short-video feed spends on a clip the viewer may swipe away from).
+    public var maximumBuffer: Double = 12
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
     public var maximumSegmentBytes = 256 << 20
 
+    /// The playlist of the variant it starts on.
+    public var playlist: URL { variants[startRank].playlist }
+
+    /// One media playlist.
     public init(playlist: URL, loader: any ResourceLoader, tracker: LivePlaylistTracker = LivePlaylistTracker(),
                 observer: (@Sendable (Event) -> Void)? = nil) {
-        self.playlist = playlist
+        self.init(variants: [Variant(playlist: playlist, bandwidth: 0)], startRank: 0, switching: .fixed, loader: loader,
+                  tracker: tracker, observer: observer)
+    }
+
+    /// Several variants (sorted here, lowest bandwidth first), starting on `startRank`.
+    public init(variants: [Variant], startRank: Int, switching: Switching, loader: any ResourceLoader,
+                tracker: LivePlaylistTracker = LivePlaylistTracker(), observer: (@Sendable (Event) -> Void)? = nil) {
+        precondition(!variants.isEmpty, "a stream has at least one variant")
+        self.variants = variants.sorted { $0.bandwidth < $1.bandwidth }
+        self.startRank = min(max(startRank, 0), variants.count - 1)
+        self.switching = switching
         self.loader = loader
         self.tracker = tracker
         let start = ContinuousClock.now
@@ -63,81 +131,199 @@ public struct LiveSegmentReader: Sendable {
         self.observer = observer
     }
 
-    /// Starts reading; the returned stream carries the media. Cancelling it stops the reading.
-    /// `failingAs` turns the reader's own failures (not the loader's, not a cancellation) into
-    /// a loader error, for readers that only know those.
-    public func stream(failingAs: (@Sendable (any Error) -> ResourceLoaderError)? = nil) -> ByteStream {
-        let (stream, continuation) = ByteStream.makeStream(highWaterMark: 4 << 20)
-        continuation.respond(with: ContentInformation(length: nil, contentType: nil, isByteRangeAccessSupported: false,
-                                                      finalURL: playlist))
+    /// Starts reading; the returned sections carry the media. Cancelling the newest section's
+    /// stream stops the reading. `failingAs` turns the reader's own failures (not the loader's,
+    /// not a cancellation) into a loader error, for readers that only know those.
+    public func sections(failingAs: (@Sendable (any Error) -> ResourceLoaderError)? = nil) -> StreamSections {
+        let sections = StreamSections(information: ContentInformation(
+            length: nil, contentType: nil, isByteRangeAccessSupported: false, finalURL: playlist))
+        let first = sections.announce(restartsTimeline: false)
         let task = Task { [self] in
             do {
-                try await run(continuation)
-                continuation.finish()
+                try await run(sections, first: first.continuation)
+                sections.finishAll(throwing: nil)
             } catch let error as ResourceLoaderError {
-                continuation.finish(throwing: error)
+                sections.finishAll(throwing: error)
             } catch is CancellationError {
-                continuation.finish(throwing: CancellationError())
+                sections.finishAll(throwing: CancellationError())
             } catch {
-                continuation.finish(throwing: failingAs?(error) ?? error)
+                sections.finishAll(throwing: failingAs?(error) ?? error)
             }
         }
-        continuation.onCancel { task.cancel() }
-        return stream
+        sections.onCancel { task.cancel() }
+        return sections
     }
 
-    private func run(_ output: ByteStream.Continuation) async throws {
-        var tracker = self.tracker
+    /// The first section alone (a stream with no seam is all there): for tests and tools.
+    public func stream(failingAs: (@Sendable (any Error) -> ResourceLoaderError)? = nil) -> ByteStream {
+        sections(failingAs: failingAs).take(0)!
+    }
+
+    /// The running reader's state.
+    private struct Run {
+        var rank: Int
+        var tracker: LivePlaylistTracker
+        var output: ByteStream.Continuation
+        var section = 0
         var initSent: HLSMediaPlaylist.Part?
-        var fetchedAny = false
+        /// Something was sent into the current section.
+        var sectionStarted = false
+        var segmentsFetched = 0
+        var playhead = VirtualPlayhead()
+        var lastThroughput: Int64?
+        /// The next segment starts a new section (a switch).
+        var seamPending = false
+    }
+
+    private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
+        var state = Run(rank: startRank, tracker: tracker, output: first)
         let playlistLoader = loader.unstoredLoader
         var reload = LivePlaylistTracker.Reload(at: now())
         while !Task.isCancelled {
+            // Waiting for the stream to grow is waiting on time outside the player: a reader
+            // blocked meanwhile is idle, not busy (a simulated clock may move on).
+            let waits = state.sectionStarted && (reload.at > now() || reload.blockingSequence != nil)
+            if waits { state.output.setIdle(true) }
             let wait = reload.at - now()
             if wait > 0 { try await sleep(wait) }
-            let url = reload.url(for: playlist)
-            let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the live playlist",
-                                               loader: playlistLoader)
-            let parsed: HLSMediaPlaylist
-            do { parsed = try HLSMediaPlaylist.parse(document) } catch {
-                throw Failure.notAMediaPlaylist(error.description)
-            }
-            let changed = try tracker.received(parsed, at: now())
-            observer?(.playlist(url: url, changed: changed, at: now()))
-            while case let fetch = tracker.next(), fetch != .waitForReload {
+            let changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, loader: playlistLoader)
+            if waits { state.output.setIdle(false) }
+            while case let fetch = state.tracker.next(), fetch != .waitForReload {
                 if case .ended = fetch { return }
+                if case .segment = fetch { try await waitForRoomIdle(state) }
+                if case .segment(let segment, _) = fetch, variants.count > 1,
+                   try await switchIfWanted(before: segment.sequence, state: &state, loader: playlistLoader) {
+                    continue
+                }
                 let resource: HLSMediaPlaylist.Part
-                var section: HLSMediaPlaylist.Part?
+                // The init section this fetch needs (each section starts with its own).
+                let needed: HLSMediaPlaylist.Part?
+                let duration: Double
+                var discontinuity = false
                 switch fetch {
-                case .segment(let segment, let initSection):
-                    // Timestamps start again after a discontinuity: one demuxer cannot follow.
-                    if fetchedAny, segment.discontinuity { throw Failure.discontinuity(segment.sequence) }
-                    (resource, section) = (segment.resource, initSection)
-                case .part(_, _, let part, let initSection): (resource, section) = (part.resource, initSection)
+                case .segment(let segment, _):
+                    (resource, needed, duration) = (segment.resource, segment.initSection, segment.duration)
+                    discontinuity = segment.discontinuity
+                case .part(let sequence, _, let part, _):
+                    let segment = state.tracker.segments.first { $0.sequence == sequence } ?? state.tracker.segments.last
+                    (resource, needed, duration) = (part.resource, segment?.initSection, part.duration)
                 case .waitForReload, .ended: return
                 }
-                if let wanted = section, wanted != initSent {
-                    guard initSent == nil else { throw Failure.initSectionChanged(wanted.uri) }
-                    try await output.send(try await Self.read(resolve(wanted.uri), range: wanted.range ?? .all,
-                                                              limit: maximumSegmentBytes, what: "the init section", loader: loader))
-                    initSent = wanted
+                // A seam: a switch, an init section that changes, or timestamps that start
+                // again. The demuxer reopens on the next section.
+                let initChanges = needed != nil && state.initSent != nil && needed != state.initSent
+                if state.sectionStarted, state.seamPending || discontinuity || initChanges {
+                    let next = sections.announce(restartsTimeline: discontinuity)
+                    state.output.finish()
+                    state.output = next.continuation
+                    state.section = next.index
+                    state.initSent = nil
+                    state.sectionStarted = false
                 }
-                let bytes = try await Self.read(resolve(resource.uri), range: resource.range ?? .all,
-                                                limit: maximumSegmentBytes, what: "the segment", loader: loader)
-                tracker.fetched(fetch)
-                fetchedAny = true
-                observer?(.fetched(url: resolve(resource.uri), range: resource.range, bytes: bytes.count,
-                                   behindEdge: tracker.behindEdge))
-                try await output.send(bytes)
+                state.seamPending = false
+                if let needed, needed != state.initSent {
+                    try await state.output.send(try await Self.read(resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
+                                                                    limit: maximumSegmentBytes, what: "the init section", loader: loader))
+                    state.initSent = needed
+                    state.sectionStarted = true
+                }
+                let started = now()
+                let url = resolve(resource.uri, rank: state.rank)
+                let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
+                                                what: "the segment", loader: loader)
+                let took = now() - started
+                if took > 0.001 { state.lastThroughput = Int64(Double(bytes.count * 8) / took) }
+                state.tracker.fetched(fetch)
+                if case .segment = fetch { state.segmentsFetched += 1 }
+                observer?(.fetched(url: url, range: resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
+                try await state.output.send(bytes)
+                state.sectionStarted = true
+                state.playhead.deliver(duration, at: now())
             }
-            try tracker.checkStale(at: now())
-            reload = tracker.nextReload()
+            try state.tracker.checkStale(at: now())
+            reload = state.tracker.nextReload()
             // A plain reload waits; a blocking one goes at once but must not spin on a server
             // that answers at once with nothing new: then it waits half a target duration.
             if reload.blockingSequence != nil, !changed {
-                reload.at = max(reload.at, now() + tracker.targetDuration / 2)
+                reload.at = max(reload.at, now() + state.tracker.targetDuration / 2)
             }
         }
+    }
+
+    /// Seconds delivered ahead of the playhead: the player's when it reports one, else the
+    /// virtual one's.
+    private func buffered(_ state: Run) -> Double {
+        if let played = playhead?() { return max(0, state.playhead.delivered - played) }
+        return state.playhead.buffered(at: now())
+    }
+
+    /// With a reported playhead, waits while the forward buffer is full.
+    private func waitForRoom(_ state: Run) async throws {
+        guard let playhead else { return }
+        while !Task.isCancelled {
+            // Before the first frame (or for sound alone) the virtual playhead stands in.
+            let played = playhead() ?? state.playhead.position(at: now())
+            let ahead = state.playhead.delivered - played
+            if ahead < maximumBuffer { return }
+            try await sleep(min(1, max(0.05, ahead - maximumBuffer)))
+        }
+    }
+
+    /// ``waitForRoom(_:)``, with the output marked idle meanwhile: the reader waits for the
+    /// player to play on, which a reader blocked on the output does not hold up.
+    private func waitForRoomIdle(_ state: Run) async throws {
+        state.output.setIdle(true)
+        defer { state.output.setIdle(false) }
+        try await waitForRoom(state)
+    }
+
+    /// Loads a playlist into `tracker`; whether it listed something new.
+    private func load(_ url: URL, into tracker: inout LivePlaylistTracker, loader: any ResourceLoader) async throws -> Bool {
+        let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
+        let parsed: HLSMediaPlaylist
+        do { parsed = try HLSMediaPlaylist.parse(document) } catch {
+            throw Failure.notAMediaPlaylist(error.description)
+        }
+        let changed = try tracker.received(parsed, at: now())
+        observer?(.playlist(url: url, changed: changed, at: now()))
+        return changed
+    }
+
+    /// Asks the switching rule before segment `sequence`; on a switch, loads the new variant's
+    /// playlist and moves to it there. `true` when it switched (the caller asks again what to fetch).
+    private func switchIfWanted(before sequence: Int64, state: inout Run, loader playlistLoader: any ResourceLoader) async throws -> Bool {
+        let target: Int
+        let why: String
+        var estimate: Int64?
+        let buffered = self.buffered(state)
+        switch switching {
+        case .fixed:
+            return false
+        case .plan(let plan):
+            guard let planned = plan[state.segmentsFetched] else { return false }
+            target = min(max(planned, 0), variants.count - 1)
+            why = "planned before segment \(state.segmentsFetched)"
+        case .adaptive(let rule, let meter):
+            guard state.segmentsFetched > 0 else { return false }
+            estimate = meter.bandwidthEstimate.bitsPerSecond
+            let decision = rule.decide(bandwidths: variants.map(\.bandwidth), current: state.rank, estimate: estimate,
+                                       buffered: buffered, lastThroughput: state.lastThroughput)
+            target = decision.rank
+            why = decision.description
+        }
+        guard target != state.rank else { return false }
+        var tracker = LivePlaylistTracker(staleAfter: self.tracker.staleAfter, prefersParts: self.tracker.prefersParts)
+        _ = try await load(variants[target].playlist, into: &tracker, loader: playlistLoader)
+        // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
+        guard tracker.move(to: sequence) else { return false }
+        let from = state.rank
+        state.rank = target
+        state.tracker = tracker
+        state.seamPending = true
+        observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
+                                   bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
+                                   buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section)))
+        return true
     }
 
     /// Reads `range` of `url` whole, refusing more than `limit` bytes.
@@ -151,7 +337,8 @@ public struct LiveSegmentReader: Sendable {
         return data
     }
 
-    private func resolve(_ uri: String) -> URL {
-        URL(string: uri, relativeTo: playlist)?.absoluteURL ?? playlist
+    private func resolve(_ uri: String, rank: Int) -> URL {
+        let playlist = variants[rank].playlist
+        return URL(string: uri, relativeTo: playlist)?.absoluteURL ?? playlist
     }
 }

@@ -188,6 +188,24 @@ import Testing
         try tracker.checkStale(at: 1000)
     }
 
+    @Test func aVODPlaylistIsReadFromItsStartAndMovingToASegmentNamesItsInitSectionAgain() throws {
+        var tracker = LivePlaylistTracker()
+        try tracker.received(Self.playlist(first: 0, count: 6, final: true), at: 0)
+        guard case .segment(let first, let initSection) = tracker.next() else { Issue.record("a segment first"); return }
+        #expect(first.sequence == 0, "a playlist with an end is read from its start")
+        #expect(initSection?.uri == "init.mp4")
+        tracker.fetched(tracker.next())
+        let moved = tracker.move(to: 4)
+        #expect(moved, "a switch of variant carries on at segment 4")
+        guard case .segment(let next, let again) = tracker.next() else { Issue.record("a segment next"); return }
+        #expect(next.sequence == 4)
+        #expect(again?.uri == "init.mp4", "the new section starts with its init section")
+        let movedPast = tracker.move(to: 9)
+        #expect(!movedPast, "a segment the playlist does not list")
+        #expect(drain(&tracker) == ["s4.mp4", "s5.mp4"])
+        #expect(tracker.next() == .ended)
+    }
+
     @Test func aPlaylistWithoutATargetDurationIsRefused() {
         var tracker = LivePlaylistTracker()
         let playlist = HLSMediaPlaylist(Data("#EXTM3U\n#EXTINF:2,\na.ts\n".utf8))!

@@ -62,16 +62,159 @@ import Testing
         #expect(reloads >= 14, "it reloaded the playlist as it grew: one blocking reload per segment")
     }
 
-    @Test func aDiscontinuityEndsTheStreamClearly() async throws {
+    @Test func aDiscontinuityStartsANewSectionWhoseTimelineRestarts() async throws {
         let root = try Self.files()
         defer { try? FileManager.default.removeItem(at: root) }
         let server = OriginServer(configuration: .init(root: root, routes: [.liveHLS("/live.m3u8", stream: try Self.stream(loops: true), time: Self.time)]))
         let port = try await server.start()
         let http = HTTPLoader()
-        let media = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http).stream()
-        await #expect(throws: LiveSegmentReader.Failure.discontinuity(24)) { _ = try await media.collect() }
+        let sections = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http).sections()
+        let first = try await #require(sections.take(0)).collect()
+        #expect(sections.take(0) == nil, "a section is taken once")
+        let tokens = String(decoding: first, as: UTF8.self).split(separator: ";").map(String.init)
+        #expect(tokens == ["INIT"] + (7..<24).map { "SEG-\($0)" }, "the first pass, up to the loop's discontinuity")
+        #expect(sections.restartsTimeline(after: 0) == true, "the next section was announced before this one ended")
+        // The next section starts again with the init section, then the loop's first segment.
+        let next = try #require(sections.take(1))
+        let start = try await next.collect(limit: 10)
+        #expect(String(decoding: start, as: UTF8.self).hasPrefix("INIT;SEG-0;"))
+        next.cancel()
         await http.shutdown()
         await server.stop()
+    }
+
+    /// Two VOD variants of 6 segments whose bytes say which variant and segment they are.
+    static func ladder() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-ladder-\(UUID().uuidString)")
+        for name in ["lo", "hi"] {
+            let variant = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: variant, withIntermediateDirectories: true)
+            try Data("\(name)-INIT;".utf8).write(to: variant.appendingPathComponent("init.mp4"))
+            var playlist = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+            for index in 0..<6 {
+                try Data("\(name)-\(index);".utf8).write(to: variant.appendingPathComponent("s\(index).m4s"))
+                playlist += "#EXTINF:1.0,\ns\(index).m4s\n"
+            }
+            try Data((playlist + "#EXT-X-ENDLIST\n").utf8).write(to: variant.appendingPathComponent("index.m3u8"))
+        }
+        return directory
+    }
+
+    static func variants(_ port: Int) -> [LiveSegmentReader.Variant] {
+        [.init(playlist: URL(string: "http://127.0.0.1:\(port)/hi/index.m3u8")!, bandwidth: 2_000_000),
+         .init(playlist: URL(string: "http://127.0.0.1:\(port)/lo/index.m3u8")!, bandwidth: 200_000)]
+    }
+
+    static func sectionTokens(_ sections: StreamSections) async throws -> [[String]] {
+        try await sections.collectAll().map { String(decoding: $0, as: UTF8.self).split(separator: ";").map(String.init) }
+    }
+
+    @Test func aPlanSwitchesVariantsAtSegmentsAndEachSectionStartsWithItsInitSection() async throws {
+        let root = try Self.ladder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let switches = Mutex<[LiveSegmentReader.Switch]>([])
+        let reader = LiveSegmentReader(variants: Self.variants(port), startRank: 0, switching: .plan([2: 1, 4: 0]), loader: http) { event in
+            if case .switched(let change) = event { switches.withTrackedLock { $0.append(change) } }
+        }
+        #expect(reader.variants.map(\.bandwidth) == [200_000, 2_000_000], "lowest first")
+        let sections = reader.sections()
+        let tokens = try await Self.sectionTokens(sections)
+        await http.shutdown()
+        await server.stop()
+        #expect(tokens == [["lo-INIT", "lo-0", "lo-1"], ["hi-INIT", "hi-2", "hi-3"], ["lo-INIT", "lo-4", "lo-5"]])
+        #expect(sections.restartsTimeline(after: 0) == false, "a switch follows on: the timeline does not restart")
+        let seen = switches.withTrackedLock { $0 }
+        #expect(seen.map(\.sequence) == [2, 4])
+        #expect(seen.map(\.to) == [1, 0])
+        #expect(seen.map(\.section) == [1, 2])
+    }
+
+    @Test func theAdaptiveRuleStepsUpOnceEnoughIsBufferedAndDownWhenTheEstimateFalls() async throws {
+        let root = try Self.ladder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        func run(start: Int, estimate: Int64) async throws -> ([[String]], [LiveSegmentReader.Switch]) {
+            let switches = Mutex<[LiveSegmentReader.Switch]>([])
+            var reader = LiveSegmentReader(variants: Self.variants(port), startRank: start,
+                                           switching: .adaptive(AdaptiveVariantRule(), estimate: FixedBandwidth(bitsPerSecond: estimate)),
+                                           loader: http) { event in
+                if case .switched(let change) = event { switches.withTrackedLock { $0.append(change) } }
+            }
+            // The player has shown nothing yet and stands at 0: all that is fetched is buffered.
+            reader.playhead = { 0 }
+            return (try await Self.sectionTokens(reader.sections()), switches.withTrackedLock { $0 })
+        }
+        // A fast link: up once 4 s (the rule's minimum) are buffered, and never down again.
+        let (up, upSwitches) = try await run(start: 0, estimate: 10_000_000)
+        #expect(up == [["lo-INIT", "lo-0", "lo-1", "lo-2", "lo-3"], ["hi-INIT", "hi-4", "hi-5"]])
+        #expect(upSwitches.count == 1)
+        #expect(upSwitches.first?.why.hasPrefix("up:") == true, "\(upSwitches)")
+        #expect(upSwitches.first?.estimate == 10_000_000)
+        // A slow link: down at the first decision.
+        let (down, downSwitches) = try await run(start: 1, estimate: 250_000)
+        #expect(down == [["hi-INIT", "hi-0"], ["lo-INIT", "lo-1", "lo-2", "lo-3", "lo-4", "lo-5"]])
+        #expect(downSwitches.map { String($0.why.prefix(5)) } == ["down:"])
+        await http.shutdown()
+        await server.stop()
+    }
+
+    @Test func noSegmentIsFetchedWhileTheForwardBufferIsFull() async throws {
+        let root = try Self.ladder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let position = Mutex<Double?>(nil)
+        let asked = Mutex(0)
+        let fetched = Mutex(0)
+        var reader = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/lo/index.m3u8")!, loader: http) { event in
+            if case .fetched = event { fetched.withTrackedLock { $0 += 1 } }
+        }
+        reader.maximumBuffer = 3
+        reader.playhead = {
+            asked.withTrackedLock { $0 += 1 }
+            return position.withTrackedLock { $0 }
+        }
+        reader.sleep = { _ in try await Task.sleep(for: .milliseconds(1)) }
+        // Time stands still: the virtual playhead (before the first frame) does not move either.
+        reader.now = { 0 }
+        let sections = reader.sections()
+        let media = try #require(sections.take(0))
+        let all = Task { try await media.collect() }
+        // Nothing shown yet: it fetches what the first frames need (3 s), then waits.
+        while asked.withTrackedLock({ $0 }) < 50 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(fetched.withTrackedLock { $0 } == 3, "3 s buffered, none shown: it waits")
+        // The player shows 2 s: room for 2 more.
+        position.withTrackedLock { $0 = 2 }
+        let before = asked.withTrackedLock { $0 }
+        while asked.withTrackedLock({ $0 }) < before + 50 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(fetched.withTrackedLock { $0 } == 5)
+        position.withTrackedLock { $0 = 5 }
+        let bytes = try await all.value
+        #expect(String(decoding: bytes, as: UTF8.self) == "lo-INIT;lo-0;lo-1;lo-2;lo-3;lo-4;lo-5;")
+        await http.shutdown()
+        await server.stop()
+    }
+
+    @Test func aVirtualPlayheadPlaysAtOneTimesAndWaitsWhenItRunsDry() {
+        var playhead = VirtualPlayhead()
+        #expect(playhead.buffered(at: 5) == 0)
+        playhead.deliver(2, at: 10)
+        #expect(playhead.buffered(at: 10) == 2)
+        #expect(playhead.buffered(at: 11) == 1)
+        playhead.deliver(2, at: 11)
+        #expect(playhead.buffered(at: 11) == 3)
+        // It ran dry at 14 and waited until the next delivery at 16.
+        #expect(playhead.position(at: 16) == 4)
+        playhead.deliver(1, at: 16)
+        #expect(playhead.stalled == 2)
+        #expect(playhead.buffered(at: 16) == 1)
+        #expect(playhead.position(at: 16.5) == 4.5)
     }
 
     @Test func aPlaylistOrASegmentLargerThanItsLimitEndsTheStream() async throws {
@@ -90,7 +233,7 @@ import Testing
         // A playlist past its limit (a live playlist that grew without bound).
         var small = LiveSegmentReader(playlist: url, loader: http)
         small.maximumPlaylistBytes = 100
-        await #expect(throws: LiveSegmentReader.Failure.tooLarge(what: "the live playlist", url: url, limit: 100)) {
+        await #expect(throws: LiveSegmentReader.Failure.tooLarge(what: "the playlist", url: url, limit: 100)) {
             _ = try await small.stream().collect()
         }
         await http.shutdown()

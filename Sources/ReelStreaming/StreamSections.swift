@@ -1,0 +1,95 @@
+import Foundation
+import ReelCore
+import Synchronization
+
+/// The sections of one segmented stream as its reader writes them (see
+/// ``SectionedResourceLoader``): section 0 first; at a seam (an init section that changes, a
+/// switch of variant, a discontinuity) the reader announces the next section, then ends the
+/// current one, so whoever reads a section to its end can already ask whether another follows.
+///
+/// A section's stream can be taken once (a demuxer opens it once). Cancelling the newest
+/// section's stream stops the reader; cancelling one that already ended (the demuxer closing
+/// it after moving on) does not.
+public final class StreamSections: Sendable {
+    private struct Entry: Sendable {
+        var stream: ByteStream?
+        var continuation: ByteStream.Continuation
+        var restartsTimeline: Bool
+    }
+
+    private struct State: Sendable {
+        var entries: [Int: Entry] = [:]
+        /// How many sections were announced.
+        var count = 0
+        var onCancel: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+    private let highWaterMark: Int
+    private let information: ContentInformation
+
+    init(information: ContentInformation, highWaterMark: Int = 4 << 20) {
+        self.information = information
+        self.highWaterMark = highWaterMark
+    }
+
+    /// Runs when the newest section's reader cancels it.
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        state.withTrackedLock { $0.onCancel = handler }
+    }
+
+    /// Announces section `count` (its stream exists from now on) and returns where to write it.
+    func announce(restartsTimeline: Bool) -> (index: Int, continuation: ByteStream.Continuation) {
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: highWaterMark)
+        continuation.respond(with: information)
+        let index = state.withTrackedLock { state -> Int in
+            let index = state.count
+            state.entries[index] = Entry(stream: stream, continuation: continuation, restartsTimeline: restartsTimeline)
+            state.count += 1
+            return index
+        }
+        continuation.onCancel { [weak self] in
+            guard let self else { return }
+            let handler = self.state.withTrackedLock { state in index == state.count - 1 ? state.onCancel : nil }
+            handler?()
+        }
+        return (index, continuation)
+    }
+
+    /// How many sections were announced so far.
+    public var count: Int { state.withTrackedLock { $0.count } }
+
+    /// Section `index`'s stream, once (a second take, or a section never announced, is `nil`).
+    public func take(_ index: Int) -> ByteStream? {
+        state.withTrackedLock { state in
+            let stream = state.entries[index]?.stream
+            state.entries[index]?.stream = nil
+            return stream
+        }
+    }
+
+    /// Whether section `index + 1` was announced, and whether its timestamps start again.
+    public func restartsTimeline(after index: Int) -> Bool? {
+        state.withTrackedLock { $0.entries[index + 1]?.restartsTimeline }
+    }
+
+    /// Ends every announced section's stream that is still open (the reader stopped).
+    func finishAll(throwing error: (any Error)?) {
+        let open = state.withTrackedLock { $0.entries.values.map(\.continuation) }
+        for continuation in open {
+            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+        }
+    }
+
+    /// Reads every section to its end, one after another, into one `Data` (for tests and
+    /// tools that want the bytes, not a demuxer).
+    public func collectAll(limit: Int = .max) async throws -> [Data] {
+        var result: [Data] = []
+        var index = 0
+        while let stream = take(index) {
+            result.append(try await stream.collect(limit: limit))
+            index += 1
+        }
+        return result
+    }
+}
