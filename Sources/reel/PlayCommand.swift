@@ -45,6 +45,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("live-scheduler"), help: "Who follows a live HLS playlist: reel (its own segment reader) or ffmpeg (FFmpeg's HLS demuxer).")
     var liveScheduler: LivePlayback.Scheduler = .reel
 
+    @Flag(help: "Play an HLS master through Reel's own segment reader, switching variants as the bandwidth estimate and the buffer say (live masters always are; a VOD stream played so cannot seek yet).")
+    var adaptive = false
+
+    @Option(name: .customLong("variant-plan"), help: "Switch variants at fixed segments instead (\"2:1,5:0\": before the 3rd segment to the 2nd lowest variant, before the 6th to the lowest). For tests and comparisons.")
+    var variantPlan: String?
+
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
@@ -57,6 +63,9 @@ struct PlayCommand: AsyncParsableCommand {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
         if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
         if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
+        if let variantPlan, LivePlayback.parsePlan(variantPlan) == nil {
+            throw ValidationError("--variant-plan must be segment:rank pairs, such as 2:1,5:0")
+        }
         _ = try outputOptions.choose()
     }
 
@@ -69,8 +78,10 @@ struct PlayCommand: AsyncParsableCommand {
         let writer = try TraceWriter(path: trace)
         let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
+        let options = LivePlayback.Options(scheduler: liveScheduler, adaptive: adaptive, plan: variantPlan.flatMap(LivePlayback.parsePlan),
+                                           estimate: stack.meter, masterLoader: stack.variants.upstream)
         let (itemURL, itemLoader, livePlaylist) = await LivePlayback.prepare(
-            source.url, loader: stack.loader, scheduler: liveScheduler,
+            source.url, loader: stack.loader, options: options,
             observer: { event in writer.write(TraceWriter.live(event)) })
         _ = livePlaylist
         let item = PlayerItem(url: itemURL, loader: itemLoader,

@@ -102,8 +102,8 @@ final class TraceWriter: Sendable {
         return object
     }
 
-    /// A live segment reader's event: a playlist load or a fetch, with how far behind the
-    /// newest listed media the fetching was.
+    /// A segment reader's event: a playlist load, a fetch (with how far behind the newest
+    /// listed media the fetching was), or a switch of variant (with why).
     static func live(_ event: LiveSegmentReader.Event) -> [String: Any] {
         switch event {
         case .playlist(let url, let changed, let at):
@@ -112,6 +112,15 @@ final class TraceWriter: Sendable {
             var object: [String: Any] = ["type": "liveFetch", "url": url.absoluteString, "bytes": bytes,
                                          "behindEdgeSeconds": (behind * 1000).rounded() / 1000]
             if let range { object["range"] = "\(range.offset)-\(range.end.map { String($0 - 1) } ?? "")" }
+            return object
+        case .switched(let change):
+            // The same type as the start's choice: every variant the item plays says why.
+            var object: [String: Any] = [
+                "type": "variant", "switch": true, "url": change.playlist.absoluteString, "bandwidth": change.bandwidth,
+                "rank": change.to, "fromRank": change.from, "sequence": change.sequence, "why": change.why,
+                "bufferedSeconds": (change.buffered * 1000).rounded() / 1000, "section": change.section,
+            ]
+            if let estimate = change.estimate { object["estimate"] = estimate }
             return object
         }
     }

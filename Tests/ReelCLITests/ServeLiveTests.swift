@@ -102,6 +102,38 @@ struct ServeLiveTests {
                 "it used blocking reloads")
     }
 
+    @Test func aLoopsDiscontinuityPlaysOnWithTimestampsThatKeepRising() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-live-loop")
+        defer { scratch.remove() }
+        // A 3 s clip published live in a loop: a discontinuity each pass, where its timestamps
+        // start again. The demuxer reopens there and the timeline follows on.
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 3, keyframeInterval: 15))
+        let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
+                                                      into: scratch.url.appendingPathComponent("s"), segmentSeconds: 0.5)
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
+        let stream = try LiveHLSStream(segments: vod.segments.map { .init(uri: "/s/" + $0.uri, duration: $0.duration) },
+                                       initSection: vod.initSection.map { "/s/" + $0.uri }, window: 4, loops: true)
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            .liveHLS("/loop.m3u8", stream: stream, time: .perRequest(start: 2.1, step: 0.5)),
+        ]))
+        _ = try await server.start()
+        let trace = scratch.file("trace.jsonl")
+        let result = try await runSeparately(reel, ["play", server.url(for: "loop.m3u8").absoluteString, "--headless", "--clock", "fast",
+                                                    "--frames", "200", "--trace", trace, "--no-cache"])
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let shown = frames(try traceObjects(trace))
+        let md5s = shown.compactMap { $0["md5"] as? String }
+        let reference = try referenceMD5s(clip)
+        #expect(md5s.count == 200)
+        let first = try #require(reference.firstIndex(of: md5s.first ?? ""), "the first frame is one of the clip's")
+        let expected = (0..<md5s.count).map { reference[(first + $0) % reference.count] }
+        #expect(md5s == expected, "every frame in order across the loops: none repeated, none skipped")
+        let seconds = shown.compactMap { $0["seconds"] as? Double }
+        #expect(zip(seconds, seconds.dropFirst()).allSatisfy { $0 < $1 }, "presentation times keep rising across the discontinuity")
+    }
+
     @Test func aLowLatencyStreamIsPlayedByPartsCloseToTheEdge() async throws {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-ll")

@@ -1,0 +1,79 @@
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+import ReelMediaTools
+import ReelOrigin
+import ReelStreaming
+import ReelTestSupport
+import Testing
+
+/// `reel play` of an HLS ladder through Reel's own segment reader: variants switch at segment
+/// seams, where the engine reopens its demuxer and decoders, and every frame shown is FFmpeg's
+/// decode of the variant it came from.
+@Suite("reel play: variant switches")
+struct AdaptiveCommandTests {
+    /// A 6 s ladder of three sizes in 1 s fMP4 segments (with B-frames and AAC audio), served by
+    /// an origin in this process. Returns the server, the master's URL, and for each variant
+    /// (lowest first) the md5 of every frame FFmpeg decodes from it.
+    func ladder(_ scratch: Scratch) async throws -> (OriginServer, URL, [[String]]) {
+        let clips = try [(160, 120), (320, 240), (480, 360)].map { width, height in
+            try Fixtures.clip(ClipSpec(width: width, height: height, frameRate: 30, duration: 6, keyframeInterval: 30))
+        }
+        let (master, renditions) = try StreamPackager.packageVariants(clips, loader: FileLoader(), format: .hlsFMP4,
+                                                                       into: scratch.url.appendingPathComponent("ladder"), segmentSeconds: 1)
+        // Each variant as one file (its init section and segments): what FFmpeg decodes it to.
+        var references: [[String]] = []
+        for rendition in renditions {
+            let playlistURL = scratch.url.appendingPathComponent("ladder").appendingPathComponent(rendition.playlist)
+            let playlist = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistURL))
+            let directory = playlistURL.deletingLastPathComponent()
+            var whole = try Data(contentsOf: directory.appendingPathComponent(try #require(playlist.initSection).uri))
+            for segment in playlist.segments { whole += try Data(contentsOf: directory.appendingPathComponent(segment.uri)) }
+            let file = scratch.url.appendingPathComponent("whole-\(rendition.directory).mp4")
+            try whole.write(to: file)
+            references.append(try referenceMD5s(file))
+        }
+        let server = OriginServer(configuration: .init(root: scratch.url.appendingPathComponent("ladder")))
+        _ = try await server.start()
+        return (server, server.url(for: master.lastPathComponent), references)
+    }
+
+    @Test func switchesAtSegmentSeamsShowEveryFrameOnceBitExactFromItsVariant() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-switch")
+        defer { scratch.remove() }
+        let (server, master, references) = try await ladder(scratch)
+        let trace = scratch.file("trace.jsonl")
+        // Lowest, then up to the highest before the third segment, then down before the fifth.
+        let result = try await runSeparately(reel, ["play", master.absoluteString, "--headless", "--clock", "fast",
+                                                    "--variant-plan", "2:2,4:0", "--trace", trace, "--no-cache"])
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let shown = frames(objects).compactMap { $0["md5"] as? String }
+        #expect(references.allSatisfy { $0.count == 180 })
+        #expect(shown.count == 180, "every frame once: none repeated, none skipped at a seam")
+        // Which variant each frame is, by its bytes.
+        let sources = shown.enumerated().map { index, md5 in references.indices.filter { references[$0][index] == md5 } }
+        #expect(sources.allSatisfy { $0.count == 1 }, "each frame is FFmpeg's decode of one variant at its place")
+        let variantOfFrame = sources.map { $0.first ?? -1 }
+        let expected = Array(repeating: 0, count: 60) + Array(repeating: 2, count: 60) + Array(repeating: 0, count: 60)
+        #expect(variantOfFrame == expected, "the switches land at the segment seams, 2 s and 4 s in")
+        let switches = objects.filter { $0["type"] as? String == "variant" && $0["switch"] as? Bool == true }
+        #expect(switches.compactMap { $0["sequence"] as? Int } == [2, 4])
+        #expect(switches.compactMap { $0["rank"] as? Int } == [2, 0])
+        #expect(switches.allSatisfy { ($0["why"] as? String)?.isEmpty == false })
+        // Each segment was fetched from one variant, once.
+        let fetched = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { $0["url"] as? String }
+        #expect(fetched.count == 6, "\(fetched)")
+        #expect(Set(fetched).count == fetched.count)
+    }
+
+    @Test func aVariantPlanThatIsNotSegmentRankPairsIsAUsageError() async throws {
+        let reel = try await ReelBinary.locate()
+        let result = try await runSeparately(reel, ["play", "http://127.0.0.1:9/master.m3u8", "--headless", "--variant-plan", "two:1"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--variant-plan"))
+    }
+}
