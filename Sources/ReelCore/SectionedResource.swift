@@ -22,6 +22,18 @@ public protocol SectionedResourceLoader: ResourceLoader {
     /// The section after `url`'s, announced before `url`'s stream ended; `nil` when the
     /// resource ended with `url`'s (or `url` is not a section of this loader).
     func section(after url: URL) -> ResourceSection?
+
+    /// Starts the resource again from `seconds` (a seek): the section to read from there, whose
+    /// timestamps are the resource's own (not restarted); `nil` when it cannot seek.
+    func restart(_ url: URL, at seconds: Double) -> ResourceSection?
+
+    /// The resource's duration in seconds, once known (`nil`: unknown, or live).
+    func duration(of url: URL) -> Double?
+
+    /// Whether reading on from the resource's start as it is now lands where ``restart(_:at:)``
+    /// would start (a start position given up front): a demuxer that has returned nothing yet
+    /// then need not start again.
+    func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool
 }
 
 /// A loader that wants to know where playback of its resources is (a segment scheduler that

@@ -46,10 +46,13 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
 
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
     /// `switching` says.
+    /// `startTime`: where a stream with an end starts (a live one joins at its edge).
     public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
-                         observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
-        register(LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
-                                   tracker: tracker, observer: observer))
+                         startTime: Double? = nil, observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
+        var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
+                                       tracker: tracker, observer: observer)
+        reader.startTime = startTime
+        return register(reader)
     }
 
     private func register(_ reader: LiveSegmentReader) -> URL {
@@ -77,11 +80,18 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
             }
             return stream
         }
-        let playlist = registered.reader.playlist
-        var reader = registered.reader
-        registry.withTrackedLock { registry in
-            registry[key]?.firstPresented = nil
-            registry[key]?.lastPresented = nil
+        return start(registered.reader, key: key, resetPlayhead: true).take(0)!
+    }
+
+    /// Starts `reader` as the stream at `key` and keeps its sections.
+    private func start(_ base: LiveSegmentReader, key: String, resetPlayhead: Bool) -> StreamSections {
+        let playlist = base.playlist
+        var reader = base
+        if resetPlayhead {
+            registry.withTrackedLock { registry in
+                registry[key]?.firstPresented = nil
+                registry[key]?.lastPresented = nil
+            }
         }
         reader.playhead = { [weak self] in
             self?.registry.withTrackedLock { registry -> Double? in
@@ -95,7 +105,33 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
             .invalidResponse(url: playlist, range: .all, reason: "\(error)")
         })
         registry.withTrackedLock { $0[key]?.sections = sections }
-        return sections.take(0)!
+        return sections
+    }
+
+    public func restart(_ url: URL, at seconds: Double) -> ResourceSection? {
+        guard url.scheme == Self.scheme, let key = url.host,
+              let registered = registry.withTrackedLock({ $0[key] }), let old = registered.sections,
+              old.duration != nil else { return nil }
+        // A stream with an end only: a new reader from the segment holding `seconds`, on the
+        // variant the old one had reached.
+        old.cancel()
+        var reader = registered.reader
+        reader.startRank = min(old.rank, reader.variants.count - 1)
+        reader.startTime = max(0, seconds)
+        // The playhead counts again from the first frame after the seek, as the run's deliveries do.
+        _ = start(reader, key: key, resetPlayhead: true)
+        return ResourceSection(url: URL(string: "\(Self.scheme)://\(key)/section/0")!, restartsTimeline: false)
+    }
+
+    public func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool {
+        guard url.scheme == Self.scheme, let key = url.host,
+              let sections = registry.withTrackedLock({ $0[key]?.sections }) else { return false }
+        return sections.startsAtSegment(holding: max(0, seconds))
+    }
+
+    public func duration(of url: URL) -> Double? {
+        guard url.scheme == Self.scheme, let key = url.host else { return nil }
+        return registry.withTrackedLock { $0[key]?.sections }?.duration
     }
 
     public func section(after url: URL) -> ResourceSection? {

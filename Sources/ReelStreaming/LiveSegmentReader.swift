@@ -23,9 +23,11 @@ public struct LiveSegmentReader: Sendable {
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         case notAMediaPlaylist(String)
         case tooLarge(what: String, url: URL, limit: Int)
+        case refusedURL(String)
 
         public var description: String {
             switch self {
+            case .refusedURL(let url): "the playlist names \(url), which a stream read over HTTP may not open"
             case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
             }
@@ -101,6 +103,9 @@ public struct LiveSegmentReader: Sendable {
     /// With a ``playhead``: no segment is fetched while this many seconds are buffered ahead
     /// of it (what a short-video feed spends on a clip the viewer may swipe away from).
     public var maximumBuffer: Double = 12
+    /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
+    /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
+    public var startTime: Double?
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
@@ -177,7 +182,9 @@ public struct LiveSegmentReader: Sendable {
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
         var state = Run(rank: startRank, tracker: tracker, output: first)
+        sections.rank = startRank
         let playlistLoader = loader.unstoredLoader
+        var positioned = false
         var reload = LivePlaylistTracker.Reload(at: now())
         while !Task.isCancelled {
             // Waiting for the stream to grow is waiting on time outside the player: a reader
@@ -188,11 +195,18 @@ public struct LiveSegmentReader: Sendable {
             if wait > 0 { try await sleep(wait) }
             let changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, loader: playlistLoader)
             if waits { state.output.setIdle(false) }
+            if !positioned, state.tracker.isFinal {
+                if let startTime, let sequence = Self.sequence(at: startTime, in: state.tracker.segments) {
+                    state.tracker.move(to: sequence)
+                }
+                sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
+            }
+            positioned = true
             while case let fetch = state.tracker.next(), fetch != .waitForReload {
                 if case .ended = fetch { return }
                 if case .segment = fetch { try await waitForRoomIdle(state) }
                 if case .segment(let segment, _) = fetch, variants.count > 1,
-                   try await switchIfWanted(before: segment.sequence, state: &state, loader: playlistLoader) {
+                   try await switchIfWanted(before: segment.sequence, state: &state, sections: sections, loader: playlistLoader) {
                     continue
                 }
                 let resource: HLSMediaPlaylist.Part
@@ -222,13 +236,13 @@ public struct LiveSegmentReader: Sendable {
                 }
                 state.seamPending = false
                 if let needed, needed != state.initSent {
-                    try await state.output.send(try await Self.read(resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
+                    try await state.output.send(try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
                                                                     limit: maximumSegmentBytes, what: "the init section", loader: loader))
                     state.initSent = needed
                     state.sectionStarted = true
                 }
                 let started = now()
-                let url = resolve(resource.uri, rank: state.rank)
+                let url = try resolve(resource.uri, rank: state.rank)
                 let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
                                                 what: "the segment", loader: loader)
                 let took = now() - started
@@ -279,6 +293,7 @@ public struct LiveSegmentReader: Sendable {
 
     /// Loads a playlist into `tracker`; whether it listed something new.
     private func load(_ url: URL, into tracker: inout LivePlaylistTracker, loader: any ResourceLoader) async throws -> Bool {
+        try Self.checkScheme(url)
         let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
         let parsed: HLSMediaPlaylist
         do { parsed = try HLSMediaPlaylist.parse(document) } catch {
@@ -291,7 +306,8 @@ public struct LiveSegmentReader: Sendable {
 
     /// Asks the switching rule before segment `sequence`; on a switch, loads the new variant's
     /// playlist and moves to it there. `true` when it switched (the caller asks again what to fetch).
-    private func switchIfWanted(before sequence: Int64, state: inout Run, loader playlistLoader: any ResourceLoader) async throws -> Bool {
+    private func switchIfWanted(before sequence: Int64, state: inout Run, sections: StreamSections,
+                                loader playlistLoader: any ResourceLoader) async throws -> Bool {
         let target: Int
         let why: String
         var estimate: Int64?
@@ -320,10 +336,22 @@ public struct LiveSegmentReader: Sendable {
         state.rank = target
         state.tracker = tracker
         state.seamPending = true
+        sections.rank = target
         observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
                                    bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
                                    buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section)))
         return true
+    }
+
+    /// The segment holding `seconds` from the first listed one's start (the last for a time
+    /// past the end).
+    static func sequence(at seconds: Double, in segments: [HLSMediaPlaylist.Segment]) -> Int64? {
+        var start = 0.0
+        for segment in segments {
+            if seconds < start + segment.duration { return segment.sequence }
+            start += segment.duration
+        }
+        return segments.last?.sequence
     }
 
     /// Reads `range` of `url` whole, refusing more than `limit` bytes.
@@ -337,8 +365,17 @@ public struct LiveSegmentReader: Sendable {
         return data
     }
 
-    private func resolve(_ uri: String, rank: Int) -> URL {
+    /// `uri` against variant `rank`'s playlist, behind the closed door: a stream read over
+    /// HTTP opens only HTTP(S) URLs (a playlist naming `file:`, `data:` or any other scheme is
+    /// refused), as ReelMedia's `NestedAccessPolicy` does for FFmpeg's HLS demuxer.
+    private func resolve(_ uri: String, rank: Int) throws -> URL {
         let playlist = variants[rank].playlist
-        return URL(string: uri, relativeTo: playlist)?.absoluteURL ?? playlist
+        guard let url = URL(string: uri, relativeTo: playlist)?.absoluteURL else { throw Failure.refusedURL(uri) }
+        try Self.checkScheme(url)
+        return url
+    }
+
+    static func checkScheme(_ url: URL) throws {
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { throw Failure.refusedURL(url.absoluteString) }
     }
 }

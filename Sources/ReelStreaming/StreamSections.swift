@@ -22,6 +22,12 @@ public final class StreamSections: Sendable {
         /// How many sections were announced.
         var count = 0
         var onCancel: (@Sendable () -> Void)?
+        var duration: Double?
+        var rank = 0
+        /// A stream with an end: its segments' sequence numbers and durations, and the one
+        /// the run started at.
+        var timeline: [(sequence: Int64, duration: Double)] = []
+        var startSequence: Int64?
     }
 
     private let state = Mutex(State())
@@ -54,6 +60,48 @@ public final class StreamSections: Sendable {
             handler?()
         }
         return (index, continuation)
+    }
+
+    /// The stream's duration in seconds, once a playlist with an end said it (`nil` for live).
+    public internal(set) var duration: Double? {
+        get { state.withTrackedLock { $0.duration } }
+        set { state.withTrackedLock { $0.duration = newValue } }
+    }
+
+    /// The rank of the variant being read (a restart carries on with it).
+    public internal(set) var rank: Int {
+        get { state.withTrackedLock { $0.rank } }
+        set { state.withTrackedLock { $0.rank = newValue } }
+    }
+
+    /// Records a stream with an end: its segments and where this run starts.
+    func setTimeline(_ segments: [HLSMediaPlaylist.Segment], start: Int64?) {
+        state.withTrackedLock { state in
+            state.timeline = segments.map { ($0.sequence, $0.duration) }
+            state.duration = segments.reduce(0) { $0 + $1.duration }
+            state.startSequence = start
+        }
+    }
+
+    /// Whether this run started at the segment holding `seconds` and has no seam yet.
+    func startsAtSegment(holding seconds: Double) -> Bool {
+        state.withTrackedLock { state in
+            guard state.count == 1, let start = state.startSequence else { return false }
+            var end = 0.0
+            for entry in state.timeline {
+                end += entry.duration
+                if seconds < end { return entry.sequence == start }
+            }
+            return state.timeline.last?.sequence == start
+        }
+    }
+
+    /// Stops the reader (a restart replaces it): the newest section's stream is cancelled.
+    func cancel() {
+        let newest = state.withTrackedLock { state in state.entries[state.count - 1]?.continuation }
+        let handler = state.withTrackedLock { $0.onCancel }
+        newest?.finish(throwing: CancellationError())
+        handler?()
     }
 
     /// How many sections were announced so far.

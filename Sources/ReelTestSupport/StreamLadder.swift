@@ -24,12 +24,13 @@ public struct StreamLadder: Sendable {
     public let files: [String: Data]
 
     /// `loader` reads the clips (a `FileLoader`).
-    public static func make(loader: any ResourceLoader, format: StreamPackager.Format = .hlsFMP4) throws -> StreamLadder {
+    public static func make(loader: any ResourceLoader, format: StreamPackager.Format = .hlsFMP4,
+                            specs: [ClipSpec] = specs, segmentSeconds: Double = 1) throws -> StreamLadder {
         let clips = try specs.map { try Fixtures.clip($0) }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("reel-ladder-\(UUID().uuidString)", isDirectory: true)
         let (master, renditions) = try StreamPackager.packageVariants(clips, loader: loader, format: format,
-                                                                       into: directory, segmentSeconds: 1)
+                                                                       into: directory, segmentSeconds: segmentSeconds)
         var files: [String: Data] = [:]
         let root = directory.resolvingSymlinksInPath().path
         if let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) {

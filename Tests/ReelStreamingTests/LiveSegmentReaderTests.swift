@@ -201,6 +201,21 @@ import Testing
         await server.stop()
     }
 
+    @Test(arguments: ["file:///etc/passwd", "data:text/plain,x", "ftp://127.0.0.1/s.m4s"])
+    func aPlaylistNamingAnythingButHTTPIsRefused(_ uri: String) async throws {
+        let root = try Self.ladder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nlo/s0.m4s\n#EXTINF:1.0,\n\(uri)\n#EXT-X-ENDLIST\n"
+        try Data(playlist.utf8).write(to: root.appendingPathComponent("evil.m3u8"))
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let media = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/evil.m3u8")!, loader: http).stream()
+        await #expect(throws: LiveSegmentReader.Failure.refusedURL(uri)) { _ = try await media.collect() }
+        await http.shutdown()
+        await server.stop()
+    }
+
     @Test func aVirtualPlayheadPlaysAtOneTimesAndWaitsWhenItRunsDry() {
         var playhead = VirtualPlayhead()
         #expect(playhead.buffered(at: 5) == 0)

@@ -40,6 +40,13 @@ extension Demuxer {
     /// without probing: its streams are matched to the item's by kind.
     func openNextSection() throws -> Bool {
         guard let sections, let next = sections.section(after: sectionURL) else { return false }
+        try openSection(next)
+        return true
+    }
+
+    /// Opens `next` in place of the section being read.
+    private func openSection(_ next: ResourceSection) throws {
+        guard let sections else { return }
         section?.close()
         section = nil
         sectionBridge.withTrackedLock { $0 = nil }
@@ -71,7 +78,28 @@ extension Demuxer {
         mapStreams(section)
         self.section = section
         sectionURL = next.url
+    }
+
+    /// Seeks a sectioned resource: the loader starts it again from the segment holding `time`
+    /// and this reads on from there (the engine then drops what comes before `time`).
+    /// `false` when the item is not sectioned or cannot seek.
+    func restartSections(at time: MediaTime) throws -> Bool {
+        guard let sections else { return false }
+        // A start position the scheduler was given up front: nothing read yet, and reading
+        // on lands where starting again would.
+        if packetsReturned == 0, section == nil, sections.startsWhere(url, restartAt: time.seconds) { return true }
+        guard let from = sections.restart(url, at: max(0, time.seconds)) else { return false }
+        try openSection(from)
         return true
+    }
+
+    /// Interrupts the read in progress, whichever section it is in (a seek's).
+    package func interruptRead() {
+        if let current = sectionBridge.withTrackedLock({ $0 }) {
+            current.interrupt()
+        } else {
+            bridge.interrupt()
+        }
     }
 
     /// Matches the section's streams to the item's selected ones by kind (the first of each).

@@ -42,6 +42,8 @@ package final class Demuxer: @unchecked Sendable {
     /// latest end of its packets in `AV_TIME_BASE` (where a restarted timeline follows on).
     var currentParameters: [Int32: CodecParameters] = [:]
     var timelineEnd: Int64?
+    /// Packets handed out so far.
+    var packetsReturned = 0
 
     /// Opens `url` through `loader` for a media tool (the packager): no IO hooks, default limits.
     package convenience init(forTool url: URL, loader: any ResourceLoader, fastStart: Bool) throws {
@@ -155,6 +157,10 @@ package final class Demuxer: @unchecked Sendable {
             }
         }
         info = describe()
+        // A sectioned stream (Reel's segment scheduler) knows its duration from its playlist.
+        if info.duration == nil, let seconds = sections?.duration(of: url), seconds > 0 {
+            info.duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
+        }
     }
 
     /// Looks at the item's first read through a bridge of its own (interruptible by the owner,
@@ -412,9 +418,13 @@ package final class Demuxer: @unchecked Sendable {
     package func readPacket() throws -> Packet? {
         while true {
             if section != nil {
-                if let packet = try readSectionPacket() { return packet }
+                if let packet = try readSectionPacket() {
+                    packetsReturned += 1
+                    return packet
+                }
             } else if let packet = try readFirstSectionPacket() {
                 noteTimeline(packet)
+                packetsReturned += 1
                 return packet
             }
             // This section ended: the next one, if the resource goes on.
@@ -457,6 +467,8 @@ package final class Demuxer: @unchecked Sendable {
     /// (in the stream's time base).
     func seek(streamIndex: Int32, timestamp: Int64) throws {
         guard let format else { throw MediaError.cancelled }
+        // A sectioned resource seeks by starting again from there (see `restartSections`).
+        if try restartSections(at: timeBase(of: streamIndex).time(timestamp)) { return }
         var code = av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         if code < 0 {
             // Some demuxers can only seek by byte or from the start; try the generic path.

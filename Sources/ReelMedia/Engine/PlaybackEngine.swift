@@ -286,7 +286,7 @@ final class PlaybackEngine: Sendable {
             return (state.demuxInIO ? state.demuxer : nil, replaced)
         }
         replaced?.end()
-        interrupt?.bridge.interrupt()
+        interrupt?.interruptRead()
     }
 
     func setVolume(_ value: Float) {

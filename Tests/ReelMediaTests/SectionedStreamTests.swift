@@ -1,0 +1,112 @@
+import Foundation
+import ReelCore
+import ReelMedia
+import ReelStreaming
+import ReelLoading
+import ReelTestSupport
+import Testing
+
+/// A stream in sections (Reel's segment scheduler, `LiveMediaLoader`) through the engine, on the
+/// manual clock with the fake loader: switches of variant reopen the demuxer and decoders at
+/// the seam, and a seek starts the scheduler again from the segment holding the target.
+@Suite struct SectionedStreamTests {
+    /// Two sizes, 4 s, 1 s segments with a keyframe each and B-frames.
+    static let specs = [
+        ClipSpec(width: 160, height: 120, frameRate: 30, duration: 4, keyframeInterval: 30, bFrames: 3),
+        ClipSpec(width: 320, height: 240, frameRate: 30, duration: 4, keyframeInterval: 30, bFrames: 3),
+    ]
+    static let base = URL(string: "https://origin.example/ladder/")!
+
+    struct Setup {
+        var ladder: StreamLadder
+        var clock = ManualClock()
+        var loader: FakeResourceLoader
+        var live: LiveMediaLoader
+        var video = RecordingVideoSink()
+        var player: Player
+        var driver: ManualClockDriver
+        /// Each variant's frames as FFmpeg decodes it, lowest first, and their times (the same in each).
+        var references: [[String]]
+        var times: [MediaTime]
+    }
+
+    static func setUp(plan: [Int: Int]) async throws -> Setup {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: specs, segmentSeconds: 1) }
+        let clock = ManualClock()
+        let loader = FakeResourceLoader(clock: clock)
+        ladder.serve(on: loader, at: base)
+        var references: [[String]] = []
+        var times: [MediaTime] = []
+        for rendition in ladder.renditions {
+            let playlist = try HLSMediaPlaylist.parse(ladder.files[rendition.playlist]!)
+            var whole = ladder.files[rendition.directory + "/" + playlist.initSection!.uri]!
+            for segment in playlist.segments { whole += ladder.files[rendition.directory + "/" + segment.uri]! }
+            let file = ladder.directory.appendingPathComponent("whole-\(rendition.directory).mp4")
+            try whole.write(to: file)
+            let frames = try await offThePool { try referenceFrames(file) }
+            references.append(frames.map(\.md5))
+            times = frames.map(\.pts)
+        }
+        let live = LiveMediaLoader(upstream: loader)
+        let variants = ladder.renditions.map {
+            LiveSegmentReader.Variant(playlist: base.appendingPathComponent($0.playlist), bandwidth: $0.bandwidth)
+        }
+        let url = live.register(variants: variants, startRank: 0, switching: .plan(plan))
+        let video = RecordingVideoSink()
+        let player = Player(clock: clock, videoSink: video, audioSink: RecordingAudioSink())
+        let driver = ManualClockDriver(clock: clock, players: [player])
+        player.replaceCurrentItem(with: PlayerItem(url: url, loader: live))
+        return Setup(ladder: ladder, clock: clock, loader: loader, live: live, video: video, player: player, driver: driver,
+                     references: references, times: times)
+    }
+
+    /// The variant each shown frame is (by its bytes, at its place), or -1.
+    static func variants(_ frames: [RecordingVideoSink.Record], from first: Int, _ references: [[String]]) -> [Int] {
+        frames.enumerated().map { offset, frame in
+            references.indices.first { first + offset < references[$0].count && references[$0][first + offset] == frame.md5 } ?? -1
+        }
+    }
+
+    @Test func switchesShowEveryFrameOnceFromItsVariantAndTheDurationIsThePlaylists() async throws {
+        let setup = try await Self.setUp(plan: [1: 1, 3: 0])
+        defer { setup.ladder.remove() }
+        #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
+        #expect(abs(setup.player.duration.seconds - 4) < 0.1, "the duration is the playlist's: \(setup.player.duration.seconds)")
+        setup.player.play()
+        #expect(await setup.driver.run(upTo: seconds(10)) { setup.video.frames.count >= 120 })
+        let shown = setup.video.frames
+        #expect(shown.count == 120)
+        let expected = Array(repeating: 0, count: 30) + Array(repeating: 1, count: 60) + Array(repeating: 0, count: 30)
+        #expect(Self.variants(shown, from: 0, setup.references) == expected)
+        #expect(shown.map(\.width) == expected.map { $0 == 0 ? 160 : 320 }, "each frame at its own size")
+        setup.player.replaceCurrentItem(with: nil)
+    }
+
+    @Test(arguments: [0.4, 2.5, 3.9])
+    func anExactSeekStartsTheSchedulerAgainAndLandsOnTheTarget(_ target: Double) async throws {
+        let setup = try await Self.setUp(plan: [1: 1])
+        defer { setup.ladder.remove() }
+        setup.player.play()
+        #expect(await setup.driver.run(upTo: seconds(10)) { setup.video.frames.count >= 40 })
+        setup.player.pause()
+        let requestsBefore = setup.loader.requests.count
+        setup.video.reset()
+        let result = ResultBox<Bool>()
+        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
+        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
+        #expect(result.value == true)
+        setup.player.play()
+        // The frame whose interval holds the target, then every frame to the end, in order.
+        let first = try #require(setup.times.lastIndex { $0 <= seconds(target) })
+        let remaining = 120 - first
+        _ = await setup.driver.run(upTo: seconds(20)) { setup.video.frames.count >= remaining }
+        let shown = setup.video.frames
+        #expect(shown.count == remaining, "\(shown.count) frames after a seek to \(target)")
+        #expect(Self.variants(shown, from: first, setup.references).allSatisfy { $0 >= 0 },
+                "every frame from the target on is FFmpeg's decode of one variant at its place")
+        // Only the segments from the target's on were fetched again.
+        let again = setup.loader.requests.dropFirst(requestsBefore).map(\.url.lastPathComponent).filter { $0.hasSuffix(".m4s") }
+        #expect(again.count == 4 - Int(target), "\(again)")
+        setup.player.replaceCurrentItem(with: nil)
+    }
+}
