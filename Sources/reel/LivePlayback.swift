@@ -30,6 +30,8 @@ enum LivePlayback {
         var estimate: (any BandwidthEstimating)?
         /// Reads the master as published (the stack's loader answers with the chosen variant only).
         var masterLoader: (any ResourceLoader)?
+        /// Where playback starts (`--start`): the reader starts at the segment holding it.
+        var startTime: Double?
     }
 
     /// Parses `--variant-plan` ("2:1,5:0": before segment 2 switch to rank 1, before 5 to rank 0).
@@ -55,7 +57,9 @@ enum LivePlayback {
                 return (url, loader, nil)
             }
             let live = LiveMediaLoader(upstream: loader)
-            return (live.register(playlist: url, observer: observer), live, url)
+            let item = live.register(variants: [.init(playlist: url, bandwidth: 0)], startRank: 0, switching: .fixed,
+                                     startTime: options.startTime, observer: observer)
+            return (item, live, url)
         }
         guard chosenMaster.audioVideoRenditions.isEmpty, let chosen = chosenMaster.variants.first,
               let chosenURL = URL(string: chosen.uri, relativeTo: url)?.absoluteURL,
@@ -82,7 +86,7 @@ enum LivePlayback {
         }
         let live = LiveMediaLoader(upstream: loader)
         let item = live.register(variants: variants.isEmpty ? [.init(playlist: chosenURL, bandwidth: chosen.bandwidth)] : variants,
-                                 startRank: startRank, switching: switching, observer: observer)
+                                 startRank: startRank, switching: switching, startTime: options.startTime, observer: observer)
         return (item, live, chosenURL)
     }
 }

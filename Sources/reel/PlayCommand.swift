@@ -79,7 +79,7 @@ struct PlayCommand: AsyncParsableCommand {
         let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
         let options = LivePlayback.Options(scheduler: liveScheduler, adaptive: adaptive, plan: variantPlan.flatMap(LivePlayback.parsePlan),
-                                           estimate: stack.meter, masterLoader: stack.variants.upstream)
+                                           estimate: stack.meter, masterLoader: stack.variants.upstream, startTime: start)
         let (itemURL, itemLoader, livePlaylist) = await LivePlayback.prepare(
             source.url, loader: stack.loader, options: options,
             observer: { event in writer.write(TraceWriter.live(event)) })

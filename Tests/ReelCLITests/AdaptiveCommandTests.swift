@@ -70,6 +70,28 @@ struct AdaptiveCommandTests {
         #expect(Set(fetched).count == fetched.count)
     }
 
+    @Test func aStartPositionFetchesFromItsSegmentAndShowsEveryFrameFromThere() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-switch-start")
+        defer { scratch.remove() }
+        let (server, master, references) = try await ladder(scratch)
+        let trace = scratch.file("trace.jsonl")
+        let result = try await runSeparately(reel, ["play", master.absoluteString, "--headless", "--clock", "fast", "--start", "3.5",
+                                                    "--variant-plan", "0:1", "--trace", trace, "--no-cache"])
+        let requests = server.statistics.requests.map(\.path)
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let shown = frames(objects)
+        let md5s = shown.compactMap { $0["md5"] as? String }
+        let first = try #require(references[1].firstIndex(of: md5s.first ?? ""), "the first frame is the middle variant's")
+        #expect(abs(Double(first) / 30 - 3.5) < 0.1, "it starts at 3.5 s: frame \(first)")
+        #expect(md5s == Array(references[1][first...]), "every frame from there to the end, bit-exact")
+        // Only the segments from the one holding 3.5 s on: the scheduler started there.
+        let segments = requests.filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count == 3, "\(segments)")
+    }
+
     @Test func aVariantPlanThatIsNotSegmentRankPairsIsAUsageError() async throws {
         let reel = try await ReelBinary.locate()
         let result = try await runSeparately(reel, ["play", "http://127.0.0.1:9/master.m3u8", "--headless", "--variant-plan", "two:1"])
