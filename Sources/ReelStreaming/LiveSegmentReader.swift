@@ -103,6 +103,10 @@ public struct LiveSegmentReader: Sendable {
     /// With a ``playhead``: no segment is fetched while this many seconds are buffered ahead
     /// of it (what a short-video feed spends on a clip the viewer may swipe away from).
     public var maximumBuffer: Double = 12
+    /// The longest a blocking reload may be held: a server holds one for up to three target
+    /// durations, and HTTPLoader gives a response 20 s. With longer target durations (over
+    /// 5 s) the reader reloads plainly instead.
+    public var maximumBlockingWait: Double = 15
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?
@@ -176,6 +180,9 @@ public struct LiveSegmentReader: Sendable {
         var segmentsFetched = 0
         var playhead = VirtualPlayhead()
         var lastThroughput: Int64?
+        /// The last few segments' own throughputs (bits per second), for an estimate before the
+        /// meter has one.
+        var throughputs: [Int64] = []
         /// The next segment starts a new section (a switch).
         var seamPending = false
     }
@@ -246,7 +253,12 @@ public struct LiveSegmentReader: Sendable {
                 let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
                                                 what: "the segment", loader: loader)
                 let took = now() - started
-                if took > 0.001 { state.lastThroughput = Int64(Double(bytes.count * 8) / took) }
+                if took > 0.001 {
+                    let throughput = Int64(Double(bytes.count * 8) / took)
+                    state.lastThroughput = throughput
+                    // Small transfers measure the round trip more than the link.
+                    if bytes.count >= 16 << 10 { state.throughputs = Array((state.throughputs + [throughput]).suffix(3)) }
+                }
                 state.tracker.fetched(fetch)
                 if case .segment = fetch { state.segmentsFetched += 1 }
                 observer?(.fetched(url: url, range: resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
@@ -256,6 +268,12 @@ public struct LiveSegmentReader: Sendable {
             }
             try state.tracker.checkStale(at: now())
             reload = state.tracker.nextReload()
+            if reload.blockingSequence != nil, state.tracker.targetDuration * 3 > maximumBlockingWait {
+                // The server may hold a blocking reload for three target durations, longer than
+                // a response may take here: reload plainly, after a target duration.
+                reload = LivePlaylistTracker.Reload(at: now() + (changed ? state.tracker.targetDuration : state.tracker.targetDuration / 2),
+                                                    skip: reload.skip)
+            }
             // A plain reload waits; a blocking one goes at once but must not spin on a server
             // that answers at once with nothing new: then it waits half a target duration.
             if reload.blockingSequence != nil, !changed {
@@ -309,8 +327,9 @@ public struct LiveSegmentReader: Sendable {
     private func switchIfWanted(before sequence: Int64, state: inout Run, sections: StreamSections,
                                 loader playlistLoader: any ResourceLoader) async throws -> Bool {
         let target: Int
-        let why: String
+        var why: String
         var estimate: Int64?
+        var source = "meter"
         let buffered = self.buffered(state)
         switch switching {
         case .fixed:
@@ -321,13 +340,17 @@ public struct LiveSegmentReader: Sendable {
             why = "planned before segment \(state.segmentsFetched)"
         case .adaptive(let rule, let meter):
             guard state.segmentsFetched > 0 else { return false }
-            estimate = meter.bandwidthEstimate.bitsPerSecond
+            // The meter's estimate; before it has one (it waits for 2 s of transfers or
+            // 512 KiB), the harmonic mean of the last segments' own throughputs, as hls.js does.
+            estimate = meter.bandwidthEstimate.bitsPerSecond ?? Self.harmonicMean(state.throughputs)
+            if meter.bandwidthEstimate.bitsPerSecond == nil, estimate != nil { source = "segments" }
             let decision = rule.decide(bandwidths: variants.map(\.bandwidth), current: state.rank, estimate: estimate,
                                        buffered: buffered, lastThroughput: state.lastThroughput)
             target = decision.rank
             why = decision.description
         }
         guard target != state.rank else { return false }
+        if source == "segments" { why += " (estimated from the last segments' throughput)" }
         var tracker = LivePlaylistTracker(staleAfter: self.tracker.staleAfter, prefersParts: self.tracker.prefersParts)
         _ = try await load(variants[target].playlist, into: &tracker, loader: playlistLoader)
         // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
@@ -341,6 +364,13 @@ public struct LiveSegmentReader: Sendable {
                                    bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
                                    buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section)))
         return true
+    }
+
+    /// The harmonic mean of at least two samples (a slow one weighs most), else `nil`.
+    static func harmonicMean(_ samples: [Int64]) -> Int64? {
+        let positive = samples.filter { $0 > 0 }
+        guard positive.count >= 2 else { return nil }
+        return Int64(Double(positive.count) / positive.reduce(0) { $0 + 1 / Double($1) })
     }
 
     /// The segment holding `seconds` from the first listed one's start (the last for a time

@@ -62,6 +62,33 @@ import Testing
         #expect(reloads >= 14, "it reloaded the playlist as it grew: one blocking reload per segment")
     }
 
+    @Test func longTargetDurationsAreReloadedPlainlyNotHeldPastTheResponseTimeout() async throws {
+        let root = try Self.files()
+        defer { try? FileManager.default.removeItem(at: root) }
+        // 5.5 s segments: a target duration of 6 s, which a server may hold a blocking reload
+        // for three times over (18 s, near the loader's 20 s response timeout).
+        let stream = try LiveHLSStream(segments: (0..<24).map { .init(uri: "/s\($0).m4s", duration: 5.5) }, initSection: "/init.mp4",
+                                       window: 4, loops: false)
+        let server = OriginServer(configuration: .init(root: root, routes: [
+            .liveHLS("/live.m3u8", stream: stream, time: .perRequest(start: 50, step: 5.5)),
+        ]))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let urls = Mutex<[URL]>([])
+        var reader = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http) { event in
+            if case .playlist(let url, _, _) = event { urls.withTrackedLock { $0.append(url) } }
+        }
+        reader.sleep = { _ in await Task.yield() }
+        let bytes = try await reader.stream().collect()
+        await http.shutdown()
+        await server.stop()
+        let tokens = String(decoding: bytes, as: UTF8.self).split(separator: ";").map(String.init)
+        #expect(tokens.last == "SEG-23", "it followed the stream to its end")
+        let loaded = urls.withTrackedLock { $0 }
+        #expect(loaded.count > 2)
+        #expect(loaded.allSatisfy { $0.query?.contains("_HLS_msn") != true }, "no blocking reload: \(loaded)")
+    }
+
     @Test func aDiscontinuityStartsANewSectionWhoseTimelineRestarts() async throws {
         let root = try Self.files()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -84,7 +111,7 @@ import Testing
     }
 
     /// Two VOD variants of 6 segments whose bytes say which variant and segment they are.
-    static func ladder() throws -> URL {
+    static func ladder(padding: Int = 0) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-ladder-\(UUID().uuidString)")
         for name in ["lo", "hi"] {
             let variant = directory.appendingPathComponent(name)
@@ -92,7 +119,7 @@ import Testing
             try Data("\(name)-INIT;".utf8).write(to: variant.appendingPathComponent("init.mp4"))
             var playlist = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MAP:URI=\"init.mp4\"\n"
             for index in 0..<6 {
-                try Data("\(name)-\(index);".utf8).write(to: variant.appendingPathComponent("s\(index).m4s"))
+                try (Data("\(name)-\(index);".utf8) + Data(repeating: 0x20, count: padding)).write(to: variant.appendingPathComponent("s\(index).m4s"))
                 playlist += "#EXTINF:1.0,\ns\(index).m4s\n"
             }
             try Data((playlist + "#EXT-X-ENDLIST\n").utf8).write(to: variant.appendingPathComponent("index.m3u8"))
@@ -161,6 +188,30 @@ import Testing
         #expect(downSwitches.map { String($0.why.prefix(5)) } == ["down:"])
         await http.shutdown()
         await server.stop()
+    }
+
+    @Test func beforeTheMeterHasAnEstimateTheSegmentsOwnThroughputIsUsed() async throws {
+        // 512 KiB segments on loopback: large enough to measure the link, fast even on a loaded core.
+        let root = try Self.ladder(padding: 512 << 10)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let switches = Mutex<[LiveSegmentReader.Switch]>([])
+        var reader = LiveSegmentReader(variants: Self.variants(port), startRank: 0,
+                                       switching: .adaptive(AdaptiveVariantRule(), estimate: FixedBandwidth(bitsPerSecond: nil)),
+                                       loader: http) { event in
+            if case .switched(let change) = event { switches.withTrackedLock { $0.append(change) } }
+        }
+        reader.playhead = { 0 }
+        _ = try await reader.sections().collectAll()
+        await http.shutdown()
+        await server.stop()
+        let seen = switches.withTrackedLock { $0 }
+        #expect(seen.count == 1, "\(seen)")
+        #expect(seen.first?.sequence == 4, "up once 4 s are buffered")
+        #expect(seen.first?.why.contains("estimated from the last segments' throughput") == true, "\(seen)")
+        #expect((seen.first?.estimate ?? 0) > 2_000_000)
     }
 
     @Test func noSegmentIsFetchedWhileTheForwardBufferIsFull() async throws {
