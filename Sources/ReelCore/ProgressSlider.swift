@@ -17,6 +17,9 @@ public struct ProgressSlider: Sendable, Hashable {
 
     /// The item's duration (`.indefinite` until known).
     public var duration: MediaTime
+    /// A live stream: the thumb stands at the live edge, the right label says `LIVE`, and the
+    /// bar does not scrub (seeking within a live window is not there yet).
+    public var isLive = false
     /// The player's time, when not scrubbing.
     public var currentTime: MediaTime
     /// What the player has buffered.
@@ -56,7 +59,7 @@ public struct ProgressSlider: Sendable, Hashable {
     // MARK: Values and labels
 
     /// The thumb position, 0…1: the dragged position while scrubbing, else the current time.
-    public var value: Double { isScrubbing ? scrubValue : value(for: currentTime) }
+    public var value: Double { isLive ? 1 : isScrubbing ? scrubValue : value(for: currentTime) }
 
     /// The time the thumb stands for.
     public var displayedTime: MediaTime { isScrubbing ? time(for: scrubValue) : clamp(currentTime) }
@@ -87,7 +90,10 @@ public struct ProgressSlider: Sendable, Hashable {
     /// The left label (`0:12`), following the thumb while scrubbing.
     public var timeLabel: String { Self.label(displayedTime, hours: usesHours) }
     /// The right label (`0:45`), or `--:--` while the duration is unknown.
-    public var durationLabel: String { duration.isNumeric ? Self.label(duration, hours: usesHours) : "--:--" }
+    public var durationLabel: String {
+        if isLive { return "LIVE" }
+        return duration.isNumeric ? Self.label(duration, hours: usesHours) : "--:--"
+    }
 
     private var usesHours: Bool { duration.isNumeric && duration.seconds >= 3600 }
 
@@ -111,6 +117,7 @@ public struct ProgressSlider: Sendable, Hashable {
 
     /// The finger (or mouse) went down on the bar at `value`.
     public mutating func beginScrub(at value: Double, now: MediaTime) -> [Action] {
+        guard !isLive else { return touch(now) }
         isScrubbing = true
         scrubValue = min(1, max(0, value))
         lastPreviewAt = nil

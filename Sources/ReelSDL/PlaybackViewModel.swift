@@ -186,9 +186,11 @@ public struct PlaybackViewModel: Sendable {
     // MARK: State from the player
 
     /// The player's time, duration, buffered ranges and play state, sampled each frame.
-    public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool) {
+    public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool,
+                              isLive: Bool = false) {
         slider.currentTime = currentTime
         slider.duration = duration
+        slider.isLive = isLive
         slider.loadedTimeRanges = loaded
         slider.isPlaying = isPlaying
         hold.isPaused = !isPlaying

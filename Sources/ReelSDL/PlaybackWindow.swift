@@ -167,7 +167,8 @@ public final class PlaybackWindow {
         if let frame {
             modelValue.videoSizeKnown(width: frame.displayWidth, height: frame.displayHeight)
         }
-        modelValue.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0)
+        modelValue.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0,
+                        isLive: player.isLive)
         let now = uiClock.now
         if sequence != drawnSequence {
             drawnSequence = sequence

@@ -20,6 +20,8 @@ public struct TerminalChrome: Sendable {
         public var elapsed: Double
         /// Item length in seconds, when known.
         public var duration: Double?
+        /// A live stream: "LIVE" in place of the length, the bar full (playing at the edge).
+        public var isLive = false
         /// Paused (shows ❚❚ instead of ►).
         public var isPaused: Bool
         /// Muted (shows "muted").
@@ -212,13 +214,14 @@ public struct TerminalChrome: Sendable {
     }
 
     private static func rightLabel(_ state: State) -> String {
-        var text = timeLabel(state.duration ?? 0)
+        var text = state.isLive ? "LIVE" : timeLabel(state.duration ?? 0)
         if state.isMuted { text += " muted" }
         if let badge = state.badge { text += " " + TerminalText.sanitize(badge) }
         return text
     }
 
     private static func filled(_ state: State, width: Int) -> Int {
+        if state.isLive { return width }
         guard let duration = state.duration, duration > 0 else { return 0 }
         return max(0, min(width, Int((state.elapsed / duration * Double(width)).rounded())))
     }
@@ -266,7 +269,7 @@ public struct TerminalChrome: Sendable {
         var out = bytes(left + " ")
         out += styled(String(repeating: Glyph.barDone, count: done), sgr: "38;2;254;44;85")
         out += styled(String(repeating: Glyph.barRest, count: span.width - done), sgr: "2")
-        out += bytes(" " + timeLabel(state.duration ?? 0))
+        out += state.isLive ? bytes(" ") + styled("LIVE", sgr: "1;38;2;254;44;85") : bytes(" " + timeLabel(state.duration ?? 0))
         if state.isMuted { out += bytes(" muted") }
         if let badge = state.badge { out += bytes(" ") + styled(TerminalText.sanitize(badge), sgr: "7;1") }
         return out

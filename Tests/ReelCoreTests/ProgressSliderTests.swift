@@ -4,6 +4,19 @@ import Testing
 private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1000) }
 
 @Suite struct ProgressSliderTests {
+    @Test func aLiveItemStandsAtTheEdgeSaysLiveAndDoesNotScrub() {
+        var slider = ProgressSlider(duration: .indefinite, currentTime: s(83))
+        slider.isLive = true
+        #expect(slider.value == 1, "the thumb at the live edge")
+        #expect(slider.durationLabel == "LIVE")
+        #expect(slider.timeLabel == "1:23")
+        #expect(!slider.beginScrub(at: 0.2, now: s(1)).contains { if case .seek = $0 { true } else { false } })
+        #expect(!slider.isScrubbing)
+        #expect(slider.endScrub(at: 0.2, now: s(2)).isEmpty, "no seek")
+        slider.isLive = false
+        #expect(slider.durationLabel == "--:--")
+    }
+
     @Test func valueAndTimeMapBothWays() {
         let slider = ProgressSlider(duration: s(45), currentTime: s(12))
         #expect(abs(slider.value - 12.0 / 45) < 1e-9)

@@ -82,6 +82,26 @@ import Testing
         setup.player.replaceCurrentItem(with: nil)
     }
 
+    @Test func aStreamWithAnEndIsNotLiveAndOneWithoutIsLiveWithNoDuration() async throws {
+        let vod = try await Self.setUp(plan: [:])
+        defer { vod.ladder.remove() }
+        #expect(await vod.driver.run(upTo: seconds(2)) { vod.player.status == .readyToPlay })
+        #expect(!vod.player.isLive)
+        vod.player.replaceCurrentItem(with: nil)
+        // The same media playlist without its end: a live one (joined three target durations back).
+        let rendition = vod.ladder.renditions[0]
+        let text = String(decoding: vod.ladder.files[rendition.playlist]!, as: UTF8.self)
+            .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
+        let livePlaylist = Self.base.appendingPathComponent(rendition.directory + "/live.m3u8")
+        vod.loader.add(Data(text.utf8), at: livePlaylist)
+        let url = vod.live.register(playlist: livePlaylist)
+        vod.player.replaceCurrentItem(with: PlayerItem(url: url, loader: vod.live))
+        #expect(await vod.driver.run(upTo: seconds(2)) { vod.player.status == .readyToPlay })
+        #expect(vod.player.isLive)
+        #expect(!vod.player.duration.isNumeric, "a live stream has no duration")
+        vod.player.replaceCurrentItem(with: nil)
+    }
+
     @Test(arguments: [0.4, 2.5, 3.9])
     func anExactSeekStartsTheSchedulerAgainAndLandsOnTheTarget(_ target: Double) async throws {
         let setup = try await Self.setUp(plan: [1: 1])

@@ -47,6 +47,16 @@ import ReelTerminal
         #expect(TerminalChrome.lines(paused, columns: 40, rows: 10)[8]!.hasPrefix("❚❚ 0:12"))
     }
 
+    @Test func aLiveItemShowsLiveAndAFullBar() {
+        var state = TerminalChrome.State(title: "t", elapsed: 83)
+        state.isLive = true
+        let progress = TerminalChrome.lines(state, columns: 40, rows: 10)[8]!
+        #expect(progress.hasPrefix("► 1:23 ▰"))
+        #expect(progress.hasSuffix("▰ LIVE"), "\(progress)")
+        #expect(!progress.contains("▱"), "at the live edge")
+        #expect(TerminalText.displayWidth(progress) == 40)
+    }
+
     /// A terminal configured for CJK draws East Asian ambiguous characters two columns wide:
     /// the chrome's own glyphs are none of them, so the bar and the time labels sit where
     /// they do elsewhere, and feed text with ambiguous characters is cut short enough to fit.

@@ -161,6 +161,8 @@ package final class Demuxer: @unchecked Sendable {
         if info.duration == nil, let seconds = sections?.duration(of: url), seconds > 0 {
             info.duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
         }
+        // A stream Reel's scheduler reads without an end is live (its playlist was read first).
+        if sections != nil, url.scheme == LiveMediaLoader.scheme, info.duration == nil { info.isLive = true }
     }
 
     /// Looks at the item's first read through a bridge of its own (interruptible by the owner,

@@ -13,6 +13,9 @@ public struct MediaInfo: Sendable, Codable, Hashable {
     public var bitRate: Int?
     /// Every stream, in file order.
     public var streams: [StreamInfo]
+    /// A live stream: it has no end and no duration yet (Reel's segment scheduler following a
+    /// live playlist).
+    public var isLive = false
 
     public init(container: String, containerLongName: String, duration: MediaTime?, bitRate: Int?, streams: [StreamInfo]) {
         self.container = container

@@ -234,6 +234,9 @@ public final class Player: Sendable {
     /// The item's streams, once opened.
     public var mediaInfo: MediaInfo? { state.withTrackedLock { $0.info } }
 
+    /// Whether the item is a live stream (no end, no duration: a LIVE badge, not a time).
+    public var isLive: Bool { state.withTrackedLock { $0.info?.isLive ?? false } }
+
     /// Width and height as displayed (after rotation), once known.
     public var presentationSize: (width: Int, height: Int)? {
         state.withTrackedLock { state in

@@ -162,6 +162,7 @@ public final class TerminalApp: Sendable {
             elapsed: elapsed.isNumeric ? elapsed.seconds : 0,
             duration: duration.isNumeric ? duration.seconds : nil,
             isPaused: (player?.rate ?? 0) == 0, isMuted: muted, badge: badge, position: info.position)
+        state.isLive = player?.isLive ?? false
         // Read with each write of the chrome, which goes out with each frame: the words on
         // screen are the ones of the frame drawn with them.
         if captionRow { state.caption = CaptionFrame(time: .zero, events: player?.shownCaptions ?? []).plainText }
