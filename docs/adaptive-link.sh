@@ -19,10 +19,12 @@ for v in "0 180x320 250k" "1 360x640 700k" "2 720x1280 1800k"; do
   ffmpeg -v error -i whole$1.mp4 -map 0:v -f framemd5 - | grep -v '^#' | awk -F', *' '{print $6}' > ref$1.txt
 done
 printf '#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=360000,RESOLUTION=180x320\nv0/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=830000,RESOLUTION=360x640\nv1/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=720x1280\nv2/index.m3u8\n' > master.m3u8
+# Each origin serves its own copy (two `reel serve` of one directory share its data store).
+for name in adaptive fixed; do mkdir -p $name && cp -r master.m3u8 v0 v1 v2 $name/; done
 set +e
 run() { # name, port, options…
   local name=$1 port=$2; shift 2
-  $B serve "$DIR" --port $port --link 0:3000,5:500,15:8000 > serve-$name.log 2>&1 &
+  $B serve "$DIR/$name" --port $port --link 0:3000,5:500,15:8000 > serve-$name.log 2>&1 &
   for i in $(seq 100); do grep -q http serve-$name.log && break; sleep 0.05; done
   timeout 120 $B play http://127.0.0.1:$port/master.m3u8 --headless --no-cache --trace $name.jsonl "$@" > $name.log 2>&1
   pkill -f "port $port"
