@@ -11,6 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
             (interleaved run by run, on the same origin), and beside the goal it is held to. \
             The goals are targets to read, not pass/fail checks.
             """,
-        subcommands: [BenchFirstFrameCommand.self, BenchPlaybackCommand.self, BenchStartCommand.self, BenchSwipeCommand.self]
+        subcommands: [BenchFirstFrameCommand.self, BenchPlaybackCommand.self, BenchStartCommand.self, BenchSwipeCommand.self,
+                      BenchAdaptiveCommand.self]
     )
 }

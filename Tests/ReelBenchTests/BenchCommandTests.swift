@@ -92,6 +92,29 @@ struct BenchCommandTests {
         #expect(reelPeak["failures"] as? Int == 0)
     }
 
+    @Test func adaptiveReportsTheFirstSwitchUpAndStallsBesideAFixedTopVariant() async throws {
+        let reel = try await ReelBinary.locate()
+        // A short ladder (four segments: the rule steps up once two are buffered) on a link that
+        // carries everything: the figures are not the test's.
+        let child = try Child(reel, ["bench", "adaptive", "--seconds", "8", "--link", "0:200000", "--json"])
+        let status = await child.exitStatus()
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
+                                  "\(child.standardOutput)")
+        #expect(object["link"] as? String == "0:200000")
+        #expect((object["firstSwitchUpSeconds"] as? Double ?? -1) >= 0, "a fast link steps up: \(object)")
+        #expect(object["firstSwitchUpRank"] as? Int == 2)
+        for name in ["adaptive", "fixedTop"] {
+            let run = try #require(object[name] as? [String: Any])
+            #expect(run["failure"] is NSNull, "\(name): \(run)")
+            #expect((run["presented"] as? Int ?? 0) > 0)
+            #expect((run["stalledSeconds"] as? Double ?? -1) >= 0)
+        }
+        let fixed = try #require(object["fixedTop"] as? [String: Any])
+        #expect((fixed["switches"] as? [String])?.first?.hasPrefix("up 0→2 before segment 0") == true, "\(fixed)")
+    }
+
     @Test func badOptionsAreUsageErrors() async throws {
         let reel = try await ReelBinary.locate()
         let result = try await run(reel, ["bench", "first-frame", "--runs", "0"])
