@@ -67,6 +67,11 @@ public struct LiveHLSStream: Sendable, Hashable {
     public let targetDuration: Int
     /// `PART-TARGET`: the longest part, when there are parts.
     public let partTarget: Double?
+    /// `CAN-SKIP-UNTIL`: delta updates (`_HLS_skip=YES`) leave out the segments that start
+    /// more than this many seconds before the end of the playlist; `nil`: none offered. At
+    /// least six target durations (RFC 8216bis §4.4.3.8), so a window shorter than that skips
+    /// nothing.
+    public var canSkipUntil: Double?
     /// One pass over the segments, seconds.
     public let loopDuration: Double
     /// Where each segment ends within a pass.
@@ -118,11 +123,15 @@ public struct LiveHLSStream: Sendable, Hashable {
         return loops * Int64(segments.count) + Int64(index)
     }
 
-    /// The playlist as published at `elapsed` seconds.
-    public func playlist(at elapsed: Double) -> String {
+    /// The playlist as published at `elapsed` seconds; with `skip` (a client's `_HLS_skip=YES`
+    /// when ``canSkipUntil`` is set) a delta update: `#EXT-X-SKIP` in place of the segments that
+    /// start more than `canSkipUntil` seconds before its end.
+    public func playlist(at elapsed: Double, skip: Bool = false) -> String {
         let count = Int64(segments.count)
         var text = "#EXTM3U\n#EXT-X-VERSION:\(partTarget == nil ? 7 : 9)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
         var control = "CAN-BLOCK-RELOAD=YES,HOLD-BACK=\(3 * targetDuration)"
+        let skipUntil = canSkipUntil.map { max($0, 6 * Double(targetDuration)) }
+        if let skipUntil { control += String(format: ",CAN-SKIP-UNTIL=%.5f", skipUntil) }
         if let partTarget {
             control += String(format: ",PART-HOLD-BACK=%.5f", 3 * partTarget)
             text += String(format: "#EXT-X-PART-INF:PART-TARGET=%.5f\n", partTarget)
@@ -147,8 +156,22 @@ public struct LiveHLSStream: Sendable, Hashable {
                     + (part.independent ? ",INDEPENDENT=YES" : "") + "\n"
             }.joined()
         }
-        if newest >= first {
-            for sequence in first...newest {
+        // A delta update leaves out what starts more than `skipUntil` before the end.
+        var listedFrom = first
+        if skip, let skipUntil, newest >= first {
+            var fromEnd = 0.0
+            var keep = newest + 1
+            for sequence in stride(from: newest, through: first, by: -1) {
+                fromEnd += segments[Int(sequence % count)].duration
+                if fromEnd > skipUntil { break }
+                keep = sequence
+            }
+            // Keep the segment a discontinuity (or a loop's init section) starts with listed.
+            listedFrom = keep
+            if listedFrom > first { text += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(listedFrom - first)\n" }
+        }
+        if newest >= listedFrom {
+            for sequence in listedFrom...newest {
                 let segment = segments[Int(sequence % count)]
                 if sequence % count == 0, sequence > first {
                     text += "#EXT-X-DISCONTINUITY\n"
@@ -240,7 +263,8 @@ extension OriginRoute {
     /// `start` (the route's making by default). Plain reloads get the playlist as it is;
     /// blocking reloads (`_HLS_msn`, `_HLS_part`) wait on the route's executor (a sleep, no
     /// thread held) until the segment or part is published or three target durations pass;
-    /// `_HLS_skip` is ignored (the whole playlist is sent, which a client must accept).
+    /// `_HLS_skip=YES` gets a delta update when the stream offers them (``LiveHLSStream/canSkipUntil``),
+    /// the whole playlist otherwise (which a client must accept).
     public static func liveHLS(_ path: String, stream: LiveHLSStream,
                                start: ContinuousClock.Instant = .now) -> OriginRoute {
         liveHLS(path, stream: stream, time: .realTime(from: start))
@@ -289,7 +313,8 @@ extension OriginRoute {
                 case .failure(let refusal): return .text(refusal.why + "\n", status: 400)
                 }
             }
-            var response = OriginResponse(body: Data(stream.playlist(at: at).utf8))
+            let skip = request.queryItems["_HLS_skip"].map { ["YES", "v2"].contains($0) } ?? false
+            var response = OriginResponse(body: Data(stream.playlist(at: at, skip: skip && stream.canSkipUntil != nil).utf8))
             response.headers = [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-cache")]
             return response
         }

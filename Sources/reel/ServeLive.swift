@@ -35,7 +35,7 @@ enum ServeLive {
             if playlist.segments.contains(where: { $0.range != nil }) {
                 throw Failure(description: "\(relative): byte-range segments are not published live")
             }
-            let stream: LiveHLSStream
+            var stream: LiveHLSStream
             do {
                 stream = try LiveHLSStream(
                     segments: try playlist.segments.map { segment in
@@ -49,6 +49,8 @@ enum ServeLive {
             } catch let failure as LiveHLSStream.Failure {
                 throw Failure(description: "\(relative): \(failure)")
             }
+            // Delta updates, for windows longer than six target durations (shorter ones skip nothing).
+            stream.canSkipUntil = 6 * Double(stream.targetDuration)
             routes.append(.liveHLS("/live/" + relative, stream: stream, start: start))
         }
         for path in paths {

@@ -13,11 +13,11 @@ import Testing
 @Suite struct LiveSegmentReaderTests {
     /// A directory with `init.mp4` and 24 segments whose bytes say which they are
     /// (segment `big`, if given, is 2 MB instead).
-    static func files(big: Int? = nil) throws -> URL {
+    static func files(big: Int? = nil, count: Int = 24) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data("INIT;".utf8).write(to: directory.appendingPathComponent("init.mp4"))
-        for index in 0..<24 {
+        for index in 0..<count {
             let bytes = index == big ? Data(count: 2 << 20) : Data("SEG-\(index);".utf8)
             try bytes.write(to: directory.appendingPathComponent("s\(index).m4s"))
         }
@@ -87,6 +87,39 @@ import Testing
         let loaded = urls.withTrackedLock { $0 }
         #expect(loaded.count > 2)
         #expect(loaded.allSatisfy { $0.query?.contains("_HLS_msn") != true }, "no blocking reload: \(loaded)")
+    }
+
+    @Test func deltaUpdatesFromTheOriginAreMergedAndEverySegmentIsFetchedOnce() async throws {
+        let root = try Self.files(count: 60)
+        defer { try? FileManager.default.removeItem(at: root) }
+        // 60 segments of 0.5 s, a window of 24 (12 s), delta updates skipping what starts more
+        // than 6 s (six target durations) before the end.
+        var stream = try LiveHLSStream(segments: (0..<60).map { .init(uri: "/s\($0).m4s", duration: 0.5) }, initSection: "/init.mp4",
+                                       window: 24, loops: false)
+        stream.canSkipUntil = 6
+        let delta = try HLSMediaPlaylist.parse(Data(stream.playlist(at: 20, skip: true).utf8))
+        let full = try HLSMediaPlaylist.parse(Data(stream.playlist(at: 20).utf8))
+        #expect(delta.skippedSegments == 12, "the older half of the window is left out")
+        #expect(delta.mediaSequence == full.mediaSequence)
+        #expect(delta.segments == Array(full.segments.suffix(12)), "the rest as the full playlist lists it")
+        let server = OriginServer(configuration: .init(root: root, routes: [
+            .liveHLS("/live.m3u8", stream: stream, time: .perRequest(start: 14, step: 0.5)),
+        ]))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        let urls = Mutex<[URL]>([])
+        let reader = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http) { event in
+            if case .playlist(let url, _, _) = event { urls.withTrackedLock { $0.append(url) } }
+        }
+        let bytes = try await reader.stream().collect()
+        await http.shutdown()
+        await server.stop()
+        let indices = String(decoding: bytes, as: UTF8.self).split(separator: ";").dropFirst().compactMap { Int($0.dropFirst(4)) }
+        let first = try #require(indices.first)
+        #expect(indices == Array(first..<60), "from the join to the end, in order, none twice, none skipped")
+        let loaded = urls.withTrackedLock { $0 }
+        #expect(loaded.first?.query == nil, "a full playlist first")
+        #expect(loaded.dropFirst().contains { $0.query?.contains("_HLS_skip=YES") == true }, "then delta updates: \(loaded)")
     }
 
     @Test func aDiscontinuityStartsANewSectionWhoseTimelineRestarts() async throws {
