@@ -52,14 +52,7 @@ extension Demuxer {
         sectionBridge.withTrackedLock { $0 = nil }
         let bridge = try AVIOBridge(url: next.url, loader: sections, hooks: AVIOBridge.Hooks(io: io))
         sectionBridge.withTrackedLock { $0 = bridge }
-        guard let context = avformat_alloc_context() else {
-            bridge.close()
-            throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
-        }
-        context.pointee.pb = bridge.context
-        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        context.pointee.interrupt_callback.callback = avioInterrupt
-        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        let context = try Self.formatContext(reading: bridge, url: next.url)
         var options: OpaquePointer?
         av_dict_set(&options, "protocol_whitelist", "none", 0)
         av_dict_set(&options, "format_whitelist", Self.formatWhitelist, 0)

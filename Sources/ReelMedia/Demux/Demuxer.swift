@@ -95,14 +95,7 @@ package final class Demuxer: @unchecked Sendable {
         self.bridge = bridge
         self.info = MediaInfo(container: "", containerLongName: "", duration: nil, bitRate: nil, streams: [])
 
-        guard let context = avformat_alloc_context() else {
-            bridge.close()
-            throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
-        }
-        context.pointee.pb = bridge.context
-        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        context.pointee.interrupt_callback.callback = avioInterrupt
-        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        let context = try Self.formatContext(reading: bridge, url: url)
         nested.install(on: context)
 
         var options = Self.openOptions(fastStart: fastStart)
@@ -125,6 +118,20 @@ package final class Demuxer: @unchecked Sendable {
         }
         format = opened
         try selectAndProbeStreams(fastStart: fastStart)
+    }
+
+    /// A format context reading through `bridge` (custom I/O, interruptible by it); the bridge
+    /// is closed when there is no memory for one.
+    static func formatContext(reading bridge: AVIOBridge, url: URL) throws -> UnsafeMutablePointer<AVFormatContext> {
+        guard let context = avformat_alloc_context() else {
+            bridge.close()
+            throw MediaError.ffmpeg(operation: "avformat_alloc_context", code: -12, message: "out of memory", url: url)
+        }
+        context.pointee.pb = bridge.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context.pointee.interrupt_callback.callback = avioInterrupt
+        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        return context
     }
 
     /// Picks the streams to play (probing them first when the header is not enough, or
