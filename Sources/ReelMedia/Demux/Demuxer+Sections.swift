@@ -121,48 +121,35 @@ extension Demuxer {
     /// bases; `nil` at the section's end.
     func readSectionPacket() throws -> Packet? {
         guard let section, let format = section.format else { throw MediaError.cancelled }
-        var damaged = 0
-        while true {
-            guard let packet = Packet() else {
-                throw MediaError.ffmpeg(operation: "av_packet_alloc", code: -12, message: "out of memory", url: url)
-            }
-            let code = av_read_frame(format, packet.pointer)
-            if code == AVERROR_EOF_CODE { return nil }
-            if code < 0 {
-                if let loaderError = section.bridge.lastLoaderError { throw MediaError.loading(loaderError) }
-                if section.bridge.isInterrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
-                if code == reel_averror_invaliddata() || code == reel_averror(EIO) {
-                    damaged += 1
-                    if damaged > 64 { return nil }
-                    continue
-                }
-                throw MediaError.ffmpeg(operation: "av_read_frame", code: code, message: ffmpegErrorString(code), url: section.url)
-            }
+        let read = try readFrame(from: format, bridge: section.bridge, url: section.url) { packet in
             // MPEG-TS may find a stream only once its packets come.
             if section.mapping[packet.streamIndex] == nil { mapStreams(section) }
-            let own = packet.streamIndex
-            guard let target = section.mapping[own], let from = format.pointee.streams[Int(own)],
-                  let to = stream(target) else { continue }
-            av_packet_rescale_ts(packet.pointer, from.pointee.time_base, to.pointee.time_base)
-            packet.pointer.pointee.stream_index = target
-            if section.restartsTimeline {
-                if section.offset == nil, let first = packet.dts != AV_NOPTS ? packet.dts : packet.timestamp {
-                    let firstTime = av_rescale_q(first, to.pointee.time_base, reel_av_time_base_q())
-                    section.offset = (timelineEnd ?? firstTime) - firstTime
-                }
-                if let offset = section.offset, offset != 0 {
-                    let shift = av_rescale_q(offset, reel_av_time_base_q(), to.pointee.time_base)
-                    if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts += shift }
-                    if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts += shift }
-                }
-            }
-            if !section.started.contains(own) {
-                section.started.insert(own)
-                packet.newParameters = changedParameters(from.pointee.codecpar, for: target, timeBase: to.pointee.time_base)
-            }
-            noteTimeline(packet)
-            return packet
+            guard let target = section.mapping[packet.streamIndex] else { return false }
+            return format.pointee.streams[Int(packet.streamIndex)] != nil && stream(target) != nil
         }
+        guard let packet = read else { return nil }
+        let own = packet.streamIndex
+        // What `accepts` checked.
+        guard let target = section.mapping[own], let from = format.pointee.streams[Int(own)],
+              let to = stream(target) else { throw MediaError.cancelled }
+        av_packet_rescale_ts(packet.pointer, from.pointee.time_base, to.pointee.time_base)
+        packet.pointer.pointee.stream_index = target
+        if section.restartsTimeline {
+            if section.offset == nil, let first = packet.dts != AV_NOPTS ? packet.dts : packet.timestamp {
+                let firstTime = av_rescale_q(first, to.pointee.time_base, reel_av_time_base_q())
+                section.offset = (timelineEnd ?? firstTime) - firstTime
+            }
+            if let offset = section.offset, offset != 0 {
+                let shift = av_rescale_q(offset, reel_av_time_base_q(), to.pointee.time_base)
+                if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts += shift }
+                if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts += shift }
+            }
+        }
+        if !section.started.contains(own) {
+            section.started.insert(own)
+            packet.newParameters = changedParameters(from.pointee.codecpar, for: target, timeBase: to.pointee.time_base)
+        }
+        return packet
     }
 
     /// The section's parameters for stream `target` when they differ from what its decoder has.

@@ -426,12 +426,8 @@ package final class Demuxer: @unchecked Sendable {
     /// The next packet of a selected stream; `nil` at the end of the input.
     package func readPacket() throws -> Packet? {
         while true {
-            if section != nil {
-                if let packet = try readSectionPacket() {
-                    packetsReturned += 1
-                    return packet
-                }
-            } else if let packet = try readFirstSectionPacket() {
+            let packet = section != nil ? try readSectionPacket() : try readFirstSectionPacket()
+            if let packet {
                 noteTimeline(packet)
                 packetsReturned += 1
                 return packet
@@ -444,6 +440,16 @@ package final class Demuxer: @unchecked Sendable {
     /// The next packet of the first section (the item as opened); `nil` at its end.
     private func readFirstSectionPacket() throws -> Packet? {
         guard let format else { throw MediaError.cancelled }
+        return try readFrame(from: format, bridge: bridge, url: url) { packet in
+            packet.streamIndex == videoStreamIndex || packet.streamIndex == audioStreamIndex
+                || captionStreamIndices.contains(packet.streamIndex)
+        }
+    }
+
+    /// The next packet `format` reads through `bridge` that `accepts` takes (the others are
+    /// skipped); `nil` at the end of the input.
+    func readFrame(from format: UnsafeMutablePointer<AVFormatContext>, bridge: AVIOBridge, url: URL,
+                   accepts: (Packet) -> Bool) throws -> Packet? {
         var damaged = 0
         while true {
             guard let packet = Packet() else {
@@ -465,10 +471,7 @@ package final class Demuxer: @unchecked Sendable {
                 }
                 throw MediaError.ffmpeg(operation: "av_read_frame", code: code, message: ffmpegErrorString(code), url: url)
             }
-            if packet.streamIndex == videoStreamIndex || packet.streamIndex == audioStreamIndex
-                || captionStreamIndices.contains(packet.streamIndex) {
-                return packet
-            }
+            if accepts(packet) { return packet }
         }
     }
 
