@@ -170,7 +170,7 @@ extension PlaybackEngine {
             switch notification {
             case .present(let frame, let presentation):
                 videoSink?.present(frame, presentation: presentation)
-                (loader as? any PlaybackPositionListener)?.presented(frame.pts, of: url)
+                positionListener?.presented(frame.pts, of: url)
                 monitor.update { $0.presentingThread = nil }
                 delegate?.engine(self, didPresent: frame, presentation: presentation)
             case .opened(let info):

@@ -88,6 +88,8 @@ public struct FirstFrameReport: Sendable, Hashable, Codable {
 final class PlaybackEngine: Sendable {
     let url: URL
     let loader: any ResourceLoader
+    /// The loader, when it wants each presented frame's time (a segment scheduler).
+    let positionListener: (any PlaybackPositionListener)?
     let clock: any EngineClock
     let configuration: PipelineConfiguration
     let videoSink: (any VideoSink)?
@@ -118,6 +120,7 @@ final class PlaybackEngine: Sendable {
          demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1) {
         self.url = url
         self.loader = loader
+        self.positionListener = loader as? any PlaybackPositionListener
         // The item's own timeline: its presentation and audio steps run there, in order,
         // and wait for no other player's (the clock's time is the same).
         self.clock = clock.makeTimeline()
