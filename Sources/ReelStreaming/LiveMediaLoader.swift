@@ -80,18 +80,17 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
             }
             return stream
         }
-        return start(registered.reader, key: key, resetPlayhead: true).take(0)!
+        return start(registered.reader, key: key).take(0)!
     }
 
-    /// Starts `reader` as the stream at `key` and keeps its sections.
-    private func start(_ base: LiveSegmentReader, key: String, resetPlayhead: Bool) -> StreamSections {
+    /// Starts `reader` as the stream at `key` and keeps its sections. The playhead counts
+    /// again from the first frame shown after this, as the new run's deliveries do.
+    private func start(_ base: LiveSegmentReader, key: String) -> StreamSections {
         let playlist = base.playlist
         var reader = base
-        if resetPlayhead {
-            registry.withTrackedLock { registry in
-                registry[key]?.firstPresented = nil
-                registry[key]?.lastPresented = nil
-            }
+        registry.withTrackedLock { registry in
+            registry[key]?.firstPresented = nil
+            registry[key]?.lastPresented = nil
         }
         reader.playhead = { [weak self] in
             self?.registry.withTrackedLock { registry -> Double? in
@@ -118,8 +117,7 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         var reader = registered.reader
         reader.startRank = min(old.rank, reader.variants.count - 1)
         reader.startTime = max(0, seconds)
-        // The playhead counts again from the first frame after the seek, as the run's deliveries do.
-        _ = start(reader, key: key, resetPlayhead: true)
+        _ = start(reader, key: key)
         return ResourceSection(url: URL(string: "\(Self.scheme)://\(key)/section/0")!, restartsTimeline: false)
     }
 

@@ -282,20 +282,22 @@ public struct LiveSegmentReader: Sendable {
         }
     }
 
-    /// Seconds delivered ahead of the playhead: the player's when it reports one, else the
-    /// virtual one's.
+    /// Seconds of media played: the player's report, else (none yet, or sound alone) the
+    /// virtual playhead's.
+    private func played(_ state: Run) -> Double {
+        playhead?() ?? state.playhead.position(at: now())
+    }
+
+    /// Seconds delivered ahead of the playhead.
     private func buffered(_ state: Run) -> Double {
-        if let played = playhead?() { return max(0, state.playhead.delivered - played) }
-        return state.playhead.buffered(at: now())
+        max(0, state.playhead.delivered - played(state))
     }
 
     /// With a reported playhead, waits while the forward buffer is full.
     private func waitForRoom(_ state: Run) async throws {
-        guard let playhead else { return }
+        guard playhead != nil else { return }
         while !Task.isCancelled {
-            // Before the first frame (or for sound alone) the virtual playhead stands in.
-            let played = playhead() ?? state.playhead.position(at: now())
-            let ahead = state.playhead.delivered - played
+            let ahead = state.playhead.delivered - played(state)
             if ahead < maximumBuffer { return }
             try await sleep(min(1, max(0.05, ahead - maximumBuffer)))
         }

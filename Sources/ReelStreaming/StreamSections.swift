@@ -63,10 +63,7 @@ public final class StreamSections: Sendable {
     }
 
     /// The stream's duration in seconds, once a playlist with an end said it (`nil` for live).
-    public internal(set) var duration: Double? {
-        get { state.withTrackedLock { $0.duration } }
-        set { state.withTrackedLock { $0.duration = newValue } }
-    }
+    public var duration: Double? { state.withTrackedLock { $0.duration } }
 
     /// The rank of the variant being read (a restart carries on with it).
     public internal(set) var rank: Int {
