@@ -54,6 +54,8 @@ struct BenchAdaptiveCommand: AsyncParsableCommand {
         var firstUp: (seconds: Double, rank: Int)?
         var switches: [String] = []
         var failure: String?
+        /// When the stall in progress began, while one is.
+        var stalledSince: Double?
     }
 
     func run() async throws {
@@ -124,17 +126,16 @@ struct BenchAdaptiveCommand: AsyncParsableCommand {
             if change.to > change.from { firstUp.fulfil(()) }
         }
         let player = Player(clock: HostClock.shared, videoSink: HeadlessVideoSink(), audioSink: NullAudioSink())
-        let stalledSince = Mutex<Double?>(nil)
         player.addEventObserver { event in
             guard case .stall(let stalled) = event else { return }
             let at = elapsed()
             state.withTrackedLock { run in
                 if stalled {
                     run.stalls += 1
-                    stalledSince.withTrackedLock { $0 = at }
-                } else if let since = stalledSince.withTrackedLock({ $0 }) {
+                    run.stalledSince = at
+                } else if let since = run.stalledSince {
                     run.stalledSeconds += at - since
-                    stalledSince.withTrackedLock { $0 = nil }
+                    run.stalledSince = nil
                 }
             }
         }
