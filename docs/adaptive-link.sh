@@ -1,5 +1,5 @@
 #!/bin/bash
-# Adaptive switching on a scripted link: Reel's segment scheduler (--adaptive) beside the top
+# Adaptive switching on a scripted link: Reel's segment scheduler (adaptive, the default) beside the top
 # variant held fixed (--variant-plan 0:2), the same 30 s 3-variant ladder, each on its own
 # origin with the same link (3 Mbit/s, 0.5 Mbit/s from 5 s, 8 Mbit/s from 15 s), in one run.
 # Checks every frame shown against FFmpeg's decode of the variant it came from.
@@ -29,7 +29,7 @@ run() { # name, port, options…
   timeout 120 $B play http://127.0.0.1:$port/master.m3u8 --headless --no-cache --trace $name.jsonl "$@" > $name.log 2>&1
   pkill -f "port $port"
 }
-run adaptive 18450 --adaptive &
+run adaptive 18450 &
 run fixed 18451 --variant-plan 0:2 &
 wait
 python3 - <<'PY'

@@ -26,8 +26,8 @@ for i in $(seq 100); do grep -q http serve.log && break; sleep 0.05; done
 t0=$(date +%s.%N)
 sleep 9
 URL=http://127.0.0.1:18440/live/$PL
-t1=$(date +%s.%N); timeout 66 $B play $URL --headless --no-cache --live-scheduler reel --trace reel.jsonl > reel.log 2>&1 &
-t2=$(date +%s.%N); timeout 66 $B play $URL --headless --no-cache --live-scheduler ffmpeg --trace ffmpeg.jsonl > ffmpeg.log 2>&1 &
+t1=$(date +%s.%N); timeout 66 $B play $URL --headless --no-cache --scheduler reel --trace reel.jsonl > reel.log 2>&1 &
+t2=$(date +%s.%N); timeout 66 $B play $URL --headless --no-cache --scheduler ffmpeg --trace ffmpeg.jsonl > ffmpeg.log 2>&1 &
 wait %2 %3
 pkill -f "port 18440"
 python3 - "$t0" "$t1" "$t2" <<'PY'

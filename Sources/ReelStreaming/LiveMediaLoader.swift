@@ -47,11 +47,15 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
     /// `switching` says.
     /// `startTime`: where a stream with an end starts (a live one joins at its edge).
+    /// `hasEnd`: the playlists were seen to end (`EXT-X-ENDLIST`), so they are read through
+    /// the upstream's cache (``LiveSegmentReader/storesPlaylists``).
     public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
-                         startTime: Double? = nil, observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
+                         startTime: Double? = nil, hasEnd: Bool = false,
+                         observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
         var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
                                        tracker: tracker, observer: observer)
         reader.startTime = startTime
+        reader.storesPlaylists = hasEnd
         return register(reader)
     }
 

@@ -18,7 +18,9 @@ import ReelCore
 /// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure``, or the
 /// loader's error.
 /// Playlists are read through the loader's unstored side (a live playlist must reach the
-/// origin at each reload); segments through the loader itself, so they are cached.
+/// origin at each reload) unless ``storesPlaylists`` (a stream with an end, whose playlists
+/// never change: a warm replay reads them from the cache); segments through the loader
+/// itself, so they are cached.
 public struct LiveSegmentReader: Sendable {
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         case notAMediaPlaylist(String)
@@ -27,7 +29,7 @@ public struct LiveSegmentReader: Sendable {
 
         public var description: String {
             switch self {
-            case .refusedURL(let url): "the playlist names \(url), which a stream read over HTTP may not open"
+            case .refusedURL(let url): "refused to open \(url): a playlist read over HTTP may name only http and https URLs"
             case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
             }
@@ -110,6 +112,9 @@ public struct LiveSegmentReader: Sendable {
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?
+    /// Read playlists through the loader itself (kept in its cache), not its unstored side:
+    /// for a stream known to have an end, whose playlists do not change.
+    public var storesPlaylists = false
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
@@ -190,7 +195,7 @@ public struct LiveSegmentReader: Sendable {
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
         var state = Run(rank: startRank, tracker: tracker, output: first)
         sections.rank = startRank
-        let playlistLoader = loader.unstoredLoader
+        let playlistLoader = storesPlaylists ? loader : loader.unstoredLoader
         var positioned = false
         var reload = LivePlaylistTracker.Reload(at: now())
         while !Task.isCancelled {

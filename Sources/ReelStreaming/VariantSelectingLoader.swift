@@ -43,6 +43,8 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
         var data: Data
         var information: ContentInformation
         var choice: VariantChoice
+        /// The document as the origin published it, before the choice rewrote it.
+        var published: Data
     }
 
     /// What reading a document whole found.
@@ -91,6 +93,13 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
     /// The choice made for `master`, if one was.
     public func choice(for master: URL) -> VariantChoice? {
         state.withTrackedLock { $0.chosen[master.absoluteString]?.choice }
+    }
+
+    /// The master or manifest `url` as its origin published it (every variant), once a read of
+    /// it chose: a reader that schedules segments itself needs the whole ladder without a
+    /// second request.
+    public func published(_ url: URL) -> Data? {
+        state.withTrackedLock { $0.chosen[url.absoluteString]?.published }
     }
 
     /// Forgets the choices: the next read of a master chooses again.
@@ -293,7 +302,7 @@ public final class VariantSelectingLoader: StoringResourceLoader, Sendable {
             let key = url.absoluteString
             // A read that raced this one chose first: everyone sees that choice.
             if let earlier = state.chosen[key] { return (earlier, []) }
-            let chosen = Chosen(data: rewritten, information: served, choice: choice)
+            let chosen = Chosen(data: rewritten, information: served, choice: choice, published: data)
             state.chosen[key] = chosen
             state.order.append(key)
             if state.order.count > Self.keptMasters {

@@ -5,6 +5,7 @@ import ReelLoading
 import ReelMedia
 import ReelTerminal
 import Synchronization
+import ReelStreaming
 import ReelThreads
 
 struct PlayCommand: AsyncParsableCommand {
@@ -42,11 +43,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("audio-out"), help: "Write the played audio to this WAV file.")
     var audioOut: String?
 
-    @Option(name: .customLong("live-scheduler"), help: "Who follows a live HLS playlist: reel (its own segment reader) or ffmpeg (FFmpeg's HLS demuxer).")
-    var liveScheduler: LivePlayback.Scheduler = .reel
+    @Option(name: .customLong("scheduler"), help: "Who fetches an HLS stream's segments: reel (its own segment reader, adaptive) or ffmpeg (FFmpeg's HLS demuxer, one variant for the whole item).")
+    var scheduler: LivePlayback.Scheduler = .reel
 
-    @Flag(help: "Play an HLS master through Reel's own segment reader, switching variants as the bandwidth estimate and the buffer say (live masters always are; a VOD stream played so cannot seek yet).")
-    var adaptive = false
+    @Flag(inversion: .prefixedNo, help: "Switch an HLS master's variants as the bandwidth estimate and the buffer say (--no-adaptive: hold the variant it started on).")
+    var adaptive = true
 
     @Option(name: .customLong("variant-plan"), help: "Switch variants at fixed segments instead (\"2:1,5:0\": before the 3rd segment to the 2nd lowest variant, before the 6th to the lowest). For tests and comparisons.")
     var variantPlan: String?
@@ -78,8 +79,9 @@ struct PlayCommand: AsyncParsableCommand {
         let writer = try TraceWriter(path: trace)
         let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
-        let options = LivePlayback.Options(scheduler: liveScheduler, adaptive: adaptive, plan: variantPlan.flatMap(LivePlayback.parsePlan),
-                                           estimate: stack.meter, masterLoader: stack.variants.upstream, startTime: start)
+        let options = LivePlayback.Options(scheduler: scheduler, adaptive: adaptive, plan: variantPlan.flatMap(LivePlayback.parsePlan),
+                                           estimate: stack.meter, published: { [variants = stack.variants] in variants.published($0) },
+                                           startTime: start)
         let (itemURL, itemLoader, livePlaylist) = await LivePlayback.prepare(
             source.url, loader: stack.loader, options: options,
             observer: { event in writer.write(TraceWriter.live(event)) })
@@ -125,7 +127,7 @@ struct PlayCommand: AsyncParsableCommand {
         // Every session has stopped its player by now: nothing more reaches the trace.
         writer.close()
         await stack.shutdown()
-        try end.throwIfFailed()
+        try end.naming(itemURL, as: source.displayName).throwIfFailed()
     }
 }
 
@@ -169,6 +171,20 @@ enum PlaybackEnd: Sendable {
         case .finished: self = .finished
         case .failed(let message): self = .failed(message)
         }
+    }
+
+    /// The same end, its message naming `shown` where it named the item's own `url` (the
+    /// segment reader's `reel-live://N/…`, which the user never gave).
+    func naming(_ url: URL, as shown: String) -> PlaybackEnd {
+        guard case .failed(let message) = self, url.scheme == LiveMediaLoader.scheme, let host = url.host else { return self }
+        let prefix = "\(LiveMediaLoader.scheme)://\(host)/"
+        var result = ""
+        var rest = Substring(message)
+        while let found = rest.range(of: prefix) {
+            result += rest[..<found.lowerBound] + shown
+            rest = rest[found.upperBound...].drop { !$0.isWhitespace && $0 != ":" }
+        }
+        return .failed(result + rest)
     }
 
     func throwIfFailed() throws {

@@ -70,6 +70,49 @@ struct AdaptiveCommandTests {
         #expect(Set(fetched).count == fetched.count)
     }
 
+    /// What a new user meets with no option at all: a master on a fast link (loopback) starts
+    /// where the estimate says (the lowest, knowing nothing) and steps up by the adaptive rule
+    /// once enough is buffered, never down on the steady link; every frame shown once, each
+    /// FFmpeg's decode of the variant it came from; the origin sees the master once and each
+    /// fetched segment once.
+    @Test func byDefaultAMasterOnAFastLinkStepsUpBitExact() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-play-step-up")
+        defer { scratch.remove() }
+        let (server, master, references) = try await ladder(scratch)
+        let trace = scratch.file("trace.jsonl")
+        let result = try await runSeparately(reel, ["play", master.absoluteString, "--headless", "--clock", "fast",
+                                                    "--trace", trace, "--no-cache"])
+        let requests = server.statistics.requests.map(\.path)
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let variants = objects.filter { $0["type"] as? String == "variant" }
+        let start = try #require(variants.first { $0["switch"] as? Bool != true })
+        let startRank = try #require((start["rank"] as? NSNumber)?.intValue)
+        let switches = variants.filter { $0["switch"] as? Bool == true }
+        if startRank < 2 {
+            #expect(!switches.isEmpty, "a fast link carries more than the variant it started on: \(variants)")
+        }
+        var rank = startRank
+        for step in switches {
+            let to = try #require((step["rank"] as? NSNumber)?.intValue)
+            #expect(to > rank, "never down on a steady link: \(switches)")
+            #expect((step["why"] as? String)?.hasPrefix("up") == true, "\(step)")
+            rank = to
+        }
+        let shown = frames(objects).compactMap { $0["md5"] as? String }
+        #expect(shown.count == 180, "every frame once")
+        let sources = shown.enumerated().map { index, md5 in references.indices.filter { references[$0][index] == md5 } }
+        #expect(sources.allSatisfy { $0.count == 1 }, "each frame is FFmpeg's decode of one variant at its place")
+        let variantOfFrame = sources.compactMap(\.first)
+        #expect(variantOfFrame == variantOfFrame.sorted(), "up only")
+        #expect(variantOfFrame.first == startRank && variantOfFrame.last == rank)
+        #expect(requests.filter { $0.hasSuffix("master.m3u8") }.count == 1, "\(requests)")
+        let segments = requests.filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count == 6 && Set(segments).count == 6, "\(segments)")
+    }
+
     @Test func aStartPositionFetchesFromItsSegmentAndShowsEveryFrameFromThere() async throws {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-switch-start")

@@ -86,7 +86,27 @@ struct StreamingCommandTests {
         #expect(result.stderr.contains(local.absoluteString) && result.stderr.contains("refused"), "\(result.stderr)")
     }
 
-    /// A master playlist with three renditions from the real origin: a fresh process knows
+    /// A served playlist whose segment is not media fails in one line that names the playlist
+    /// the user gave, not the segment reader's own `reel-live://` URL.
+    @Test func aPlaylistOfJunkExitsThreeNamingThePlaylist() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hls-junk")
+        defer { scratch.remove() }
+        try Data(repeating: 0x5A, count: 4096).write(to: scratch.url.appendingPathComponent("junk.ts"))
+        try Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\njunk.ts\n#EXT-X-ENDLIST\n".utf8)
+            .write(to: scratch.url.appendingPathComponent("junk.m3u8"))
+        let server = OriginServer(configuration: .init(root: scratch.url))
+        _ = try await server.start()
+        let url = server.url(for: "junk.m3u8")
+        let result = try await runSeparately(reel, ["play", url.absoluteString, "--headless", "--clock", "fast", "--no-cache"])
+        await server.stop()
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains(url.absoluteString) && !result.stderr.contains("reel-live"), "\(result.stderr)")
+    }
+
+    /// A master playlist with three renditions from the real origin, its variant held
+    /// (`--no-adaptive`; `AdaptiveCommandTests` switches): a fresh process knows
     /// nothing of the network and starts on the lowest; with an initial estimate that carries
     /// the top one it starts there. Either way the origin sees the master and only the chosen
     /// variant's playlist, init segment and segments, and the trace says which and why.
@@ -102,7 +122,8 @@ struct StreamingCommandTests {
         _ = try await server.start()
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("reel-variant-trace-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: trace) }
-        var arguments = ["play", server.url(for: "master.m3u8").absoluteString, "--headless", "--clock", "fast", "--trace", trace, "--no-cache"]
+        var arguments = ["play", server.url(for: "master.m3u8").absoluteString, "--headless", "--clock", "fast", "--trace", trace, "--no-cache",
+                         "--no-adaptive"]
         if let initialBandwidth { arguments += ["--initial-bandwidth", String(initialBandwidth)] }
         let result = try await runSeparately(reel, arguments)
         let statistics = server.statistics

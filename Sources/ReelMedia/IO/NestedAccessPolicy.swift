@@ -10,6 +10,7 @@ import ReelStreaming
 /// - A local (`file:`) item may open only files under its own directory: `..` may not leave
 ///   it, and symbolic links are resolved before the check.
 /// - An item with another scheme (a test's fake loader) may open only that scheme.
+/// - The segment reader's stream (`reel-live:`) may open nothing: its segments are media.
 ///
 /// The ``Limits`` stop documents that would make the demuxer open without end.
 /// Pure value code: no I/O except resolving symbolic links of local paths.
@@ -77,6 +78,11 @@ public struct NestedAccessPolicy: Sendable, Hashable {
         }
         guard let scheme else {
             return .failure(refuse(raw, "not an absolute URL"))
+        }
+        // The segment reader's own stream already holds everything it fetched: a segment that
+        // names more (a playlist in place of media) opens nothing.
+        if itemScheme == LiveMediaLoader.scheme {
+            return .failure(refuse(raw, "a segment of a stream Reel schedules may not open anything else"))
         }
         let remote = ["http", "https"]
         let allowed = remote.contains(itemScheme) ? remote : [itemScheme]
