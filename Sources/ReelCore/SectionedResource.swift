@@ -34,6 +34,22 @@ public protocol SectionedResourceLoader: ResourceLoader {
     /// would start (a start position given up front): a demuxer that has returned nothing yet
     /// then need not start again.
     func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool
+    /// Whether `url` is read in sections by this loader (a demuxer opened on anything else
+    /// reads it as one stream).
+    func isSectioned(_ url: URL) -> Bool
+}
+
+/// A loader that schedules segmented streams itself (Reel's HLS segment scheduler): a demuxer
+/// that finds it opened a playlist offers it here first and, when the loader takes it, opens
+/// the first section of the media the loader reads in its place; every later section, seek,
+/// duration and playback position goes through ``SectionedResourceLoader`` under the
+/// playlist's own URL.
+public protocol StreamSchedulingLoader: SectionedResourceLoader {
+    /// The first section of the media read in place of the HLS playlist at `url`, whose bytes
+    /// (as the loader served them) are `document`, starting at `startTime` seconds (`nil`: its
+    /// start, or a live stream's edge); `nil` to leave the playlist to the demuxer as it is.
+    /// Called on a thread that may block; it must not block itself.
+    func schedule(_ url: URL, document: Data, startTime: Double?) -> ResourceSection?
 }
 
 /// A loader that wants to know where playback of its resources is (a segment scheduler that

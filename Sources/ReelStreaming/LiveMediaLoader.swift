@@ -31,6 +31,8 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
 
     public let upstream: any ResourceLoader
     private let registry: Mutex<[String: Registered]>
+    /// The last key handed out (keys are never reused).
+    private let lastKey = Mutex(0)
     private let tracker: LivePlaylistTracker
 
     public init(upstream: any ResourceLoader, tracker: LivePlaylistTracker = LivePlaylistTracker()) {
@@ -47,24 +49,26 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
     /// `switching` says.
     /// `startTime`: where a stream with an end starts (a live one joins at its edge).
-    /// `hasEnd`: the playlists were seen to end (`EXT-X-ENDLIST`), so they are read through
-    /// the upstream's cache (``LiveSegmentReader/storesPlaylists``).
     public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
-                         startTime: Double? = nil, hasEnd: Bool = false,
+                         startTime: Double? = nil,
                          observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
         var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
                                        tracker: tracker, observer: observer)
         reader.startTime = startTime
-        reader.storesPlaylists = hasEnd
         return register(reader)
     }
 
     private func register(_ reader: LiveSegmentReader) -> URL {
-        registry.withTrackedLock { registry in
-            let key = String(registry.count + 1)
-            registry[key] = Registered(reader: reader)
-            return URL(string: "\(Self.scheme)://\(key)/media")!
-        }
+        let key = String(lastKey.withTrackedLock { last in last += 1; return last })
+        registry.withTrackedLock { $0[key] = Registered(reader: reader) }
+        return URL(string: "\(Self.scheme)://\(key)/media")!
+    }
+
+    /// Forgets the stream at `url` (a URL ``register(variants:startRank:switching:startTime:observer:)``
+    /// returned), stopping its reading.
+    public func unregister(_ url: URL) {
+        guard url.scheme == Self.scheme, let key = url.host else { return }
+        registry.withTrackedLock { $0.removeValue(forKey: key) }?.sections?.cancel()
     }
 
     public var unstored: any ResourceLoader { upstream.unstoredLoader }
@@ -142,6 +146,11 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         guard let sections = registry.withTrackedLock({ $0[host]?.sections }),
               let restarts = sections.restartsTimeline(after: index) else { return nil }
         return ResourceSection(url: URL(string: "\(Self.scheme)://\(host)/section/\(index + 1)")!, restartsTimeline: restarts)
+    }
+
+    public func isSectioned(_ url: URL) -> Bool {
+        guard url.scheme == Self.scheme, let key = url.host else { return false }
+        return registry.withTrackedLock { $0[key] != nil }
     }
 
     public func presented(_ time: MediaTime, of url: URL) {

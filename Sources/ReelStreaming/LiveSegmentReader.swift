@@ -17,10 +17,11 @@ import ReelCore
 /// before it, and fails with a ``LivePlaylistTracker/Failure`` (stale playlist, media
 /// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure``, or the
 /// loader's error.
-/// Playlists are read through the loader's unstored side (a live playlist must reach the
-/// origin at each reload) unless ``storesPlaylists`` (a stream with an end, whose playlists
-/// never change: a warm replay reads them from the cache); segments through the loader
-/// itself, so they are cached.
+/// A variant's playlist is first read through the loader itself (its cache): one with
+/// `EXT-X-ENDLIST` never changes, so a warm replay asks the origin for nothing. A copy without
+/// one may be stale, so it is read again at once through the loader's unstored side, as is
+/// every reload of a live playlist (it must reach the origin). Segments are read through the
+/// loader itself, so they are cached.
 public struct LiveSegmentReader: Sendable {
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         case notAMediaPlaylist(String)
@@ -112,9 +113,6 @@ public struct LiveSegmentReader: Sendable {
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?
-    /// Read playlists through the loader itself (kept in its cache), not its unstored side:
-    /// for a stream known to have an end, whose playlists do not change.
-    public var storesPlaylists = false
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
@@ -195,7 +193,6 @@ public struct LiveSegmentReader: Sendable {
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
         var state = Run(rank: startRank, tracker: tracker, output: first)
         sections.rank = startRank
-        let playlistLoader = storesPlaylists ? loader : loader.unstoredLoader
         var positioned = false
         var reload = LivePlaylistTracker.Reload(at: now())
         while !Task.isCancelled {
@@ -205,7 +202,7 @@ public struct LiveSegmentReader: Sendable {
             if waits { state.output.setIdle(true) }
             let wait = reload.at - now()
             if wait > 0 { try await sleep(wait) }
-            let changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, loader: playlistLoader)
+            let changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, stored: !positioned)
             if waits { state.output.setIdle(false) }
             if !positioned, state.tracker.isFinal {
                 if let startTime, let sequence = Self.sequence(at: startTime, in: state.tracker.segments) {
@@ -218,7 +215,7 @@ public struct LiveSegmentReader: Sendable {
                 if case .ended = fetch { return }
                 if case .segment = fetch { try await waitForRoomIdle(state) }
                 if case .segment(let segment, _) = fetch, variants.count > 1,
-                   try await switchIfWanted(before: segment.sequence, state: &state, sections: sections, loader: playlistLoader) {
+                   try await switchIfWanted(before: segment.sequence, state: &state, sections: sections) {
                     continue
                 }
                 let resource: HLSMediaPlaylist.Part
@@ -316,13 +313,20 @@ public struct LiveSegmentReader: Sendable {
         try await waitForRoom(state)
     }
 
-    /// Loads a playlist into `tracker`; whether it listed something new.
-    private func load(_ url: URL, into tracker: inout LivePlaylistTracker, loader: any ResourceLoader) async throws -> Bool {
+    /// Loads a playlist into `tracker`; whether it listed something new. `stored`: the first
+    /// read of a variant, tried through the cache (kept if it has an end, else read again from
+    /// the origin); later reloads go to the origin.
+    private func load(_ url: URL, into tracker: inout LivePlaylistTracker, stored: Bool) async throws -> Bool {
         try Self.checkScheme(url)
-        let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
-        let parsed: HLSMediaPlaylist
-        do { parsed = try HLSMediaPlaylist.parse(document) } catch {
-            throw Failure.notAMediaPlaylist(error.description)
+        func parse(_ loader: any ResourceLoader) async throws -> HLSMediaPlaylist {
+            let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
+            do { return try HLSMediaPlaylist.parse(document) } catch {
+                throw Failure.notAMediaPlaylist(error.description)
+            }
+        }
+        var parsed = try await parse(stored ? loader : loader.unstoredLoader)
+        if stored, !parsed.isFinal, loader is any StoringResourceLoader {
+            parsed = try await parse(loader.unstoredLoader)
         }
         let changed = try tracker.received(parsed, at: now())
         observer?(.playlist(url: url, changed: changed, at: now()))
@@ -331,8 +335,7 @@ public struct LiveSegmentReader: Sendable {
 
     /// Asks the switching rule before segment `sequence`; on a switch, loads the new variant's
     /// playlist and moves to it there. `true` when it switched (the caller asks again what to fetch).
-    private func switchIfWanted(before sequence: Int64, state: inout Run, sections: StreamSections,
-                                loader playlistLoader: any ResourceLoader) async throws -> Bool {
+    private func switchIfWanted(before sequence: Int64, state: inout Run, sections: StreamSections) async throws -> Bool {
         let target: Int
         var why: String
         var estimate: Int64?
@@ -359,7 +362,7 @@ public struct LiveSegmentReader: Sendable {
         guard target != state.rank else { return false }
         if source == "segments" { why += " (estimated from the last segments' throughput)" }
         var tracker = LivePlaylistTracker(staleAfter: self.tracker.staleAfter, prefersParts: self.tracker.prefersParts)
-        _ = try await load(variants[target].playlist, into: &tracker, loader: playlistLoader)
+        _ = try await load(variants[target].playlist, into: &tracker, stored: true)
         // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
         guard tracker.move(to: sequence) else { return false }
         let from = state.rank

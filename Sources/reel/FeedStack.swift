@@ -13,7 +13,7 @@ import Synchronization
 /// for the items two to four away, yielding to the players.
 final class FeedStack: Sendable {
     let source: any FeedSource
-    /// Reads media: files directly, http(s) through the cache.
+    /// Reads media: files directly, http(s) through the cache, HLS through Reel's segment scheduler.
     let mediaLoader: any ResourceLoader
     let coordinator: PlaybackLoadCoordinator
     let preloader: Preloader?
@@ -56,7 +56,9 @@ final class FeedStack: Sendable {
         let coordinator = PlaybackLoadCoordinator()
         let caching = opened.map { CachingLoader(upstream: http, cache: $0.cache) }
         let variants = VariantSelectingLoader(upstream: SchemeRoutingLoader(files: FileLoader(), remote: caching ?? http), bandwidth: meter)
-        let mediaLoader = variants
+        // Every HLS stream over HTTP a player opens goes through Reel's segment scheduler,
+        // switching variants by the feed's one meter.
+        let mediaLoader = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(estimate: meter))
         let preloader = caching.map { caching in
             Preloader(loader: caching, coordinator: coordinator, estimator: { url, seconds in
                 await MediaProbe.byteCount(forSeconds: seconds, of: url, loader: caching)

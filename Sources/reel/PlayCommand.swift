@@ -79,14 +79,12 @@ struct PlayCommand: AsyncParsableCommand {
         let writer = try TraceWriter(path: trace)
         let stack = try loading.makeLoader(for: source, alsoReading: captionSources.map(\.url))
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
-        let options = LivePlayback.Options(scheduler: scheduler, adaptive: adaptive, plan: variantPlan.flatMap(LivePlayback.parsePlan),
-                                           estimate: stack.meter, published: { [variants = stack.variants] in variants.published($0) },
-                                           startTime: start)
-        let (itemURL, itemLoader, livePlaylist) = await LivePlayback.prepare(
-            source.url, loader: stack.loader, options: options,
-            observer: { event in writer.write(TraceWriter.live(event)) })
-        _ = livePlaylist
-        let item = PlayerItem(url: itemURL, loader: itemLoader,
+        // The engine offers every HLS playlist it opens to Reel's segment scheduler.
+        let itemLoader: any ResourceLoader = scheduler == .ffmpeg ? stack.loader : HLSSchedulingLoader(
+            upstream: stack.loader, variants: stack.variants,
+            configuration: .init(adaptive: adaptive, estimate: stack.meter, plan: variantPlan.flatMap(LivePlayback.parsePlan),
+                                 observer: { event in writer.write(TraceWriter.live(event)) }))
+        let item = PlayerItem(url: source.url, loader: itemLoader,
                               startTime: start.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) },
                               captions: captionSources)
         let end: PlaybackEnd
@@ -127,7 +125,7 @@ struct PlayCommand: AsyncParsableCommand {
         // Every session has stopped its player by now: nothing more reaches the trace.
         writer.close()
         await stack.shutdown()
-        try end.naming(itemURL, as: source.displayName).throwIfFailed()
+        try end.naming(as: source.displayName).throwIfFailed()
     }
 }
 
@@ -173,11 +171,11 @@ enum PlaybackEnd: Sendable {
         }
     }
 
-    /// The same end, its message naming `shown` where it named the item's own `url` (the
-    /// segment reader's `reel-live://N/…`, which the user never gave).
-    func naming(_ url: URL, as shown: String) -> PlaybackEnd {
-        guard case .failed(let message) = self, url.scheme == LiveMediaLoader.scheme, let host = url.host else { return self }
-        let prefix = "\(LiveMediaLoader.scheme)://\(host)/"
+    /// The same end, its message naming `shown` where it named a section of the segment
+    /// reader's stream (`reel-live://N/…`, which the user never gave).
+    func naming(as shown: String) -> PlaybackEnd {
+        guard case .failed(let message) = self else { return self }
+        let prefix = "\(LiveMediaLoader.scheme)://"
         var result = ""
         var rest = Substring(message)
         while let found = rest.range(of: prefix) {

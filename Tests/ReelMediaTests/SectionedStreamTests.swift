@@ -82,6 +82,34 @@ import Testing
         setup.player.replaceCurrentItem(with: nil)
     }
 
+    /// The engine itself hands a master to the scheduling loader: the item is the master's own
+    /// URL, and what plays is the scheduler's stream of its variants (here on a plan), every
+    /// frame once from its variant, with the playlist's duration; the master is read once.
+    @Test func theEngineOffersAMasterToTheSchedulerAndPlaysItsVariants() async throws {
+        let setup = try await Self.setUp(plan: [:])
+        defer { setup.ladder.remove() }
+        let variants = VariantSelectingLoader(upstream: setup.loader, bandwidth: nil)
+        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(plan: [1: 1, 3: 0]))
+        let master = Self.base.appendingPathComponent("master.m3u8")
+        setup.player.replaceCurrentItem(with: nil)
+        setup.video.reset()
+        let before = setup.loader.requests.count
+        setup.player.replaceCurrentItem(with: PlayerItem(url: master, loader: scheduling))
+        #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
+        #expect(abs(setup.player.duration.seconds - 4) < 0.1, "the duration is the playlist's: \(setup.player.duration.seconds)")
+        #expect(!setup.player.isLive)
+        #expect(scheduling.isSectioned(master))
+        setup.player.play()
+        #expect(await setup.driver.run(upTo: seconds(10)) { setup.video.frames.count >= 120 })
+        let shown = setup.video.frames
+        #expect(shown.count == 120)
+        let expected = Array(repeating: 0, count: 30) + Array(repeating: 1, count: 60) + Array(repeating: 0, count: 30)
+        #expect(Self.variants(shown, from: 0, setup.references) == expected)
+        let requests = setup.loader.requests.dropFirst(before).map(\.url.lastPathComponent)
+        #expect(requests.filter { $0 == "master.m3u8" }.count == 1, "\(requests)")
+        setup.player.replaceCurrentItem(with: nil)
+    }
+
     @Test func aStreamWithAnEndIsNotLiveAndOneWithoutIsLiveWithNoDuration() async throws {
         let vod = try await Self.setUp(plan: [:])
         defer { vod.ladder.remove() }

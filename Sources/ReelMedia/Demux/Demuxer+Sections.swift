@@ -77,7 +77,7 @@ extension Demuxer {
     /// and this reads on from there (the engine then drops what comes before `time`).
     /// `false` when the item is not sectioned or cannot seek.
     func restartSections(at time: MediaTime) throws -> Bool {
-        guard let sections else { return false }
+        guard let sections, sections.isSectioned(url) else { return false }
         // A start position the scheduler was given up front: nothing read yet, and reading
         // on lands where starting again would.
         if packetsReturned == 0, section == nil, sections.startsWhere(url, restartAt: time.seconds) { return true }

@@ -56,8 +56,12 @@ package final class Demuxer: @unchecked Sendable {
     /// skipped when the container header already gives what decoding needs (MP4,
     /// MOV, Matroska and WebM usually do); otherwise it runs with a small budget.
     /// Without it (for `reel probe`), streams are probed fully so every field is known.
+    ///
+    /// With `schedules`, an HLS playlist is first offered to a ``StreamSchedulingLoader``
+    /// (Reel's segment scheduler): when it takes it, the media it reads in the playlist's place
+    /// is opened instead, from `startTime` seconds (the engine does this; tools do not).
     init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, captions: Bool = false, io: IOActivity? = nil,
-         limits: NestedAccessPolicy.Limits = .default,
+         limits: NestedAccessPolicy.Limits = .default, schedules: Bool = false, startTime: Double? = nil,
          onContentInformation: (@Sendable () -> Void)? = nil, onFirstByte: (@Sendable () -> Void)? = nil,
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
         FFmpegLog.applyDefault()
@@ -70,10 +74,15 @@ package final class Demuxer: @unchecked Sendable {
         // What the resource is — HLS, DASH or anything else — is decided by what the loader says
         // (Content-Type) and its first bytes, the name only as a last hint (StreamingFormat). The
         // first read is looked at before anything is opened, then handed on unconsumed.
-        let (streamingFormat, started) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge)
+        let scheduling = schedules ? loader as? any StreamSchedulingLoader : nil
+        let (streamingFormat, started, scheduled) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge,
+                                                                          scheduling: scheduling, startTime: startTime)
         self.streamingFormat = streamingFormat
+        // What is read: the item, or the first section of what the scheduler reads in its place.
+        let source = scheduled ?? url
+        self.sectionURL = source
         // Streaming documents open what they name through `nested`, behind the closed door.
-        let policy = NestedAccessPolicy(item: url, limits: limits)
+        let policy = NestedAccessPolicy(item: source, limits: limits)
         // A DASH manifest is read by Reel and played as HLS (see DASHAsHLS).
         let dash = streamingFormat == .dash ? DASHAsHLS(upstream: loader, manifest: url, policy: policy, started: started) : nil
         let loader: any ResourceLoader = dash ?? loader
@@ -84,7 +93,7 @@ package final class Demuxer: @unchecked Sendable {
         let itemHooks = AVIOBridge.Hooks(io: io, onFirstByte: onFirstByte)
         let bridge: AVIOBridge
         do {
-            bridge = try AVIOBridge(url: url, loader: loader, hooks: itemHooks, nested: nested, started: dash == nil ? started : nil)
+            bridge = try AVIOBridge(url: source, loader: loader, hooks: itemHooks, nested: nested, started: dash == nil ? started : nil)
         } catch {
             if dash == nil { started?.cancel() }
             dash?.close()
@@ -169,19 +178,28 @@ package final class Demuxer: @unchecked Sendable {
             info.duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
         }
         // A stream Reel's scheduler reads without an end is live (its playlist was read first).
-        if sections != nil, url.scheme == LiveMediaLoader.scheme, info.duration == nil { info.isLive = true }
+        if let sections, sections.isSectioned(url), info.duration == nil { info.isLive = true }
     }
 
     /// Looks at the item's first read through a bridge of its own (interruptible by the owner,
     /// counted as waiting for the loader) and returns the format and the read, unconsumed.
+    /// With `scheduling`, an HLS playlist is read whole and offered to it; when it takes it,
+    /// the same for the first section it answers with, whose URL comes third.
     private static func detectFormat(url: URL, loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
-                                     onBridge: ((AVIOBridge) -> Void)?) throws -> (StreamingFormat, ByteStream?) {
+                                     onBridge: ((AVIOBridge) -> Void)?, scheduling: (any StreamSchedulingLoader)? = nil,
+                                     startTime: Double? = nil) throws -> (StreamingFormat, ByteStream?, URL?) {
         let probe = try AVIOBridge(url: url, loader: loader, hooks: hooks)
         onBridge?(probe)
         defer { probe.close() }
         do {
             let format = try probe.detectFormat()
-            return (format, probe.takeStream())
+            if format == .hls, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes),
+               let section = scheduling.schedule(url, document: document, startTime: startTime) {
+                probe.close()
+                let (media, started, _) = try detectFormat(url: section.url, loader: loader, hooks: hooks, onBridge: onBridge)
+                return (media, started, section.url)
+            }
+            return (format, probe.takeStream(), nil)
         } catch {
             if probe.isInterrupted || error is CancellationError { throw MediaError.cancelled }
             if let loading = error as? ResourceLoaderError { throw MediaError.loading(loading) }
@@ -189,6 +207,10 @@ package final class Demuxer: @unchecked Sendable {
             throw MediaError.ffmpeg(operation: "open", code: -1, message: "\(error)", url: url)
         }
     }
+
+    /// The longest playlist offered to a scheduler (a longer one is left to FFmpeg's HLS demuxer
+    /// and its own limits).
+    static let maxScheduledPlaylistBytes = 4 << 20
 
     /// Every demuxer this FFmpeg has except `dash`: FFmpeg's DASH demuxer opens segments with
     /// its own protocols, not through `io_open` (before 8.1.2), so it would bypass the loader and

@@ -66,7 +66,7 @@ extension PlaybackEngine {
         do {
             demuxer = try Demuxer(
                 url: url, loader: loader, fastStart: configuration.fastStart, captions: true,
-                io: IOActivity(monitor: monitor, worker: worker),
+                io: IOActivity(monitor: monitor, worker: worker), schedules: true, startTime: startTime?.seconds,
                 onContentInformation: { [weak self] in self?.mark(\.contentInfoMs) },
                 onFirstByte: { [weak self] in self?.mark(\.firstByteMs) },
                 onBridge: { [weak self] bridge in self?.opening(bridge) }
@@ -77,6 +77,9 @@ extension PlaybackEngine {
             return nil
         }
         var item = OpenedItem(demuxer: demuxer)
+        if demuxer.sectionURL != url {
+            logger.debug("\(url.absoluteString): Reel's segment scheduler reads it (\(demuxer.sectionURL.absoluteString))")
+        }
         do {
             item.video = try openVideoDecoder(demuxer)
         } catch {

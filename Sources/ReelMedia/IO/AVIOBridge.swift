@@ -418,6 +418,16 @@ final class AVIOBridge: @unchecked Sendable {
         }
     }
 
+    /// The whole resource when it is at most `limit` bytes, else `nil` (a playlist offered to a
+    /// scheduler; demux thread, after ``detectFormat()``, nothing consumed).
+    func readDocument(limit: Int) throws -> Data? {
+        let stream = try openStreamIfNeeded()
+        hooks.io?.begin(stream)
+        defer { hooks.io?.end() }
+        let data = try stream.waitForPrefix(atLeast: limit + 1, atMost: limit + 1)
+        return data.count > limit ? nil : data
+    }
+
     /// Takes the open read out of the bridge (unconsumed after ``detectFormat()``), to hand it
     /// to whoever reads the resource next.
     func takeStream() -> ByteStream? {

@@ -1,0 +1,156 @@
+import Foundation
+import ReelCore
+import Synchronization
+
+/// Reel's segment scheduler as the engine meets it: a loader in front of the item's loader
+/// that takes over every HLS stream over HTTP the engine opens (``StreamSchedulingLoader``).
+/// The engine reads the playlist through it (a master comes back from ``VariantSelectingLoader``
+/// naming the variant the estimate chose), offers it, and plays what a ``LiveSegmentReader``
+/// reads in its place: every variant of the master as published, starting on the chosen one and
+/// switching as ``AdaptiveVariantRule`` (or a fixed plan) says, live or not. Seeks, the
+/// duration, later sections and the playback position go to the reader under the playlist's
+/// own URL. Everything else passes through to `upstream` untouched.
+///
+/// Left to FFmpeg's HLS demuxer (``schedule(_:document:startTime:)`` answers `nil`): a master
+/// with separate audio or video renditions, or with subtitle renditions (the engine reads
+/// those beside FFmpeg's demuxer), a playlist that is not over HTTP(S) (a local one), and
+/// anything that is not a playlist.
+///
+/// One stream per playlist URL at a time: scheduling a URL again (a replay, a swipe back)
+/// stops the reading of its previous run; the last ``keptStreams`` URLs are kept.
+public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceLoader, PlaybackPositionListener, Sendable {
+    /// How the streams it schedules switch.
+    public struct Configuration: Sendable {
+        /// Switch a master's variants by the rule (else hold the one it started on).
+        public var adaptive = true
+        public var rule = AdaptiveVariantRule()
+        /// The estimate the rule reads; without one, variants hold.
+        public var estimate: (any BandwidthEstimating)?
+        /// A fixed plan of switches instead (``LiveSegmentReader/Switching/plan(_:)``).
+        public var plan: [Int: Int]?
+        /// Told what every reader does (traces).
+        public var observer: (@Sendable (LiveSegmentReader.Event) -> Void)?
+
+        public init(adaptive: Bool = true, estimate: (any BandwidthEstimating)? = nil, plan: [Int: Int]? = nil,
+                    observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) {
+            self.adaptive = adaptive
+            self.estimate = estimate
+            self.plan = plan
+            self.observer = observer
+        }
+    }
+
+    public static let keptStreams = 64
+
+    public let upstream: any ResourceLoader
+    public let configuration: Configuration
+    private let live: LiveMediaLoader
+    /// The master as its origin published it (the variant choice rewrote the served copy).
+    private let published: (@Sendable (URL) -> Data?)?
+    /// Playlist URL → the reader's stream URL, oldest first.
+    private let streams = Mutex<[(playlist: String, stream: URL)]>([])
+
+    /// `variants`: the variant choice `upstream` answers masters through (or reads through),
+    /// whose copy of each master as published gives the whole ladder.
+    public init(upstream: any ResourceLoader, variants: VariantSelectingLoader? = nil,
+                tracker: LivePlaylistTracker = LivePlaylistTracker(), configuration: Configuration = Configuration()) {
+        self.upstream = upstream
+        self.configuration = configuration
+        self.live = LiveMediaLoader(upstream: upstream, tracker: tracker)
+        if let variants {
+            self.published = { url in variants.published(url) }
+        } else {
+            self.published = nil
+        }
+    }
+
+    // MARK: Loading
+
+    public func read(_ url: URL, range: ByteRange) -> ByteStream {
+        url.scheme == LiveMediaLoader.scheme ? live.read(url, range: range) : upstream.read(url, range: range)
+    }
+
+    public func contentInformation(for url: URL) async throws -> ContentInformation {
+        url.scheme == LiveMediaLoader.scheme ? try await live.contentInformation(for: url)
+            : try await upstream.contentInformation(for: url)
+    }
+
+    public var unstored: any ResourceLoader { upstream.unstoredLoader }
+
+    // MARK: Scheduling
+
+    public func schedule(_ url: URL, document: Data, startTime: Double?) -> ResourceSection? {
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
+        let variants: [LiveSegmentReader.Variant]
+        let startRank: Int
+        let switching: LiveSegmentReader.Switching
+        if let served = HLSMasterPlaylist(document) {
+            guard Self.readable(served), let chosen = served.variants.first,
+                  let chosenURL = URL(string: chosen.uri, relativeTo: url)?.absoluteURL else { return nil }
+            // Every variant, from the master as published (the served copy names one).
+            var master = served
+            if let original = published?(url).flatMap(HLSMasterPlaylist.init), Self.readable(original) { master = original }
+            let ladder = master.variants.compactMap { variant -> LiveSegmentReader.Variant? in
+                guard let playlist = URL(string: variant.uri, relativeTo: url)?.absoluteURL else { return nil }
+                return LiveSegmentReader.Variant(playlist: playlist, bandwidth: variant.bandwidth, resolution: variant.resolution)
+            }.sorted { $0.bandwidth < $1.bandwidth }
+            variants = ladder.isEmpty ? [.init(playlist: chosenURL, bandwidth: chosen.bandwidth)] : ladder
+            startRank = variants.firstIndex { $0.playlist == chosenURL } ?? 0
+            if let plan = configuration.plan {
+                switching = .plan(plan)
+            } else if configuration.adaptive, variants.count > 1, let estimate = configuration.estimate {
+                switching = .adaptive(configuration.rule, estimate: estimate)
+            } else {
+                switching = .fixed
+            }
+        } else if HLSMediaPlaylist(document) != nil {
+            (variants, startRank, switching) = ([.init(playlist: url, bandwidth: 0)], 0, .fixed)
+        } else {
+            return nil
+        }
+        let stream = live.register(variants: variants, startRank: startRank, switching: switching, startTime: startTime,
+                                   observer: configuration.observer)
+        let dropped = streams.withTrackedLock { streams -> [URL] in
+            var dropped = streams.filter { $0.playlist == url.absoluteString }.map(\.stream)
+            streams.removeAll { $0.playlist == url.absoluteString }
+            streams.append((url.absoluteString, stream))
+            while streams.count > Self.keptStreams { dropped.append(streams.removeFirst().stream) }
+            return dropped
+        }
+        dropped.forEach(live.unregister)
+        return ResourceSection(url: stream, restartsTimeline: false)
+    }
+
+    /// Whether the reader plays the master: its variants carry their own audio and video, and
+    /// it names no subtitle renditions.
+    private static func readable(_ master: HLSMasterPlaylist) -> Bool {
+        master.audioVideoRenditions.isEmpty && master.subtitleRenditions.isEmpty
+    }
+
+    /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.
+    private func stream(_ url: URL) -> URL? {
+        if url.scheme == LiveMediaLoader.scheme { return url }
+        let key = url.absoluteString
+        return streams.withTrackedLock { streams in streams.last { $0.playlist == key }?.stream }
+    }
+
+    // MARK: Sections
+
+    public func section(after url: URL) -> ResourceSection? { stream(url).flatMap(live.section(after:)) }
+
+    public func restart(_ url: URL, at seconds: Double) -> ResourceSection? {
+        stream(url).flatMap { live.restart($0, at: seconds) }
+    }
+
+    public func duration(of url: URL) -> Double? { stream(url).flatMap(live.duration(of:)) }
+
+    public func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool {
+        stream(url).map { live.startsWhere($0, restartAt: seconds) } ?? false
+    }
+
+    public func isSectioned(_ url: URL) -> Bool { stream(url).map(live.isSectioned) ?? false }
+
+    public func presented(_ time: MediaTime, of url: URL) {
+        if let stream = stream(url) { live.presented(time, of: stream) }
+    }
+}
