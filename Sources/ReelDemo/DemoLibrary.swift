@@ -71,7 +71,8 @@ public enum DemoLibrary {
               let items = object["items"] as? [[String: Any]] else { return false }
         for item in items {
             var files = (item["images"] as? [String]) ?? []
-            if let video = item["video"] as? String { files.append(video) }
+            // A live item's files are those of the stream it publishes again.
+            if let video = item["video"] as? String { files.append(video.hasPrefix(livePrefix) ? String(video.dropFirst(livePrefix.count)) : video) }
             if let cover = item["cover"] as? String { files.append(cover) }
             for file in files where !FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path) {
                 return false
@@ -123,8 +124,8 @@ public enum DemoLibrary {
             let made: [String: Any]
             let place = Placement(directory: directory, width: w, height: h, duration: length(entry), report: report)
             switch entry.kind {
-            case .stream(let codec, let source):
-                made = try makeStream(entry, codec: codec, source: source, place, configuration)
+            case .stream(let codec, let source, let live):
+                made = try makeStream(entry, codec: codec, source: source, live: live, place, configuration)
             case .video(let codec, let container, let source):
                 made = try makeVideo(entry, codec: codec, container: container, source: source, place, configuration)
             case .images(let sources):
@@ -178,9 +179,21 @@ public enum DemoLibrary {
         let report: (Double) -> Void
     }
 
+    /// Where the demo's origin publishes a stream again as a live one (`/live/streams/ID/master.m3u8`).
+    public static let livePrefix = "live/"
+
+    /// The masters (relative to `directory`) of the library's live items, which its origin
+    /// publishes live under ``livePrefix``.
+    public static func livePlaylists(in directory: URL) -> [String] {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(manifestName)),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let items = object["items"] as? [[String: Any]] else { return [] }
+        return items.compactMap { $0["video"] as? String }.filter { $0.hasPrefix(livePrefix) }.map { String($0.dropFirst(livePrefix.count)) }
+    }
+
     /// Three renditions (a half, three quarters and all of the size) made by Reel's encoder,
     /// packaged by FFmpeg's hls muxer, named by one master playlist; and a cover.
-    private static func makeStream(_ entry: Entry, codec: ClipSpec.VideoCodec, source: Picture, _ place: Placement,
+    private static func makeStream(_ entry: Entry, codec: ClipSpec.VideoCodec, source: Picture, live: Bool, _ place: Placement,
                                    _ configuration: Configuration) throws -> [String: Any] {
         let (directory, w, h, report) = (place.directory, place.width, place.height, place.report)
         let files = FileManager.default
@@ -207,7 +220,7 @@ public enum DemoLibrary {
         let cover = "covers/\(entry.id).jpg"
         try ClipEncoder.encodeImage(source: source.graph(width: w, height: h, rate: configuration.frameRate), width: w, height: h,
                                     to: directory.appendingPathComponent(cover))
-        item["video"] = "streams/\(entry.id)/\(master.lastPathComponent)"
+        item["video"] = (live ? livePrefix : "") + "streams/\(entry.id)/\(master.lastPathComponent)"
         item["cover"] = cover
         return item
     }
@@ -294,8 +307,10 @@ public enum DemoLibrary {
 
     enum Kind: Sendable {
         case video(ClipSpec.VideoCodec, ClipSpec.Container, Picture)
-        /// An HLS stream with three renditions (`"container": "hls"`).
-        case stream(ClipSpec.VideoCodec, Picture)
+        /// An HLS stream with three renditions (`"container": "hls"`); `live`
+        /// (`"container": "hls-live"`): the demo's origin publishes it again as a live stream that
+        /// loops for ever, and the item names that one.
+        case stream(ClipSpec.VideoCodec, Picture, live: Bool)
         case images([Picture])
     }
 
@@ -380,9 +395,10 @@ public enum DemoLibrary {
                 switch (item.video, item.images) {
                 case (let video?, nil):
                     guard let codec = ClipSpec.VideoCodec(rawValue: video.codec) else { throw Problem.invalid("item \(item.id): no codec \(video.codec)") }
-                    if video.container == "hls" {
+                    if video.container == "hls" || video.container == "hls-live" {
                         guard (item.duration ?? 0) > 0 else { throw Problem.invalid("item \(item.id): a video needs a duration") }
-                        kind = .stream(codec, try checked(Picture(pattern: video.pattern, colours: video.colours)))
+                        kind = .stream(codec, try checked(Picture(pattern: video.pattern, colours: video.colours)),
+                                       live: video.container == "hls-live")
                         break
                     }
                     guard let container = ClipSpec.Container(rawValue: video.container) else { throw Problem.invalid("item \(item.id): no container \(video.container)") }

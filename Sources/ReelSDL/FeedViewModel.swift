@@ -174,9 +174,10 @@ public struct FeedViewModel: Sendable {
     private var carouselItem: String?
 
     /// The current player's state, sampled each frame.
+    /// A live item (`isLive`) shows as live: the bar full to the edge, `LIVE`, no scrubbing.
     public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool,
-                              videoSize: (Int, Int)?) {
-        playback.sync(currentTime: currentTime, duration: duration, loaded: loaded, isPlaying: isPlaying)
+                              videoSize: (Int, Int)?, isLive: Bool = false) {
+        playback.sync(currentTime: currentTime, duration: duration, loaded: loaded, isPlaying: isPlaying, isLive: isLive)
         playback.videoSizeKnown(width: videoSize?.0 ?? 0, height: videoSize?.1 ?? 0)
     }
 

@@ -49,9 +49,10 @@ struct DemoCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var global: GlobalOptions
 
-    /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`).
+    /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`: the first six
+    /// entries, through the adaptive stream and the live one).
     var libraryConfiguration: DemoLibrary.Configuration {
-        tiny ? DemoLibrary.Configuration(count: 5, shortSide: 64, maxDuration: 1, frameRate: 10) : DemoLibrary.Configuration()
+        tiny ? DemoLibrary.Configuration(count: 6, shortSide: 64, maxDuration: 1, frameRate: 10) : DemoLibrary.Configuration()
     }
 
     func validate() throws {
@@ -164,9 +165,17 @@ struct DemoOrigin {
             throw CommandFailure.media("demo accounts: \(error)")
         }
         let feed = AccountsFeedSource(base: source, service: accounts, uploadsFirst: false)
+        // The live item: its stream published again as a live one that loops for ever.
+        let live: [OriginRoute]
+        do {
+            live = try ServeLive.routes(root: directory, paths: DemoLibrary.livePlaylists(in: directory), window: 6,
+                                        stallsAfter: nil, loops: true)
+        } catch {
+            throw CommandFailure.media("demo feed: \(error)")
+        }
         var configuration = OriginServer.Configuration(
             root: directory, latency: .milliseconds(rttMilliseconds), bandwidthKbps: kbps,
-            routes: accounts.routes() + FeedAPIRoutes.routes(source: feed, root: directory)
+            routes: live + accounts.routes() + FeedAPIRoutes.routes(source: feed, root: directory)
         )
         configuration.mounts[AccountsService.mediaPathPrefix] = accounts.mediaDirectory
         let server = OriginServer(configuration: configuration)

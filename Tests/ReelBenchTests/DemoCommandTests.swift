@@ -21,16 +21,24 @@ struct DemoCommandTests {
         #expect(prepared.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == directory.appendingPathComponent("manifest.json").path)
         #expect(!prepared.standardError.contains("█"), "no progress bar when stderr is not a terminal")
 
-        let played = try Child(reel, ["demo", "--headless", "--tiny", "--demo-dir", directory.path, "--swipes", "2", "--dwell", "0.1",
-                                      "--rtt-ms", "0", "--cache-dir", cache.path])
+        // Through every item of the tiny feed, the last of them the live one.
+        let played = try Child(reel, ["demo", "--headless", "--tiny", "--demo-dir", directory.path, "--swipes", "5", "--dwell", "0.3",
+                                      "--rtt-ms", "0", "--cache-dir", cache.path, "--verbose"])
         let playedStatus = await played.exitStatus()
         if playedStatus == nil { played.kill(SIGKILL) }
         #expect(playedStatus == 0, "\(played.standardError)")
         let objects = played.standardOutput.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(objects.map { $0["type"] as? String ?? "" } == ["open", "swipe", "swipe", "summary"], "\(played.standardOutput)")
+        #expect(objects.map { $0["type"] as? String ?? "" } == ["open"] + Array(repeating: "swipe", count: 5) + ["summary"],
+                "\(played.standardOutput)")
+        #expect(objects.last?["failed"] as? Int == 0, "\(played.standardOutput)")
         #expect(played.standardError.contains("demo feed at http://127.0.0.1:"))
+        // The adaptive stream and the live one (published live by the demo's origin) both
+        // play through Reel's segment scheduler.
+        for path in ["/streams/streamed/master.m3u8", "/live/streams/live/master.m3u8"] {
+            #expect(played.standardError.contains("\(path): Reel's segment scheduler reads it"), "\(path)")
+        }
 
         // The default command runs anywhere: with no display and no terminal it plays headless.
         var environment = ProcessInfo.processInfo.environment

@@ -29,7 +29,7 @@ struct DemoRecipeTests {
         for entry in first {
             switch entry.kind {
             case .video(let codec, let container, _): codecs.insert(codec); containers.insert(container)
-            case .stream(let codec, _): codecs.insert(codec); streams = true
+            case .stream(let codec, _, _): codecs.insert(codec); streams = true
             case .images: images = true
             }
         }
@@ -39,6 +39,12 @@ struct DemoRecipeTests {
         #expect(first.contains { !$0.portrait })
         #expect(images)
         #expect(Set(DemoLibrary.catalogue.map(\.category)) == Set(DemoLibrary.categories.map(\.id)))
+        // The whole feed holds one adaptive stream and one live one.
+        let lives = DemoLibrary.catalogue.compactMap { entry -> Bool? in
+            if case .stream(_, _, let live) = entry.kind { return live }
+            return nil
+        }
+        #expect(lives.sorted { !$0 && $1 } == [false, true], "\(lives)")
         // Titles carry Chinese beside the English.
         #expect(DemoLibrary.catalogue.allSatisfy { $0.title.unicodeScalars.contains { $0.value >= 0x2E80 } })
     }

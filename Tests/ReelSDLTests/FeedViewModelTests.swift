@@ -95,6 +95,16 @@ import Foundation
         #expect(m.carousel?.index == 1)
     }
 
+    /// A live item in the feed shows as live, like `reel play`'s window: `LIVE` for the duration.
+    @Test func aLiveItemShowsLive() {
+        var m = model()
+        m.setCurrentItem(FeedItem(id: "l", title: "直播", videoURL: URL(string: "http://o/live/master.m3u8")), now: ms(0))
+        m.sync(currentTime: ms(5_000), duration: .indefinite, loaded: [], isPlaying: true, videoSize: (360, 640), isLive: true)
+        #expect(m.playback.timeText.hasSuffix("/ LIVE"), "\(m.playback.timeText)")
+        m.sync(currentTime: ms(5_000), duration: ms(12_000), loaded: [], isPlaying: true, videoSize: (360, 640))
+        #expect(!m.playback.timeText.contains("LIVE"))
+    }
+
     func texts(_ m: FeedViewModel, now: MediaTime = .zero) -> [String] {
         m.drawList(now: now) { _ in FeedViewModel.PageContent(source: nil, item: nil) }.compactMap {
             if case .text(let text, _, _, _, _, _) = $0 { return text }
