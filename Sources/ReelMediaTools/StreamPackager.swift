@@ -28,9 +28,12 @@ public enum StreamPackager {
 
     /// Writes `clip` as a `format` stream into `directory` and returns the playlist's or
     /// manifest's file URL. `segmentSeconds` is a target: segments cut at keyframes.
+    /// `fragmentSeconds` (DASH only): each segment in fragments of about that length (CMAF
+    /// chunks, the parts of low-latency HLS), and an HLS media playlist beside the manifest
+    /// (`media_0.m3u8` for the first stream).
     @discardableResult
     public static func package(_ clip: URL, loader: any ResourceLoader, format: Format, into directory: URL,
-                               segmentSeconds: Double = 1) throws -> URL {
+                               segmentSeconds: Double = 1, fragmentSeconds: Double? = nil) throws -> URL {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: false)
         defer { demuxer.close() }
@@ -71,9 +74,14 @@ public enum StreamPackager {
         case .dash:
             av_dict_set(&options, "seg_duration", seconds, 0)
             av_dict_set(&options, "use_template", "1", 0)
-            av_dict_set(&options, "use_timeline", "1", 0)
+            av_dict_set(&options, "use_timeline", fragmentSeconds == nil ? "1" : "0", 0)
             av_dict_set(&options, "init_seg_name", "init-$RepresentationID$.m4s", 0)
             av_dict_set(&options, "media_seg_name", "chunk-$RepresentationID$-$Number%05d$.m4s", 0)
+            if let fragmentSeconds {
+                av_dict_set(&options, "frag_type", "duration", 0)
+                av_dict_set(&options, "frag_duration", String(format: "%.3f", fragmentSeconds), 0)
+                av_dict_set(&options, "hls_playlist", "1", 0)
+            }
         }
         try ffcall("avformat_write_header", url: manifest) { avformat_write_header(output, &options) }
         var trailerWritten = false

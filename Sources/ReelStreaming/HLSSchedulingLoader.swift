@@ -12,9 +12,9 @@ import Synchronization
 /// own URL. Everything else passes through to `upstream` untouched.
 ///
 /// Left to FFmpeg's HLS demuxer (``schedule(_:document:startTime:)`` answers `nil`): a master
-/// with separate audio or video renditions, or with subtitle renditions (the engine reads
-/// those beside FFmpeg's demuxer), a playlist that is not over HTTP(S) (a local one), and
-/// anything that is not a playlist.
+/// with separate audio or video renditions, a playlist that is not over HTTP(S) (a local
+/// one), and anything that is not a playlist. A master's subtitle renditions are read by the
+/// engine beside the reader, as beside FFmpeg's demuxer.
 ///
 /// One stream per playlist URL at a time: scheduling a URL again (a replay, a swipe back)
 /// stops the reading of its previous run; the last ``keptStreams`` URLs are kept.
@@ -121,10 +121,10 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         return ResourceSection(url: stream, restartsTimeline: false)
     }
 
-    /// Whether the reader plays the master: its variants carry their own audio and video, and
-    /// it names no subtitle renditions.
+    /// Whether the reader plays the master: its variants carry their own audio and video
+    /// (subtitle renditions are the engine's to read, beside the reader).
     private static func readable(_ master: HLSMasterPlaylist) -> Bool {
-        master.audioVideoRenditions.isEmpty && master.subtitleRenditions.isEmpty
+        master.audioVideoRenditions.isEmpty
     }
 
     /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.

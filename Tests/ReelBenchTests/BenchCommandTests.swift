@@ -115,6 +115,29 @@ struct BenchCommandTests {
         #expect((fixed["switches"] as? [String])?.first?.hasPrefix("up 0→2 before segment 0") == true, "\(fixed)")
     }
 
+    /// A short live stream with parts: both players show frames behind the edge, and Reel's
+    /// scheduler asks for no segment or part twice. The figures are not the test's.
+    @Test func liveReportsLatencyBehindTheEdgeBesideFFmpeg() async throws {
+        let reel = try await ReelBinary.locate()
+        let child = try Child(reel, ["bench", "live", "--seconds", "12", "--join", "4", "--play", "4", "--json"])
+        let status = await child.exitStatus()
+        if status == nil { child.kill(SIGKILL) }
+        #expect(status == 0, "\(child.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(child.standardOutput.utf8)) as? [String: Any],
+                                  "\(child.standardOutput)")
+        #expect(object["parts"] as? Bool == true)
+        for name in ["reel", "ffmpeg"] {
+            let run = try #require(object[name] as? [String: Any])
+            #expect(run["failure"] is NSNull, "\(name): \(run)")
+            #expect((run["frames"] as? Int ?? 0) > 0, "\(name): \(run)")
+            // A frame is shown only after its media was published.
+            #expect((run["latencyMinSeconds"] as? Double ?? -1) > 0, "\(name): \(run)")
+            #expect((run["mediaRequests"] as? Int ?? 0) > 0)
+        }
+        let scheduled = try #require(object["reel"] as? [String: Any])
+        #expect(scheduled["refetched"] as? Int == 0, "\(scheduled)")
+    }
+
     @Test func badOptionsAreUsageErrors() async throws {
         let reel = try await ReelBinary.locate()
         let result = try await run(reel, ["bench", "first-frame", "--runs", "0"])

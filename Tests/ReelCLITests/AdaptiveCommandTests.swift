@@ -74,15 +74,16 @@ struct AdaptiveCommandTests {
     /// where the estimate says (the lowest, knowing nothing) and steps up by the adaptive rule
     /// once enough is buffered, never down on the steady link; every frame shown once, each
     /// FFmpeg's decode of the variant it came from; the origin sees the master once and each
-    /// fetched segment once.
+    /// fetched segment once. In real time (6 s): the rule steps up only with enough buffered
+    /// ahead of the playhead, which a clock that presents as fast as decoding allows on a
+    /// loaded machine never leaves.
     @Test func byDefaultAMasterOnAFastLinkStepsUpBitExact() async throws {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-step-up")
         defer { scratch.remove() }
         let (server, master, references) = try await ladder(scratch)
         let trace = scratch.file("trace.jsonl")
-        let result = try await runSeparately(reel, ["play", master.absoluteString, "--headless", "--clock", "fast",
-                                                    "--trace", trace, "--no-cache"])
+        let result = try await runSeparately(reel, ["play", master.absoluteString, "--headless", "--trace", trace, "--no-cache"])
         let requests = server.statistics.requests.map(\.path)
         await server.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -101,9 +102,19 @@ struct AdaptiveCommandTests {
             #expect((step["why"] as? String)?.hasPrefix("up") == true, "\(step)")
             rank = to
         }
-        let shown = frames(objects).compactMap { $0["md5"] as? String }
-        #expect(shown.count == 180, "every frame once")
-        let sources = shown.enumerated().map { index, md5 in references.indices.filter { references[$0][index] == md5 } }
+        // In real time a loaded machine may drop a late frame: each frame shown is placed by its
+        // timestamp (the variants share them), and must be FFmpeg's decode of one variant there.
+        let times = try referenceTimes(scratch.url.appendingPathComponent("whole-v0.mp4"))
+        let shown = frames(objects).compactMap { frame -> (index: Int, md5: String)? in
+            guard let seconds = (frame["seconds"] as? NSNumber)?.doubleValue, let md5 = frame["md5"] as? String,
+                  let index = times.firstIndex(where: { abs($0 - seconds) < 0.002 }) else { return nil }
+            return (index, md5)
+        }
+        #expect(shown.count == frames(objects).count, "every frame shown has a reference timestamp")
+        #expect(shown.count > 90, "most of the 180 frames are shown: \(shown.count)")
+        #expect(shown.map(\.index) == shown.map(\.index).sorted() && Set(shown.map(\.index)).count == shown.count, "none repeated")
+        let sources = shown.map { frame in references.indices.filter { references[$0].indices.contains(frame.index)
+            && references[$0][frame.index] == frame.md5 } }
         #expect(sources.allSatisfy { $0.count == 1 }, "each frame is FFmpeg's decode of one variant at its place")
         let variantOfFrame = sources.compactMap(\.first)
         #expect(variantOfFrame == variantOfFrame.sorted(), "up only")

@@ -32,6 +32,16 @@ func frames(_ objects: [[String: Any]]) -> [[String: Any]] {
     objects.filter { $0["type"] as? String == "frame" }
 }
 
+/// The timestamp (seconds) of every frame a plain decode gives, in order.
+func referenceTimes(_ url: URL) throws -> [Double] {
+    var times: [Double] = []
+    try SequentialDecoder.decodeVideo(url, loader: FileLoader(), threads: 1) { frame in
+        times.append(frame.pts.seconds)
+        return true
+    }
+    return times
+}
+
 /// md5s of every frame a plain decode gives, in order.
 func referenceMD5s(_ url: URL) throws -> [String] {
     var md5s: [String] = []

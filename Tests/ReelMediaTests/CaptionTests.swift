@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelMedia
+import ReelStreaming
 import ReelTestSupport
 import Synchronization
 import Testing
@@ -83,9 +84,12 @@ import Testing
         let driver: ManualClockDriver
         let url: URL
         private let log = Mutex<[PlayerEvent]>([])
+        /// The scheduler the latest `playToEnd(_:scheduled: true)` played through.
+        let scheduler: HLSSchedulingLoader
 
         init(data: Data, name: String) {
             loader = FakeResourceLoader(clock: clock)
+            scheduler = HLSSchedulingLoader(upstream: loader)
             url = URL(string: "https://fake.example/\(name)")!
             loader.add(data, at: url)
             player = Player(clock: clock, videoSink: video, captionSink: captions)
@@ -109,8 +113,10 @@ import Testing
         }
 
         /// Plays `item` (added to the loader by the test) to its end.
-        func playToEnd(_ item: URL) async {
-            player.replaceCurrentItem(with: PlayerItem(url: item, loader: loader))
+        /// Plays `item` to its end; `scheduled`: through Reel's segment scheduler (an HLS stream's
+        /// segments are then Reel's to fetch, not FFmpeg's HLS demuxer's).
+        func playToEnd(_ item: URL, scheduled: Bool = false) async {
+            player.replaceCurrentItem(with: PlayerItem(url: item, loader: scheduled ? scheduler : loader))
             player.play()
             await driver.run(upTo: seconds(20)) { self.ended }
         }
@@ -297,8 +303,9 @@ import Testing
         try harness.serve(directory, at: base) { $0.hasSuffix(".ts") || $0 == "v.m3u8" }
     }
 
-    @Test(arguments: [false, true])
-    func anHLSSubtitleRenditionIsReadOnceAndTimedByItsTimestampMap(missingSegment: Bool) async throws {
+    /// Through FFmpeg's HLS demuxer and through Reel's segment scheduler alike.
+    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func anHLSSubtitleRenditionIsReadOnceAndTimedByItsTimestampMap(missingSegment: Bool, scheduled: Bool) async throws {
         let harness = Harness(data: Data(), name: "unused")
         let base = URL(string: "https://fake.example/hls/")!
         try await Self.serveHLSVideo(harness, at: base)
@@ -313,8 +320,9 @@ import Testing
         let master = "#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"English\",LANGUAGE=\"en\",DEFAULT=YES,URI=\"subs.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=800000,SUBTITLES=\"s\"\nv.m3u8\n"
         let masterURL = base.appendingPathComponent("master.m3u8")
         harness.loader.add(Data(master.utf8), at: masterURL)
-        await harness.playToEnd(masterURL)
+        await harness.playToEnd(masterURL, scheduled: scheduled)
         #expect(harness.ended)
+        #expect(harness.scheduler.isSectioned(masterURL) == scheduled, "the segments were Reel's to fetch")
         let track = try #require(harness.player.captionTracks.first)
         #expect(track.label == "English" && track.language == "en" && track.isDefault)
         let cues = harness.player.captionEvents(of: track.id)

@@ -16,6 +16,14 @@ package final class Demuxer: @unchecked Sendable {
     let nested: NestedIO
     /// A DASH item's manifest, read by Reel and handed to the HLS demuxer.
     let dash: DASHAsHLS?
+    /// The subtitle renditions of a master a scheduler took (FFmpeg's HLS demuxer did not read
+    /// it), admitted by the master's closed door.
+    private let scheduledSubtitles: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)]
+    /// The item's HLS subtitle renditions: of the master FFmpeg's HLS demuxer read, or of the
+    /// one a scheduler took. What the engine reads captions from.
+    var subtitleRenditions: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)] {
+        scheduledSubtitles.isEmpty ? nested.subtitleRenditions : scheduledSubtitles
+    }
     /// What the item was found to be (its Content-Type and first bytes; see ``StreamingFormat``).
     let streamingFormat: StreamingFormat
     package private(set) var format: UnsafeMutablePointer<AVFormatContext>?
@@ -75,11 +83,21 @@ package final class Demuxer: @unchecked Sendable {
         // (Content-Type) and its first bytes, the name only as a last hint (StreamingFormat). The
         // first read is looked at before anything is opened, then handed on unconsumed.
         let scheduling = schedules ? loader as? any StreamSchedulingLoader : nil
-        let (streamingFormat, started, scheduled) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge,
-                                                                          scheduling: scheduling, startTime: startTime)
+        let (streamingFormat, started, taken) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge,
+                                                                      scheduling: scheduling, startTime: startTime)
         self.streamingFormat = streamingFormat
         // What is read: the item, or the first section of what the scheduler reads in its place.
+        let scheduled = taken?.section
         let source = scheduled ?? url
+        if let taken, let master = HLSMasterPlaylist(taken.document) {
+            let door = NestedAccessPolicy(item: url, limits: limits)
+            scheduledSubtitles = master.subtitleRenditions.prefix(limits.maxRenditions).compactMap { rendition in
+                guard let name = NestedIO.name(of: rendition.uri, in: url), case .success(let admitted) = door.admit(name) else { return nil }
+                return (rendition, admitted)
+            }
+        } else {
+            scheduledSubtitles = []
+        }
         self.sectionURL = source
         // Streaming documents open what they name through `nested`, behind the closed door.
         let policy = NestedAccessPolicy(item: source, limits: limits)
@@ -184,10 +202,10 @@ package final class Demuxer: @unchecked Sendable {
     /// Looks at the item's first read through a bridge of its own (interruptible by the owner,
     /// counted as waiting for the loader) and returns the format and the read, unconsumed.
     /// With `scheduling`, an HLS playlist is read whole and offered to it; when it takes it,
-    /// the same for the first section it answers with, whose URL comes third.
+    /// the same for the first section it answers with, whose URL (and the playlist) comes third.
     private static func detectFormat(url: URL, loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
                                      onBridge: ((AVIOBridge) -> Void)?, scheduling: (any StreamSchedulingLoader)? = nil,
-                                     startTime: Double? = nil) throws -> (StreamingFormat, ByteStream?, URL?) {
+                                     startTime: Double? = nil) throws -> (StreamingFormat, ByteStream?, (section: URL, document: Data)?) {
         let probe = try AVIOBridge(url: url, loader: loader, hooks: hooks)
         onBridge?(probe)
         defer { probe.close() }
@@ -197,7 +215,7 @@ package final class Demuxer: @unchecked Sendable {
                let section = scheduling.schedule(url, document: document, startTime: startTime) {
                 probe.close()
                 let (media, started, _) = try detectFormat(url: section.url, loader: loader, hooks: hooks, onBridge: onBridge)
-                return (media, started, section.url)
+                return (media, started, (section.url, document))
             }
             return (format, probe.takeStream(), nil)
         } catch {

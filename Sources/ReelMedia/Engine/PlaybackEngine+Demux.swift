@@ -11,7 +11,7 @@ extension PlaybackEngine {
         let demuxer = item.demuxer
         let captionDecoders = item.captions
         startDecoders(item)
-        startHLSCaptionReader(demuxer.nested.subtitleRenditions)
+        startHLSCaptionReader(demuxer.subtitleRenditions)
         startDASHCaptionReaders(demuxer.dash?.textRepresentations ?? [])
         var sawFirstPacket = false
         while true {

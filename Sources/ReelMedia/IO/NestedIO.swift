@@ -181,7 +181,7 @@ final class NestedIO: Sendable {
     /// What `reference`, named by a document that came from `final`, is checked and opened
     /// as: the resolved URL, or the reference itself when it has a scheme (a local item's
     /// playlist may name a path; the policy checks the resolved URL).
-    private static func name(of reference: String, in final: URL) -> String? {
+    static func name(of reference: String, in final: URL) -> String? {
         guard let target = URL(string: reference, relativeTo: final)?.absoluteURL
                 ?? URL(string: reference.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: final)?.absoluteURL else {
             return nil
