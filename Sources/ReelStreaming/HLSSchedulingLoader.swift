@@ -40,7 +40,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         }
     }
 
-    public static let keptStreams = 64
+    public static let keptStreams = 16
 
     public let upstream: any ResourceLoader
     public let configuration: Configuration

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import Synchronization
 
 /// Reads an HLS stream the way Reel's segment scheduler does and gives its media as
 /// ``StreamSections``: the init section (fMP4), then every segment (or part) in order, each
@@ -113,6 +114,10 @@ public struct LiveSegmentReader: Sendable {
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?
+    /// With the adaptive rule: give up a segment in flight that would arrive after the buffer
+    /// runs dry when a lower variant's would arrive before (as hls.js abandons a fragment), and
+    /// fetch the same segment from the highest such variant instead.
+    public var abandonsSlowSegments = true
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
@@ -188,6 +193,9 @@ public struct LiveSegmentReader: Sendable {
         var throughputs: [Int64] = []
         /// The next segment starts a new section (a switch).
         var seamPending = false
+        /// After a segment was abandoned the rule may not step up before this sequence: the
+        /// meter's estimate still remembers the link as it was.
+        var noStepUpBefore: Int64 = .min
     }
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
@@ -235,6 +243,9 @@ public struct LiveSegmentReader: Sendable {
                 // A seam: a switch, an init section that changes, or timestamps that start
                 // again. The demuxer reopens on the next section.
                 let initChanges = needed != nil && state.initSent != nil && needed != state.initSent
+                // A segment may be abandoned only within a section already under way (its init
+                // sent before): a section is never left holding an init section alone.
+                let abandonable = state.sectionStarted && !state.seamPending && !discontinuity && !initChanges
                 if state.sectionStarted, state.seamPending || discontinuity || initChanges {
                     let next = sections.announce(restartsTimeline: discontinuity)
                     state.output.finish()
@@ -252,8 +263,29 @@ public struct LiveSegmentReader: Sendable {
                 }
                 let started = now()
                 let url = try resolve(resource.uri, rank: state.rank)
-                let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
+                let bytes: Data
+                if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
+                    do {
+                        bytes = try await readWatched(url, range: resource.range ?? .all, watch: watch)
+                    } catch let abandoned as Abandoned {
+                        // Too slow to arrive before the buffer runs dry: the same segment from
+                        // the highest lower variant that can.
+                        state.lastThroughput = abandoned.throughput
+                        state.throughputs = Array((state.throughputs + [abandoned.throughput]).suffix(3))
+                        let why = String(format: "down: abandoned %@ after %.1f s at %lld b/s, %.1f s from running dry",
+                                         url.lastPathComponent, abandoned.elapsed, abandoned.throughput, abandoned.bufferLeft)
+                        if try await switchTo(abandoned.target, before: segment.sequence, why: why, estimate: abandoned.throughput,
+                                              buffered: abandoned.bufferLeft, state: &state, sections: sections) {
+                            state.noStepUpBefore = segment.sequence + 3
+                            continue
+                        }
+                        bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
+                                                    what: "the segment", loader: loader)
+                    }
+                } else {
+                    bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
                                                 what: "the segment", loader: loader)
+                }
                 let took = now() - started
                 if took > 0.001 {
                     let throughput = Int64(Double(bytes.count * 8) / took)
@@ -358,9 +390,19 @@ public struct LiveSegmentReader: Sendable {
                                        buffered: buffered, lastThroughput: state.lastThroughput)
             target = decision.rank
             why = decision.description
+            // Not back up right after an abandonment (the segment again, or the next two).
+            if target > state.rank, sequence < state.noStepUpBefore { return false }
         }
         guard target != state.rank else { return false }
         if source == "segments" { why += " (estimated from the last segments' throughput)" }
+        return try await switchTo(target, before: sequence, why: why, estimate: estimate, buffered: buffered,
+                                  state: &state, sections: sections)
+    }
+
+    /// Moves to variant `target` before segment `sequence` (its playlist loaded, its tracker
+    /// there) and tells the observer; `false` when its sequence numbers do not line up.
+    private func switchTo(_ target: Int, before sequence: Int64, why: String, estimate: Int64?, buffered: Double,
+                          state: inout Run, sections: StreamSections) async throws -> Bool {
         var tracker = LivePlaylistTracker(staleAfter: self.tracker.staleAfter, prefersParts: self.tracker.prefersParts)
         _ = try await load(variants[target].playlist, into: &tracker, stored: true)
         // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
@@ -374,6 +416,81 @@ public struct LiveSegmentReader: Sendable {
                                    bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
                                    buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section)))
         return true
+    }
+
+    /// What watching a segment in flight for abandonment needs.
+    private struct AbandonWatch: Sendable {
+        /// Seconds buffered ahead of the playhead now (it falls as the player plays).
+        var bufferLeft: @Sendable () -> Double
+        var started: Double
+        /// The segment's expected bytes when its length is not told: BANDWIDTH × duration.
+        var expectedBytes: Double
+        /// Each lower variant's expected bytes for the segment, highest variant first.
+        var lower: [(rank: Int, bytes: Double)]
+    }
+
+    /// A segment given up in flight: the variant to fetch it from instead, and what was seen.
+    private struct Abandoned: Error {
+        var target: Int
+        var throughput: Int64
+        var elapsed: Double
+        var bufferLeft: Double
+    }
+
+    /// The watch for the next segment, when it may be abandoned: the adaptive rule, and a
+    /// lower variant to go to.
+    private func abandonWatch(_ state: Run, duration: Double) -> AbandonWatch? {
+        guard abandonsSlowSegments, case .adaptive = switching, state.rank > 0, duration > 0 else { return nil }
+        let (virtual, playhead, now) = (state.playhead, self.playhead, self.now)
+        return AbandonWatch(
+            bufferLeft: { max(0, virtual.delivered - (playhead?() ?? virtual.position(at: now()))) },
+            started: now(), expectedBytes: Double(variants[state.rank].bandwidth) * duration / 8,
+            lower: (0..<state.rank).reversed().map { (rank: $0, bytes: Double(variants[$0].bandwidth) * duration / 8) })
+    }
+
+    /// Reads a segment while a watchdog checks, every 0.1 s from 0.5 s on, whether at the rate
+    /// so far it would arrive before the buffer runs dry; when it would not and a lower
+    /// variant's segment would, the read is cancelled and ``Abandoned`` thrown.
+    private func readWatched(_ url: URL, range: ByteRange, watch: AbandonWatch) async throws -> Data {
+        let stream = loader.read(url, range: range)
+        defer { stream.cancel() }
+        let progress = Mutex<(received: Int, length: Int64?, verdict: Abandoned?)>((0, range.length, nil))
+        let (sleep, now) = (self.sleep, self.now)
+        let watchdog = Task {
+            while !Task.isCancelled {
+                do { try await sleep(0.1) } catch { return }
+                let elapsed = now() - watch.started
+                let (received, length) = progress.withTrackedLock { ($0.received, $0.length) }
+                guard elapsed >= 0.5, received > 0 else { continue }
+                let rate = Double(received) / elapsed
+                let total = length.map(Double.init) ?? watch.expectedBytes
+                let left = watch.bufferLeft()
+                guard max(0, total - Double(received)) / rate > left,
+                      let target = watch.lower.first(where: { $0.bytes / rate < left }) else { continue }
+                progress.withTrackedLock {
+                    $0.verdict = Abandoned(target: target.rank, throughput: Int64(rate * 8), elapsed: elapsed, bufferLeft: left)
+                }
+                stream.cancel()
+                return
+            }
+        }
+        defer { watchdog.cancel() }
+        do {
+            let information = try await stream.contentInformation()
+            if range == .all, let length = information.length { progress.withTrackedLock { $0.length = length } }
+            var data = Data()
+            for try await chunk in stream {
+                data.append(chunk)
+                if data.count > maximumSegmentBytes { throw Failure.tooLarge(what: "the segment", url: url, limit: maximumSegmentBytes) }
+                progress.withTrackedLock { $0.received = data.count }
+            }
+            // A cancelled read may end quietly: what came is not the segment.
+            if let abandoned = progress.withTrackedLock({ $0.verdict }) { throw abandoned }
+            return data
+        } catch {
+            if let abandoned = progress.withTrackedLock({ $0.verdict }) { throw abandoned }
+            throw error
+        }
     }
 
     /// The harmonic mean of at least two samples (a slow one weighs most), else `nil`.

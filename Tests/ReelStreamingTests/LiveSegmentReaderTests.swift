@@ -143,10 +143,12 @@ import Testing
         await server.stop()
     }
 
-    /// Two VOD variants of 6 segments whose bytes say which variant and segment they are.
-    static func ladder(padding: Int = 0) throws -> URL {
+    /// Two VOD variants of 6 segments whose bytes say which variant and segment they are
+    /// (`hiPadding`: the top variant's padding, when it differs).
+    static func ladder(padding: Int = 0, hiPadding: Int? = nil) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-ladder-\(UUID().uuidString)")
         for name in ["lo", "hi"] {
+            let padding = name == "hi" ? hiPadding ?? padding : padding
             let variant = directory.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: variant, withIntermediateDirectories: true)
             try Data("\(name)-INIT;".utf8).write(to: variant.appendingPathComponent("init.mp4"))
@@ -249,6 +251,44 @@ import Testing
         #expect(seen.first?.sequence == 4, "up once 4 s are buffered")
         #expect(seen.first?.why.contains("estimated from the last segments' throughput") == true, "\(seen)")
         #expect((seen.first?.estimate ?? 0) > 2_000_000)
+    }
+
+    /// The top variant's third segment stalls after its first 8 KiB with 2 s buffered: at that
+    /// rate it would arrive long after the buffer runs dry, the lower variant's in time, so the
+    /// reader gives it up and fetches that segment from the lower variant; nothing of the
+    /// abandoned transfer reaches the stream.
+    @Test func aSegmentThatWouldArriveAfterTheBufferRunsDryIsAbandonedForALowerVariant() async throws {
+        let root = try Self.ladder(padding: 2 << 10, hiPadding: 200 << 10)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = OriginServer(configuration: .init(root: root))
+        let port = try await server.start()
+        let http = HTTPLoader()
+        // The reader's clock moves only while the stalled transfer waits (0.1 s each 5 ms): the
+        // other transfers take no time at all, whatever the machine's load.
+        let clock = Mutex(0.0)
+        let loader = StallingLoader(upstream: http, stalls: "/hi/s2.m4s", after: 8 << 10) { clock.withTrackedLock { $0 += 0.1 } }
+        let switches = Mutex<[LiveSegmentReader.Switch]>([])
+        var reader = LiveSegmentReader(variants: Self.variants(port), startRank: 1,
+                                       switching: .adaptive(AdaptiveVariantRule(), estimate: FixedBandwidth(bitsPerSecond: 10_000_000)),
+                                       loader: loader) { event in
+            if case .switched(let change) = event { switches.withTrackedLock { $0.append(change) } }
+        }
+        // Nothing shown: all that is fetched stays buffered. The watchdog looks every millisecond.
+        reader.playhead = { 0 }
+        reader.now = { clock.withTrackedLock { $0 } }
+        reader.sleep = { _ in try await Task.sleep(for: .milliseconds(1)) }
+        // The padding after each segment's name is not a token.
+        let tokens = try await Self.sectionTokens(reader.sections()).map {
+            $0.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        await http.shutdown()
+        await server.stop()
+        #expect(tokens.first == ["hi-INIT", "hi-0", "hi-1"], "\(tokens)")
+        #expect(tokens.count > 1 && Array(tokens[1].prefix(2)) == ["lo-INIT", "lo-2"], "the same segment, from below: \(tokens)")
+        #expect(!tokens.joined().contains("hi-2"), "nothing of the abandoned segment: \(tokens)")
+        let first = try #require(switches.withTrackedLock { $0.first })
+        #expect(first.sequence == 2 && first.to == 0, "\(first)")
+        #expect(first.why.hasPrefix("down: abandoned s2.m4s"), "\(first.why)")
     }
 
     @Test func noSegmentIsFetchedWhileTheForwardBufferIsFull() async throws {
@@ -364,5 +404,43 @@ import Testing
             return
         }
         #expect(seconds >= 3, "three target durations (1 s each) without a change")
+    }
+}
+
+/// A loader that passes everything through but one path, whose response stops after its
+/// first `after` bytes for 5 s, or until the read is cancelled, calling `waiting` every 5 ms.
+private struct StallingLoader: ResourceLoader {
+    let upstream: any ResourceLoader
+    let stalls: String
+    let after: Int
+    let waiting: @Sendable () -> Void
+
+    func read(_ url: URL, range: ByteRange) -> ByteStream {
+        guard url.path == stalls else { return upstream.read(url, range: range) }
+        let (stream, continuation) = ByteStream.makeStream()
+        let task = Task {
+            do {
+                let source = upstream.read(url, range: range)
+                let information = try await source.contentInformation()
+                let data = try await source.collect()
+                continuation.respond(with: information)
+                continuation.yield(data.prefix(after))
+                // Stalled for 5 s of real time (a reader that never gives up then gets the rest).
+                for _ in 0..<1000 where !continuation.isCancelled {
+                    try await Task.sleep(for: .milliseconds(5))
+                    waiting()
+                }
+                continuation.yield(data.dropFirst(after))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onCancel { task.cancel() }
+        return stream
+    }
+
+    func contentInformation(for url: URL) async throws -> ContentInformation {
+        try await upstream.contentInformation(for: url)
     }
 }
