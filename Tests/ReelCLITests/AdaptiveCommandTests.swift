@@ -70,14 +70,13 @@ struct AdaptiveCommandTests {
         #expect(Set(fetched).count == fetched.count)
     }
 
-    /// What a new user meets with no option at all: a master on a fast link (loopback) starts
-    /// where the estimate says (the lowest, knowing nothing) and steps up by the adaptive rule
-    /// once enough is buffered, never down on the steady link; every frame shown once, each
-    /// FFmpeg's decode of the variant it came from; the origin sees the master once and each
-    /// fetched segment once. In real time (6 s): the rule steps up only with enough buffered
+    /// What a new user meets with no option at all: a master on loopback starts where the
+    /// estimate says (the lowest, knowing nothing) and switches by the adaptive rule, only up
+    /// on the steady link; every frame shown is FFmpeg's decode of the variant it came from;
+    /// the origin sees the master once and each fetched segment once. In real time (6 s): the rule steps up only with enough buffered
     /// ahead of the playhead, which a clock that presents as fast as decoding allows on a
     /// loaded machine never leaves.
-    @Test func byDefaultAMasterOnAFastLinkStepsUpBitExact() async throws {
+    @Test func byDefaultAMasterSwitchesOnlyUpOnASteadyLinkBitExact() async throws {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-step-up")
         defer { scratch.remove() }
@@ -92,9 +91,10 @@ struct AdaptiveCommandTests {
         let start = try #require(variants.first { $0["switch"] as? Bool != true })
         let startRank = try #require((start["rank"] as? NSNumber)?.intValue)
         let switches = variants.filter { $0["switch"] as? Bool == true }
-        if startRank < 2 {
-            #expect(!switches.isEmpty, "a fast link carries more than the variant it started on: \(variants)")
-        }
+        // Whether it steps up depends on what this process measured of a link whose origin
+        // shares a loaded machine; that the rule does step up, given the estimate and the
+        // buffer, is SectionedStreamTests' (a manual clock and a fixed estimate). Here: what
+        // it did is consistent, and every frame is right.
         var rank = startRank
         for step in switches {
             let to = try #require((step["rank"] as? NSNumber)?.intValue)

@@ -4,6 +4,7 @@ import ReelMedia
 import ReelStreaming
 import ReelLoading
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// A stream in sections (Reel's segment scheduler, `LiveMediaLoader`) through the engine, on the
@@ -30,7 +31,12 @@ import Testing
         var times: [MediaTime]
     }
 
-    static func setUp(plan: [Int: Int]) async throws -> Setup {
+    static func setUp(plan: [Int: Int], seconds: Double = 4) async throws -> Setup {
+        let specs = Self.specs.map { spec -> ClipSpec in
+            var spec = spec
+            spec.duration = seconds
+            return spec
+        }
         let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: specs, segmentSeconds: 1) }
         let clock = ManualClock()
         let loader = FakeResourceLoader(clock: clock)
@@ -107,6 +113,37 @@ import Testing
         #expect(Self.variants(shown, from: 0, setup.references) == expected)
         let requests = setup.loader.requests.dropFirst(before).map(\.url.lastPathComponent)
         #expect(requests.filter { $0 == "master.m3u8" }.count == 1, "\(requests)")
+        setup.player.replaceCurrentItem(with: nil)
+    }
+
+    /// The default path of `reel play` and the feed, on a manual clock: the choice knows
+    /// nothing and starts on the lowest variant; the scheduler's rule, with an estimate that
+    /// carries the top one, steps up once 4 s are buffered (nothing is shown before the clock
+    /// moves, so what is fetched stays buffered), and every frame is still its variant's.
+    @Test func byDefaultTheSchedulerStepsUpOnceEnoughIsBuffered() async throws {
+        let setup = try await Self.setUp(plan: [:], seconds: 6)
+        defer { setup.ladder.remove() }
+        let variants = VariantSelectingLoader(upstream: setup.loader, bandwidth: nil)
+        let events = Mutex<[LiveSegmentReader.Switch]>([])
+        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(
+            estimate: FixedBandwidth(bitsPerSecond: 100_000_000),
+            observer: { event in if case .switched(let change) = event { events.withTrackedLock { $0.append(change) } } }))
+        setup.player.replaceCurrentItem(with: nil)
+        setup.video.reset()
+        setup.player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: scheduling))
+        #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
+        setup.player.play()
+        #expect(await setup.driver.run(upTo: seconds(12)) { setup.video.frames.count >= 180 })
+        let shown = setup.video.frames
+        #expect(shown.count == 180)
+        let switches = events.withTrackedLock { $0 }
+        // Before the first frame the reader's own playhead runs in real time from the first
+        // delivery: a hair under 4 s may be buffered at segment 4, then 5 s at segment 5.
+        let change = try #require(switches.first, "it steps up")
+        #expect(switches.count == 1 && change.to == 1 && [4, 5].contains(change.sequence), "\(switches)")
+        #expect(change.why.hasPrefix("up:"), "\(change.why)")
+        let at = Int(change.sequence) * 30
+        #expect(Self.variants(shown, from: 0, setup.references) == Array(repeating: 0, count: at) + Array(repeating: 1, count: 180 - at))
         setup.player.replaceCurrentItem(with: nil)
     }
 
