@@ -263,10 +263,11 @@ public struct LiveSegmentReader: Sendable {
                 }
                 let started = now()
                 let url = try resolve(resource.uri, rank: state.rank)
-                let bytes: Data
+                let range = resource.range ?? .all
+                var watched: Data?
                 if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
                     do {
-                        bytes = try await readWatched(url, range: resource.range ?? .all, watch: watch)
+                        watched = try await readWatched(url, range: range, watch: watch)
                     } catch let abandoned as Abandoned {
                         // Too slow to arrive before the buffer runs dry: the same segment from
                         // the highest lower variant that can.
@@ -279,12 +280,11 @@ public struct LiveSegmentReader: Sendable {
                             state.noStepUpBefore = segment.sequence + 3
                             continue
                         }
-                        bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
-                                                    what: "the segment", loader: loader)
                     }
-                } else {
-                    bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes,
-                                                what: "the segment", loader: loader)
+                }
+                // Not watched, or abandoned with nowhere to go: read plainly.
+                let bytes = if let watched { watched } else {
+                    try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
                 }
                 let took = now() - started
                 if took > 0.001 {
@@ -318,20 +318,20 @@ public struct LiveSegmentReader: Sendable {
 
     /// Seconds of media played: the player's report, else (none yet, or sound alone) the
     /// virtual playhead's.
-    private func played(_ state: Run) -> Double {
-        playhead?() ?? state.playhead.position(at: now())
+    private func played(_ virtual: VirtualPlayhead) -> Double {
+        playhead?() ?? virtual.position(at: now())
     }
 
     /// Seconds delivered ahead of the playhead.
-    private func buffered(_ state: Run) -> Double {
-        max(0, state.playhead.delivered - played(state))
+    private func buffered(_ virtual: VirtualPlayhead) -> Double {
+        max(0, virtual.delivered - played(virtual))
     }
 
     /// With a reported playhead, waits while the forward buffer is full.
     private func waitForRoom(_ state: Run) async throws {
         guard playhead != nil else { return }
         while !Task.isCancelled {
-            let ahead = state.playhead.delivered - played(state)
+            let ahead = state.playhead.delivered - played(state.playhead)
             if ahead < maximumBuffer { return }
             try await sleep(min(1, max(0.05, ahead - maximumBuffer)))
         }
@@ -372,7 +372,7 @@ public struct LiveSegmentReader: Sendable {
         var why: String
         var estimate: Int64?
         var source = "meter"
-        let buffered = self.buffered(state)
+        let buffered = self.buffered(state.playhead)
         switch switching {
         case .fixed:
             return false
@@ -441,9 +441,9 @@ public struct LiveSegmentReader: Sendable {
     /// lower variant to go to.
     private func abandonWatch(_ state: Run, duration: Double) -> AbandonWatch? {
         guard abandonsSlowSegments, case .adaptive = switching, state.rank > 0, duration > 0 else { return nil }
-        let (virtual, playhead, now) = (state.playhead, self.playhead, self.now)
+        let virtual = state.playhead
         return AbandonWatch(
-            bufferLeft: { max(0, virtual.delivered - (playhead?() ?? virtual.position(at: now()))) },
+            bufferLeft: { [self] in buffered(virtual) },
             started: now(), expectedBytes: Double(variants[state.rank].bandwidth) * duration / 8,
             lower: (0..<state.rank).reversed().map { (rank: $0, bytes: Double(variants[$0].bandwidth) * duration / 8) })
     }
