@@ -90,11 +90,8 @@ package final class Demuxer: @unchecked Sendable {
         let scheduled = taken?.section
         let source = scheduled ?? url
         if let taken, let master = HLSMasterPlaylist(taken.document) {
-            let door = NestedAccessPolicy(item: url, limits: limits)
-            scheduledSubtitles = master.subtitleRenditions.prefix(limits.maxRenditions).compactMap { rendition in
-                guard let name = NestedIO.name(of: rendition.uri, in: url), case .success(let admitted) = door.admit(name) else { return nil }
-                return (rendition, admitted)
-            }
+            // Behind the master's own closed door (the section's admits nothing).
+            scheduledSubtitles = NestedIO.subtitleRenditions(of: master, base: url, policy: NestedAccessPolicy(item: url, limits: limits))
         } else {
             scheduledSubtitles = []
         }

@@ -181,7 +181,7 @@ final class NestedIO: Sendable {
     /// What `reference`, named by a document that came from `final`, is checked and opened
     /// as: the resolved URL, or the reference itself when it has a scheme (a local item's
     /// playlist may name a path; the policy checks the resolved URL).
-    static func name(of reference: String, in final: URL) -> String? {
+    private static func name(of reference: String, in final: URL) -> String? {
         guard let target = URL(string: reference, relativeTo: final)?.absoluteURL
                 ?? URL(string: reference.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: final)?.absoluteURL else {
             return nil
@@ -239,12 +239,19 @@ final class NestedIO: Sendable {
     /// The master's subtitle renditions, their playlists resolved and admitted by the policy:
     /// what the engine reads captions from. The first master seen counts.
     private func noteSubtitleRenditions(_ master: HLSMasterPlaylist, base: URL) {
-        let found = master.subtitleRenditions.prefix(policy.limits.maxRenditions).compactMap { rendition -> (HLSMasterPlaylist.SubtitleRendition, URL)? in
-            guard let name = Self.name(of: rendition.uri, in: base), case .success(let url) = policy.admit(name) else { return nil }
-            return (rendition, url)
-        }
+        let found = Self.subtitleRenditions(of: master, base: base, policy: policy)
         state.withTrackedLock { state in
             if state.subtitleRenditions == nil { state.subtitleRenditions = found }
+        }
+    }
+
+    /// `master`'s subtitle renditions (at most the policy's renditions limit), their playlists
+    /// resolved against `base` and admitted by `policy`.
+    static func subtitleRenditions(of master: HLSMasterPlaylist, base: URL,
+                                   policy: NestedAccessPolicy) -> [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)] {
+        master.subtitleRenditions.prefix(policy.limits.maxRenditions).compactMap { rendition in
+            guard let name = name(of: rendition.uri, in: base), case .success(let url) = policy.admit(name) else { return nil }
+            return (rendition, url)
         }
     }
 
