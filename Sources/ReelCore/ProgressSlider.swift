@@ -17,9 +17,12 @@ public struct ProgressSlider: Sendable, Hashable {
 
     /// The item's duration (`.indefinite` until known).
     public var duration: MediaTime
-    /// A live stream: the thumb stands at the live edge, the right label says `LIVE`, and the
-    /// bar does not scrub (seeking within a live window is not there yet).
+    /// A live stream: the right label says `LIVE`; the bar spans ``liveWindow`` and scrubs
+    /// within it, or, before the window is known, stands full at the edge and does not scrub.
     public var isLive = false
+    /// A live stream's window on its own clock, from its oldest media to where a player
+    /// joining now plays (the right end is the live edge).
+    public var liveWindow: TimeRange?
     /// The player's time, when not scrubbing.
     public var currentTime: MediaTime
     /// What the player has buffered.
@@ -59,22 +62,30 @@ public struct ProgressSlider: Sendable, Hashable {
     // MARK: Values and labels
 
     /// The thumb position, 0…1: the dragged position while scrubbing, else the current time.
-    public var value: Double { isLive ? 1 : isScrubbing ? scrubValue : value(for: currentTime) }
+    public var value: Double { isLive && liveWindow == nil ? 1 : isScrubbing ? scrubValue : value(for: currentTime) }
 
     /// The time the thumb stands for.
     public var displayedTime: MediaTime { isScrubbing ? time(for: scrubValue) : clamp(currentTime) }
 
+    /// What the bar spans: a live stream's window, else the item from zero to its duration.
+    private var span: (start: MediaTime, length: MediaTime) {
+        if isLive, let liveWindow { return (liveWindow.start, liveWindow.duration) }
+        return (.zero, duration)
+    }
+
     /// `value` (0…1) as a time in the item (zero when the duration is unknown).
     public func time(for value: Double) -> MediaTime {
-        guard duration.isNumeric, duration > .zero, value.isFinite else { return .zero }
+        let (start, length) = span
+        guard start.isNumeric, length.isNumeric, length > .zero, value.isFinite else { return start.isNumeric ? start : .zero }
         let fraction = min(1, max(0, value))
-        return duration.multiplied(byFloat64: fraction).convertScale(max(duration.timescale, 1000))
+        return (start + length.multiplied(byFloat64: fraction)).convertScale(max(length.timescale, 1000))
     }
 
     /// `time` as a thumb position, 0…1.
     public func value(for time: MediaTime) -> Double {
-        guard duration.isNumeric, duration > .zero, time.isNumeric else { return 0 }
-        return min(1, max(0, time.seconds / duration.seconds))
+        let (start, length) = span
+        guard start.isNumeric, length.isNumeric, length > .zero, time.isNumeric else { return 0 }
+        return min(1, max(0, (time - start).seconds / length.seconds))
     }
 
     /// How far the buffer reaches, 0…1: the end of the loaded range that holds the displayed time.
@@ -117,7 +128,7 @@ public struct ProgressSlider: Sendable, Hashable {
 
     /// The finger (or mouse) went down on the bar at `value`.
     public mutating func beginScrub(at value: Double, now: MediaTime) -> [Action] {
-        guard !isLive else { return touch(now) }
+        guard !isLive || liveWindow != nil else { return touch(now) }
         isScrubbing = true
         scrubValue = min(1, max(0, value))
         lastPreviewAt = nil

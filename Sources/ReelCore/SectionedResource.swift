@@ -30,6 +30,11 @@ public protocol SectionedResourceLoader: ResourceLoader {
     /// The resource's duration in seconds, once known (`nil`: unknown, or live).
     func duration(of url: URL) -> Double?
 
+    /// A live resource's window on its own clock, in seconds: what ``restart(_:at:)`` can
+    /// start from (`nil`: none, or not known yet). A resource with an end seeks anywhere
+    /// within its duration instead.
+    func seekableRange(of url: URL) -> ClosedRange<Double>?
+
     /// Whether reading on from the resource's start as it is now lands where ``restart(_:at:)``
     /// would start (a start position given up front): a demuxer that has returned nothing yet
     /// then need not start again.

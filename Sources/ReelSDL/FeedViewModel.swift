@@ -174,10 +174,12 @@ public struct FeedViewModel: Sendable {
     private var carouselItem: String?
 
     /// The current player's state, sampled each frame.
-    /// A live item (`isLive`) shows as live: the bar full to the edge, `LIVE`, no scrubbing.
+    /// A live item (`isLive`) shows as live: `LIVE`, and the bar spans its window (`liveWindow`)
+    /// and scrubs within it, or, before the window is known, stands full at the edge.
     public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool,
-                              videoSize: (Int, Int)?, isLive: Bool = false) {
-        playback.sync(currentTime: currentTime, duration: duration, loaded: loaded, isPlaying: isPlaying, isLive: isLive)
+                              videoSize: (Int, Int)?, isLive: Bool = false, liveWindow: TimeRange? = nil) {
+        playback.sync(currentTime: currentTime, duration: duration, loaded: loaded, isPlaying: isPlaying, isLive: isLive,
+                      liveWindow: liveWindow)
         playback.videoSizeKnown(width: videoSize?.0 ?? 0, height: videoSize?.1 ?? 0)
     }
 

@@ -174,7 +174,7 @@ public final class FeedWindow {
             let frame = session.frame(at: index)
             model.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges,
                        isPlaying: player.rate != 0, videoSize: frame.map { ($0.displayWidth, $0.displayHeight) },
-                       isLive: player.isLive)
+                       isLive: player.isLive, liveWindow: player.seekableRange)
         }
         // Covers for the pages around, until their first frames.
         for i in max(0, index - 1)..<min(items.count, index + 2) where session.frame(at: i) == nil {

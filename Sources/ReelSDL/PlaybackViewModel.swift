@@ -187,10 +187,11 @@ public struct PlaybackViewModel: Sendable {
 
     /// The player's time, duration, buffered ranges and play state, sampled each frame.
     public mutating func sync(currentTime: MediaTime, duration: MediaTime, loaded: [TimeRange], isPlaying: Bool,
-                              isLive: Bool = false) {
+                              isLive: Bool = false, liveWindow: TimeRange? = nil) {
         slider.currentTime = currentTime
         slider.duration = duration
         slider.isLive = isLive
+        slider.liveWindow = isLive ? liveWindow : nil
         slider.loadedTimeRanges = loaded
         slider.isPlaying = isPlaying
         hold.isPaused = !isPlaying

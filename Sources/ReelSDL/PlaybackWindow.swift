@@ -168,7 +168,7 @@ public final class PlaybackWindow {
             modelValue.videoSizeKnown(width: frame.displayWidth, height: frame.displayHeight)
         }
         modelValue.sync(currentTime: player.currentTime, duration: player.duration, loaded: player.loadedTimeRanges, isPlaying: player.rate != 0,
-                        isLive: player.isLive)
+                        isLive: player.isLive, liveWindow: player.seekableRange)
         let now = uiClock.now
         if sequence != drawnSequence {
             drawnSequence = sequence

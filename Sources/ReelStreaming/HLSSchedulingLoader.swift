@@ -144,6 +144,8 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     public func duration(of url: URL) -> Double? { stream(url).flatMap(live.duration(of:)) }
 
+    public func seekableRange(of url: URL) -> ClosedRange<Double>? { stream(url).flatMap(live.seekableRange(of:)) }
+
     public func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool {
         stream(url).map { live.startsWhere($0, restartAt: seconds) } ?? false
     }

@@ -115,18 +115,37 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         return sections
     }
 
+    /// How far before a seek's target a live stream's restart may land and still start at the
+    /// segment before (the anchor is a frame's time, not the segment's own start).
+    static let liveSeekMargin = 0.25
+
     public func restart(_ url: URL, at seconds: Double) -> ResourceSection? {
         guard url.scheme == Self.scheme, let key = url.host,
-              let registered = registry.withTrackedLock({ $0[key] }), let old = registered.sections,
-              old.duration != nil else { return nil }
-        // A stream with an end only: a new reader from the segment holding `seconds`, on the
-        // variant the old one had reached.
-        old.cancel()
+              let registered = registry.withTrackedLock({ $0[key] }), let old = registered.sections else { return nil }
         var reader = registered.reader
         reader.startRank = min(old.rank, reader.variants.count - 1)
-        reader.startTime = max(0, seconds)
+        if old.duration != nil {
+            // A stream with an end: a new reader from the segment holding `seconds`.
+            reader.startTime = max(0, seconds)
+        } else {
+            // A live stream, within its window: a new reader from the segment holding
+            // `seconds`, following the stream from there; past the join point, at the edge.
+            let timeline = old.live
+            guard timeline.window != nil else { return nil }
+            reader.liveStart = (timeline.sequence(holding: seconds - Self.liveSeekMargin), timeline)
+        }
+        // On the variant the old one had reached.
+        old.cancel()
         _ = start(reader, key: key)
         return ResourceSection(url: URL(string: "\(Self.scheme)://\(key)/section/0")!, restartsTimeline: false)
+    }
+
+    /// A live stream's window on its own clock up to where a player joins, once a frame
+    /// anchored it (see ``LiveTimeline/seekable``).
+    public func seekableRange(of url: URL) -> ClosedRange<Double>? {
+        guard url.scheme == Self.scheme, let key = url.host,
+              let sections = registry.withTrackedLock({ $0[key]?.sections }), sections.duration == nil else { return nil }
+        return sections.live.seekable
     }
 
     public func startsWhere(_ url: URL, restartAt seconds: Double) -> Bool {
@@ -156,11 +175,15 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
     public func presented(_ time: MediaTime, of url: URL) {
         guard url.scheme == Self.scheme, let key = url.host, time.isNumeric else { return }
         let seconds = time.seconds
-        registry.withTrackedLock { registry in
-            guard registry[key] != nil else { return }
-            if registry[key]?.firstPresented == nil { registry[key]?.firstPresented = seconds }
+        let first = registry.withTrackedLock { registry -> StreamSections? in
+            guard registry[key] != nil else { return nil }
             registry[key]?.lastPresented = seconds
+            guard registry[key]?.firstPresented == nil else { return nil }
+            registry[key]?.firstPresented = seconds
+            return registry[key]?.sections
         }
+        // The run's first frame: where its first segment starts on the stream's clock.
+        first?.firstFrameShown(at: seconds)
     }
 
     private static func sectionIndex(_ url: URL) -> Int? {

@@ -261,6 +261,19 @@ public struct LivePlaylistTracker: Sendable {
         return seconds + trailing.reduce(0) { $0 + $1.duration }
     }
 
+    /// How far behind the newest media a player joins (without `EXT-X-START`):
+    /// `PART-HOLD-BACK` with parts, else `HOLD-BACK`, else three target durations.
+    public var joinHoldBack: Double {
+        if usesParts, let partHoldBack = serverControl.partHoldBack { return partHoldBack }
+        return serverControl.holdBack ?? 3 * targetDuration
+    }
+
+    /// Seconds into segment `sequence` at which its part `index` starts.
+    public func offset(ofPart index: Int, in sequence: Int64) -> Double {
+        let parts = segments.first { $0.sequence == sequence }?.parts ?? (sequence == nextSequence ? trailingParts : [])
+        return parts.prefix(index).reduce(0) { $0 + $1.duration }
+    }
+
     // MARK: - Inside
 
     private func initIfChanged(_ section: HLSMediaPlaylist.Part?) -> HLSMediaPlaylist.Part? {

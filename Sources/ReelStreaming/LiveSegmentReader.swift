@@ -114,6 +114,10 @@ public struct LiveSegmentReader: Sendable {
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?
+    /// A live stream's seek: the segment it starts at (the oldest listed when the window has
+    /// moved past it; `nil`: the edge, as when joining), and the timeline an earlier run of it
+    /// knew, which this run carries on.
+    public var liveStart: (sequence: Int64?, timeline: LiveTimeline)?
     /// With the adaptive rule: give up a segment in flight that would arrive after the buffer
     /// runs dry when a lower variant's would arrive before (as hls.js abandons a fragment), and
     /// fetch the same segment from the highest such variant instead.
@@ -154,6 +158,7 @@ public struct LiveSegmentReader: Sendable {
     public func sections(failingAs: (@Sendable (any Error) -> ResourceLoaderError)? = nil) -> StreamSections {
         let sections = StreamSections(information: ContentInformation(
             length: nil, contentType: nil, isByteRangeAccessSupported: false, finalURL: playlist))
+        if let liveStart { sections.inherit(liveStart.timeline, anchorsOnFirstFrame: false) }
         let first = sections.announce(restartsTimeline: false)
         let task = Task { [self] in
             do {
@@ -217,6 +222,14 @@ public struct LiveSegmentReader: Sendable {
                     state.tracker.move(to: sequence)
                 }
                 sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
+            }
+            if !positioned, !state.tracker.isFinal, let sequence = liveStart?.sequence ?? nil,
+               !state.tracker.move(to: sequence), let oldest = state.tracker.segments.first {
+                state.tracker.move(to: oldest.sequence)
+            }
+            if !state.tracker.isFinal {
+                sections.listed(state.tracker.segments, targetDuration: state.tracker.targetDuration,
+                                holdBack: state.tracker.joinHoldBack)
             }
             positioned = true
             while case let fetch = state.tracker.next(), fetch != .waitForReload {
@@ -292,6 +305,12 @@ public struct LiveSegmentReader: Sendable {
                     state.lastThroughput = throughput
                     // Small transfers measure the round trip more than the link.
                     if bytes.count >= 16 << 10 { state.throughputs = Array((state.throughputs + [throughput]).suffix(3)) }
+                }
+                switch fetch {
+                case .segment(let segment, _): sections.started(at: segment.sequence, offset: 0)
+                case .part(let sequence, let index, _, _):
+                    sections.started(at: sequence, offset: state.tracker.offset(ofPart: index, in: sequence))
+                case .waitForReload, .ended: break
                 }
                 state.tracker.fetched(fetch)
                 if case .segment = fetch { state.segmentsFetched += 1 }

@@ -28,6 +28,13 @@ public final class StreamSections: Sendable {
         /// the run started at.
         var timeline: [(sequence: Int64, duration: Double)] = []
         var startSequence: Int64?
+        /// A live stream: its segments on its own clock (carried from run to run).
+        var live = LiveTimeline()
+        /// Where this run's first media starts: a segment, and seconds into it (a part).
+        var runStart: (sequence: Int64, offset: Double)?
+        /// Whether this run's first frame shown anchors the live timeline (not after a seek,
+        /// whose first frames shown are not its first segment's).
+        var anchorsOnFirstFrame = true
     }
 
     private let state = Mutex(State())
@@ -77,6 +84,39 @@ public final class StreamSections: Sendable {
             state.timeline = segments.map { ($0.sequence, $0.duration) }
             state.duration = segments.reduce(0) { $0 + $1.duration }
             state.startSequence = start
+        }
+    }
+
+    /// A live stream's timeline as known so far.
+    public var live: LiveTimeline { state.withTrackedLock { $0.live } }
+
+    /// Starts from what an earlier run of the same stream knew (a seek within a live window).
+    func inherit(_ live: LiveTimeline, anchorsOnFirstFrame: Bool) {
+        state.withTrackedLock { state in
+            state.live = live
+            state.anchorsOnFirstFrame = anchorsOnFirstFrame
+        }
+    }
+
+    /// Records what a live playlist listed (see ``LiveTimeline/listed(_:targetDuration:holdBack:)``).
+    func listed(_ segments: [HLSMediaPlaylist.Segment], targetDuration: Double, holdBack: Double) {
+        let entries = segments.map { LiveTimeline.Entry(sequence: $0.sequence, duration: $0.duration, discontinuity: $0.discontinuity) }
+        state.withTrackedLock { $0.live.listed(entries, targetDuration: targetDuration, holdBack: holdBack) }
+    }
+
+    /// Records where this run's first media starts (once).
+    func started(at sequence: Int64, offset: Double) {
+        state.withTrackedLock { state in
+            if state.runStart == nil { state.runStart = (sequence, offset) }
+        }
+    }
+
+    /// The first frame of this run was shown at `time`: it anchors the live timeline, unless
+    /// one is anchored already or this run is a seek's.
+    func firstFrameShown(at time: Double) {
+        state.withTrackedLock { state in
+            guard state.anchorsOnFirstFrame, state.live.anchor == nil, let start = state.runStart else { return }
+            state.live.anchor(start.sequence, at: time - start.offset)
         }
     }
 

@@ -20,8 +20,11 @@ public struct TerminalChrome: Sendable {
         public var elapsed: Double
         /// Item length in seconds, when known.
         public var duration: Double?
-        /// A live stream: "LIVE" in place of the length, the bar full (playing at the edge).
+        /// A live stream: "LIVE" in place of the length; the bar spans ``liveWindow`` (its right
+        /// end the edge), or stands full before the window is known.
         public var isLive = false
+        /// A live stream's window on its own clock, in seconds, up to where a player joins.
+        public var liveWindow: ClosedRange<Double>?
         /// Paused (shows ❚❚ instead of ►).
         public var isPaused: Bool
         /// Muted (shows "muted").
@@ -221,7 +224,11 @@ public struct TerminalChrome: Sendable {
     }
 
     private static func filled(_ state: State, width: Int) -> Int {
-        if state.isLive { return width }
+        if state.isLive {
+            guard let window = state.liveWindow, window.upperBound > window.lowerBound else { return width }
+            let fraction = (state.elapsed - window.lowerBound) / (window.upperBound - window.lowerBound)
+            return max(0, min(width, Int((fraction * Double(width)).rounded())))
+        }
         guard let duration = state.duration, duration > 0 else { return 0 }
         return max(0, min(width, Int((state.elapsed / duration * Double(width)).rounded())))
     }

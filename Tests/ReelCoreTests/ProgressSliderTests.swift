@@ -17,6 +17,25 @@ private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferr
         #expect(slider.durationLabel == "--:--")
     }
 
+    /// With its window known, a live item's bar spans the window (its right end where a player
+    /// joining now plays) and scrubs within it.
+    @Test func aLiveItemWithAWindowScrubsWithinIt() {
+        var slider = ProgressSlider(duration: .indefinite, currentTime: s(126))
+        slider.isLive = true
+        slider.liveWindow = TimeRange(start: s(120), end: s(128))
+        #expect(abs(slider.value - 0.75) < 1e-9)
+        #expect(slider.durationLabel == "LIVE")
+        #expect(slider.timeLabel == "2:06")
+        #expect(slider.time(for: 0) == s(120) && slider.time(for: 1) == s(128) && slider.time(for: 9) == s(128))
+        let began = slider.beginScrub(at: 0.25, now: s(1))
+        #expect(slider.isScrubbing)
+        #expect(began.contains(.seek(s(122), exact: false)), "\(began)")
+        #expect(slider.timeLabel == "2:02", "the label follows the thumb")
+        #expect(slider.endScrub(at: 0.5, now: s(2)).contains(.seek(s(124), exact: true)))
+        slider.currentTime = s(140)
+        #expect(slider.value == 1, "at or past the edge: the right end")
+    }
+
     @Test func valueAndTimeMapBothWays() {
         let slider = ProgressSlider(duration: s(45), currentTime: s(12))
         #expect(abs(slider.value - 12.0 / 45) < 1e-9)

@@ -170,6 +170,69 @@ import Testing
         vod.player.replaceCurrentItem(with: nil)
     }
 
+    /// A live stream seeks within its window: its first frame shown places the window on the
+    /// stream's clock (joined three target durations back, at 3 s of a 6 s window); an exact
+    /// seek back starts the scheduler again from the segment holding the target, which plays
+    /// on from there, every frame FFmpeg's decode at its place; a seek past the join point is
+    /// held to it.
+    @Test(arguments: [0.4, 1.5, 2.5])
+    func aLiveStreamSeeksWithinItsWindow(_ target: Double) async throws {
+        let setup = try await Self.setUp(plan: [:], seconds: 6)
+        defer { setup.ladder.remove() }
+        setup.player.replaceCurrentItem(with: nil)
+        setup.video.reset()
+        let rendition = setup.ladder.renditions[0]
+        let text = String(decoding: setup.ladder.files[rendition.playlist]!, as: UTF8.self)
+            .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
+        let livePlaylist = Self.base.appendingPathComponent(rendition.directory + "/live.m3u8")
+        setup.loader.add(Data(text.utf8), at: livePlaylist)
+        // A playlist that stops growing is stale only after a very long time (see above).
+        let live = LiveMediaLoader(upstream: setup.loader, tracker: LivePlaylistTracker(staleAfter: 1_000_000))
+        let url = live.register(playlist: livePlaylist)
+        setup.player.replaceCurrentItem(with: PlayerItem(url: url, loader: live))
+        #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
+        #expect(setup.player.isLive)
+        setup.player.play()
+        // Joined at segment 3: its frames, then nothing more until the playlist grows (the
+        // last few stay in the decoder, which a live stream never drains).
+        _ = await setup.driver.run(upTo: seconds(10)) { setup.video.frames.count >= 90 }
+        let joined = setup.video.frames
+        let held = 90 - joined.count
+        #expect((0...6).contains(held), "\(joined.count) frames of the last three segments")
+        #expect(Self.variants(joined, from: 90, setup.references).allSatisfy { $0 == 0 }, "joined at 3 s")
+        // On the stream's clock, as its frames are: from the first segment's first frame to the
+        // join point (segment 3's).
+        let window = try #require(setup.player.seekableRange)
+        #expect(abs(window.start.seconds - setup.times[0].seconds) < 0.001 && abs(window.end.seconds - setup.times[90].seconds) < 0.001,
+                "the window from the first segment to the join point: \(window)")
+        setup.player.pause()
+        let requestsBefore = setup.loader.requests.count
+        setup.video.reset()
+        let result = ResultBox<Bool>()
+        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
+        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
+        #expect(result.value == true)
+        setup.player.play()
+        let first = try #require(setup.times.lastIndex { $0 <= seconds(target) })
+        let remaining = 180 - first - held
+        _ = await setup.driver.run(upTo: seconds(20)) { setup.video.frames.count >= remaining }
+        let shown = setup.video.frames
+        #expect(shown.count == remaining, "\(shown.count) frames after a seek to \(target)")
+        #expect(Self.variants(shown, from: first, setup.references).allSatisfy { $0 == 0 },
+                "every frame from the target on is FFmpeg's decode at its place")
+        #expect(shown.first.map { abs($0.pts.seconds - setup.times[first].seconds) < 0.001 } == true)
+        // The segments from the target's on, fetched again; nothing else but the playlist.
+        let again = setup.loader.requests.dropFirst(requestsBefore).map(\.url.lastPathComponent)
+        #expect(again.filter { $0.hasSuffix(".m4s") }.count == 6 - Int(target), "\(again)")
+        // A seek past the join point is held there.
+        let edge = ResultBox<Bool>()
+        setup.player.seek(to: seconds(60), toleranceBefore: .zero, toleranceAfter: .zero) { edge.set($0) }
+        await setup.driver.run(upTo: seconds(10)) { edge.value != nil }
+        #expect(edge.value == true)
+        #expect(abs(setup.player.currentTime.seconds - setup.times[90].seconds) < 0.001, "\(setup.player.currentTime.seconds)")
+        setup.player.replaceCurrentItem(with: nil)
+    }
+
     @Test(arguments: [0.4, 2.5, 3.9])
     func anExactSeekStartsTheSchedulerAgainAndLandsOnTheTarget(_ target: Double) async throws {
         let setup = try await Self.setUp(plan: [1: 1])

@@ -213,6 +213,15 @@ extension PlaybackEngine {
 
     func durationNow() -> MediaTime { monitor.read { $0.streams?.duration ?? .indefinite } }
 
+    /// A live item's window on its own clock, once known (see
+    /// ``SectionedResourceLoader/seekableRange(of:)``).
+    func liveWindowNow() -> TimeRange? {
+        guard let demuxer = monitor.read({ $0.demuxer }), let sections = demuxer.sections,
+              let window = sections.seekableRange(of: demuxer.url) else { return nil }
+        return TimeRange(start: MediaTime(seconds: window.lowerBound, preferredTimescale: 90_000),
+                         end: MediaTime(seconds: window.upperBound, preferredTimescale: 90_000))
+    }
+
     var isVideoDecoderOpen: Bool { monitor.read { $0.videoDecoderOpen } }
 
     var statistics: (presented: Int, dropped: Int, decoded: Int) {

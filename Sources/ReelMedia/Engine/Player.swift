@@ -237,6 +237,13 @@ public final class Player: Sendable {
     /// Whether the item is a live stream (no end, no duration: a LIVE badge, not a time).
     public var isLive: Bool { state.withTrackedLock { $0.info?.isLive ?? false } }
 
+    /// A live item's window, on its own clock: what it can seek within (`nil` for an item
+    /// with an end, and for a live one until its first frame placed the window).
+    public var seekableRange: TimeRange? {
+        guard isLive else { return nil }
+        return state.withTrackedLock { $0.engine }?.liveWindowNow()
+    }
+
     /// Width and height as displayed (after rotation), once known.
     public var presentationSize: (width: Int, height: Int)? {
         state.withTrackedLock { state in
@@ -266,12 +273,16 @@ public final class Player: Sendable {
         commandLock.withTrackedLock { _ in
             let outcome = state.withTrackedLock { state -> Outcome? in
                 guard let engine = state.engine, time.isNumeric else { return nil }
+                // A live item seeks within its window only, once the window is known.
+                let window = state.info?.isLive == true ? engine.liveWindowNow() : nil
+                if state.info?.isLive == true, window == nil { return nil }
                 state.nextID += 1
                 let id = state.nextID
                 state.seekWaiters[id] = (time, completionHandler)
                 let outcome = perform(state.machine.handle(.seekRequested(id: id)), &state)
                 let duration = engine.durationNow()
-                let clamped = max(.zero, duration.isNumeric ? min(time, duration) : time)
+                let clamped = if let window { min(max(time, window.start), window.end) }
+                    else { max(.zero, duration.isNumeric ? min(time, duration) : time) }
                 engine.seek(id: id, to: clamped, before: toleranceBefore, after: toleranceAfter)
                 return outcome
             }

@@ -163,6 +163,7 @@ public final class TerminalApp: Sendable {
             duration: duration.isNumeric ? duration.seconds : nil,
             isPaused: (player?.rate ?? 0) == 0, isMuted: muted, badge: badge, position: info.position)
         state.isLive = player?.isLive ?? false
+        state.liveWindow = player?.seekableRange.map { $0.start.seconds...$0.end.seconds }
         // Read with each write of the chrome, which goes out with each frame: the words on
         // screen are the ones of the frame drawn with them.
         if captionRow { state.caption = CaptionFrame(time: .zero, events: player?.shownCaptions ?? []).plainText }
@@ -413,8 +414,9 @@ public final class TerminalApp: Sendable {
             if state.withTrackedLock({ $0.chromeVisible }),
                let fraction = TerminalChrome.seekFraction(column: event.column, row: event.row, columns: size.columns,
                                                           rows: size.rows, state: chrome),
-               let duration = chrome.duration, let player {
-                player.seek(to: MediaTime(seconds: fraction * duration, preferredTimescale: 1000),
+               let span = chrome.liveWindow ?? chrome.duration.map({ 0...$0 }), let player {
+                let target = span.lowerBound + fraction * (span.upperBound - span.lowerBound)
+                player.seek(to: MediaTime(seconds: target, preferredTimescale: 1000),
                             toleranceBefore: .zero, toleranceAfter: .zero) { [renderer] _ in
                     renderer.setNeedsChrome()
                 }
