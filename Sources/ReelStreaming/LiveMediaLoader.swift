@@ -8,8 +8,9 @@ import Synchronization
 /// engine play a stream with FFmpeg's mov or mpegts demuxer while Reel decides what is fetched,
 /// from which variant and when.
 ///
-/// A read of `media` from offset 0 starts a reader (at the live edge of a live stream); the
-/// resource cannot seek (a read from elsewhere fails). Reads of the segments and playlists go
+/// A read of `media` from offset 0 starts a reader (at the live edge of a live stream); a
+/// read from elsewhere fails. A seek goes through ``restart(_:at:)``: a new reader from the
+/// segment holding the target (within the window of a live stream, ``seekableRange(of:)``). Reads of the segments and playlists go
 /// through `upstream`.
 public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoader, PlaybackPositionListener, Sendable {
     public static let scheme = "reel-live"

@@ -14,7 +14,8 @@ import Synchronization
 /// so the demuxer reopens there on the engine's side. Switches happen only at whole segments
 /// of playlists whose media sequence numbers line up (as a packager's ladder does).
 ///
-/// The stream has no length and cannot seek. It ends after `EXT-X-ENDLIST` and everything
+/// The stream has no length and cannot seek: a seek starts a new reader (``startTime``, or
+/// ``liveStart`` within a live window; see ``LiveMediaLoader``). It ends after `EXT-X-ENDLIST` and everything
 /// before it, and fails with a ``LivePlaylistTracker/Failure`` (stale playlist, media
 /// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure``, or the
 /// loader's error.

@@ -57,6 +57,20 @@ import ReelTerminal
         #expect(TerminalText.displayWidth(progress) == 40)
     }
 
+    /// With its window known, a live item's bar spans the window, and a click on it seeks
+    /// there (a quarter of the way along an 8 s window is 2 s into it).
+    @Test func aLiveItemWithAWindowFillsToItsPlaceInIt() throws {
+        var state = TerminalChrome.State(title: "t", elapsed: 122)
+        state.isLive = true
+        state.liveWindow = 120...128
+        let progress = TerminalChrome.lines(state, columns: 40, rows: 10)[8]!
+        #expect(progress.hasPrefix("► 2:02 ▰"))
+        #expect(progress.hasSuffix("▱ LIVE"), "\(progress)")
+        let filled = progress.filter { $0 == "▰" }.count, empty = progress.filter { $0 == "▱" }.count
+        #expect(abs(Double(filled) / Double(filled + empty) - 0.25) < 0.05, "\(progress)")
+        #expect(TerminalText.displayWidth(progress) == 40)
+    }
+
     /// A terminal configured for CJK draws East Asian ambiguous characters two columns wide:
     /// the chrome's own glyphs are none of them, so the bar and the time labels sit where
     /// they do elsewhere, and feed text with ambiguous characters is cut short enough to fit.
