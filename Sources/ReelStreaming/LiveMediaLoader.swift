@@ -59,7 +59,8 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         return register(reader)
     }
 
-    private func register(_ reader: LiveSegmentReader) -> URL {
+    /// The URL at which `reader`'s media is served, the reader as it is configured.
+    public func register(_ reader: LiveSegmentReader) -> URL {
         let key = String(lastKey.withTrackedLock { last in last += 1; return last })
         registry.withTrackedLock { $0[key] = Registered(reader: reader) }
         return URL(string: "\(Self.scheme)://\(key)/media")!

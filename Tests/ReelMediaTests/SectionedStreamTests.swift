@@ -147,23 +147,27 @@ import Testing
         setup.player.replaceCurrentItem(with: nil)
     }
 
+    /// The lowest variant's media playlist without its end, registered in `setup.live`: a live
+    /// one (joined three target durations back). It never changes: its tracker calls it stale
+    /// only after a very long time, so the real-time reloads of a starved process cannot fail
+    /// it before the manual clock moves.
+    static func liveStream(_ setup: Setup) -> URL {
+        let rendition = setup.ladder.renditions[0]
+        let text = String(decoding: setup.ladder.files[rendition.playlist]!, as: UTF8.self)
+            .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
+        let livePlaylist = base.appendingPathComponent(rendition.directory + "/live.m3u8")
+        setup.loader.add(Data(text.utf8), at: livePlaylist)
+        return setup.live.register(LiveSegmentReader(playlist: livePlaylist, loader: setup.loader,
+                                                     tracker: LivePlaylistTracker(staleAfter: 1_000_000)))
+    }
+
     @Test func aStreamWithAnEndIsNotLiveAndOneWithoutIsLiveWithNoDuration() async throws {
         let vod = try await Self.setUp(plan: [:])
         defer { vod.ladder.remove() }
         #expect(await vod.driver.run(upTo: seconds(2)) { vod.player.status == .readyToPlay })
         #expect(!vod.player.isLive)
         vod.player.replaceCurrentItem(with: nil)
-        // The same media playlist without its end: a live one (joined three target durations back).
-        let rendition = vod.ladder.renditions[0]
-        let text = String(decoding: vod.ladder.files[rendition.playlist]!, as: UTF8.self)
-            .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
-        let livePlaylist = Self.base.appendingPathComponent(rendition.directory + "/live.m3u8")
-        vod.loader.add(Data(text.utf8), at: livePlaylist)
-        // It never changes: a tracker that calls it stale only after a very long time, so the
-        // real-time reloads of a starved process cannot fail it before the manual clock moves.
-        let live = LiveMediaLoader(upstream: vod.loader, tracker: LivePlaylistTracker(staleAfter: 1_000_000))
-        let url = live.register(playlist: livePlaylist)
-        vod.player.replaceCurrentItem(with: PlayerItem(url: url, loader: live))
+        vod.player.replaceCurrentItem(with: PlayerItem(url: Self.liveStream(vod), loader: vod.live))
         #expect(await vod.driver.run(upTo: seconds(2)) { vod.player.status == .readyToPlay })
         #expect(vod.player.isLive)
         #expect(!vod.player.duration.isNumeric, "a live stream has no duration")
@@ -181,15 +185,7 @@ import Testing
         defer { setup.ladder.remove() }
         setup.player.replaceCurrentItem(with: nil)
         setup.video.reset()
-        let rendition = setup.ladder.renditions[0]
-        let text = String(decoding: setup.ladder.files[rendition.playlist]!, as: UTF8.self)
-            .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
-        let livePlaylist = Self.base.appendingPathComponent(rendition.directory + "/live.m3u8")
-        setup.loader.add(Data(text.utf8), at: livePlaylist)
-        // A playlist that stops growing is stale only after a very long time (see above).
-        let live = LiveMediaLoader(upstream: setup.loader, tracker: LivePlaylistTracker(staleAfter: 1_000_000))
-        let url = live.register(playlist: livePlaylist)
-        setup.player.replaceCurrentItem(with: PlayerItem(url: url, loader: live))
+        setup.player.replaceCurrentItem(with: PlayerItem(url: Self.liveStream(setup), loader: setup.live))
         #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
         #expect(setup.player.isLive)
         setup.player.play()
