@@ -15,10 +15,11 @@ import Synchronization
 /// of playlists whose media sequence numbers line up (as a packager's ladder does).
 ///
 /// The stream has no length and cannot seek: a seek starts a new reader (``startTime``, or
-/// ``liveStart`` within a live window; see ``LiveMediaLoader``). It ends after `EXT-X-ENDLIST` and everything
-/// before it, and fails with a ``LivePlaylistTracker/Failure`` (stale playlist, media
-/// sequence going backwards, window moved past it), a ``LiveSegmentReader/Failure``, or the
-/// loader's error.
+/// ``liveStart`` within a live window; see ``LiveMediaLoader``). It ends after `EXT-X-ENDLIST`
+/// and everything before it, and fails with a ``LivePlaylistTracker/Failure`` (stale playlist,
+/// media sequence going backwards), a ``LiveSegmentReader/Failure``, or the loader's error. A
+/// window that moved past what was still to fetch is not a failure: it goes on from the oldest
+/// segment listed, in a section whose timeline restarts.
 /// A variant's playlist is first read through the loader itself (its cache): one with
 /// `EXT-X-ENDLIST` never changes, so a warm replay asks the origin for nothing. A copy without
 /// one may be stale, so it is read again at once through the loader's unstored side, as is
@@ -202,6 +203,9 @@ public struct LiveSegmentReader: Sendable {
         /// After a segment was abandoned the rule may not step up before this sequence: the
         /// meter's estimate still remembers the link as it was.
         var noStepUpBefore: Int64 = .min
+        /// The window moved past what was still to fetch: the next segment (the oldest
+        /// listed) starts a section whose timeline restarts, as after a discontinuity.
+        var skippedAhead = false
     }
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
@@ -216,7 +220,16 @@ public struct LiveSegmentReader: Sendable {
             if waits { state.output.setIdle(true) }
             let wait = reload.at - now()
             if wait > 0 { try await sleep(wait) }
-            let changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, stored: !positioned)
+            let changed: Bool
+            do {
+                changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, stored: !positioned)
+            } catch let failure as LivePlaylistTracker.Failure where positioned {
+                // The window slid past what was still to fetch (a player paused behind the
+                // edge): on from the oldest segment listed, as hls.js goes on from the window.
+                guard case .fellBehind(_, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
+                state.skippedAhead = true
+                changed = true
+            }
             if waits { state.output.setIdle(false) }
             if !positioned, state.tracker.isFinal {
                 if let startTime, let sequence = Self.sequence(at: startTime, in: state.tracker.segments) {
@@ -233,9 +246,19 @@ public struct LiveSegmentReader: Sendable {
                                 holdBack: state.tracker.joinHoldBack)
             }
             positioned = true
+            var reloadsFirst = false
             while case let fetch = state.tracker.next(), fetch != .waitForReload {
                 if case .ended = fetch { return }
-                if case .segment = fetch { try await waitForRoomIdle(state) }
+                if case .segment = fetch {
+                    let waited = now()
+                    try await waitForRoomIdle(state)
+                    // A live playlist not seen for three target durations (a player paused
+                    // behind the edge): read it again before fetching from what it listed then.
+                    if !state.tracker.isFinal, now() - waited >= 3 * state.tracker.targetDuration {
+                        reloadsFirst = true
+                        break
+                    }
+                }
                 if case .segment(let segment, _) = fetch, variants.count > 1,
                    try await switchIfWanted(before: segment.sequence, state: &state, sections: sections) {
                     continue
@@ -248,7 +271,7 @@ public struct LiveSegmentReader: Sendable {
                 switch fetch {
                 case .segment(let segment, _):
                     (resource, needed, duration) = (segment.resource, segment.initSection, segment.duration)
-                    discontinuity = segment.discontinuity
+                    discontinuity = segment.discontinuity || state.skippedAhead
                 case .part(let sequence, _, let part, _):
                     let segment = state.tracker.segments.first { $0.sequence == sequence } ?? state.tracker.segments.last
                     (resource, needed, duration) = (part.resource, segment?.initSection, part.duration)
@@ -269,6 +292,7 @@ public struct LiveSegmentReader: Sendable {
                     state.sectionStarted = false
                 }
                 state.seamPending = false
+                state.skippedAhead = false
                 if let needed, needed != state.initSent {
                     try await state.output.send(try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
                                                                     limit: maximumSegmentBytes, what: "the init section", loader: loader))
@@ -319,6 +343,10 @@ public struct LiveSegmentReader: Sendable {
                 try await state.output.send(bytes)
                 state.sectionStarted = true
                 state.playhead.deliver(duration, at: now())
+            }
+            if reloadsFirst {
+                reload = LivePlaylistTracker.Reload(at: now())
+                continue
             }
             try state.tracker.checkStale(at: now())
             reload = state.tracker.nextReload()

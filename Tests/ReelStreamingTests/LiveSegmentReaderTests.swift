@@ -329,6 +329,64 @@ import Testing
         await server.stop()
     }
 
+    /// A player paused behind the edge for longer than the window holds: when it plays on, the
+    /// reader reads the playlist again before fetching from what it listed then, finds the
+    /// window moved past what was still to fetch, and goes on from the oldest segment listed in
+    /// a new section whose timeline restarts (the engine follows on, as after a discontinuity)
+    /// instead of ending the stream. The segments gone from the playlist (and the origin) are
+    /// never asked for.
+    @Test func aWindowThatSlidPastWhatWasStillToFetchGoesOnFromItsOldestSegment() async throws {
+        let loader = FakeResourceLoader()
+        let base = URL(string: "https://origin.example/live/")!
+        func publish(_ range: Range<Int>) {
+            var text = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(range.lowerBound)\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+            for index in range { text += "#EXTINF:1.0,\ns\(index).m4s\n" }
+            loader.add(Data(text.utf8), at: base.appendingPathComponent("index.m3u8"))
+        }
+        loader.add(Data("INIT;".utf8), at: base.appendingPathComponent("init.mp4"))
+        for index in 0..<16 { loader.add(Data("SEG-\(index);".utf8), at: base.appendingPathComponent("s\(index).m4s")) }
+        publish(0..<6)
+        let clock = Mutex(0.0)
+        let played = Mutex<Double?>(nil)
+        // The playlist stops growing once the test has what it wants: stale only much later.
+        var reader = LiveSegmentReader(playlist: base.appendingPathComponent("index.m3u8"), loader: loader,
+                                       tracker: LivePlaylistTracker(staleAfter: 1_000_000))
+        reader.maximumBuffer = 1.5
+        reader.playhead = { played.withTrackedLock { $0 } }
+        reader.now = { clock.withTrackedLock { $0 } }
+        // Waiting moves the clock; nothing else does.
+        reader.sleep = { seconds in
+            clock.withTrackedLock { $0 += seconds }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let sections = reader.sections()
+        let first = try #require(sections.take(0))
+        // Joined three segments back (at 3); 3 and 4 fill the buffer and the player pauses at 0.
+        played.withTrackedLock { $0 = 0 }
+        // Read through one iterator kept to the end: dropping it would cancel the stream.
+        var chunks = first.makeAsyncIterator()
+        var head = Data()
+        while head.count < "INIT;SEG-3;SEG-4;".utf8.count, let chunk = try await chunks.next() { head += chunk }
+        #expect(String(decoding: head, as: UTF8.self) == "INIT;SEG-3;SEG-4;")
+        // Paused long enough for the window to move on by ten segments; then it plays on.
+        publish(10..<16)
+        for index in 0..<10 { loader.remove(base.appendingPathComponent("s\(index).m4s")) }
+        while clock.withTrackedLock({ $0 }) < 5 { try await Task.sleep(for: .milliseconds(1)) }
+        played.withTrackedLock { $0 = 100 }
+        // The first section ends at the jump (it would fail, were the stream to end there),
+        // the next one announced before it.
+        #expect(try await chunks.next() == nil, "the first section ended at the jump")
+        let next = try #require(sections.take(1))
+        #expect(sections.restartsTimeline(after: 0) == true, "the timeline starts again after the jump")
+        var rest = next.makeAsyncIterator()
+        var after = Data()
+        while after.count < "INIT;SEG-10;SEG-11;".utf8.count, let chunk = try await rest.next() { after += chunk }
+        next.cancel()
+        #expect(String(decoding: after, as: UTF8.self) == "INIT;SEG-10;SEG-11;")
+        let gone = loader.requests.map(\.url.lastPathComponent).filter { ["s5.m4s", "s6.m4s", "s9.m4s"].contains($0) }
+        #expect(gone.isEmpty, "\(gone)")
+    }
+
     @Test(arguments: ["file:///etc/passwd", "data:text/plain,x", "ftp://127.0.0.1/s.m4s"])
     func aPlaylistNamingAnythingButHTTPIsRefused(_ uri: String) async throws {
         let root = try Self.ladder()
