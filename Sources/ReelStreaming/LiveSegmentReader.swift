@@ -50,6 +50,9 @@ public struct LiveSegmentReader: Sendable {
         /// The next segments come from another variant (or the same one after a seam):
         /// `sequence` is the first of them, `section` the stream section they start.
         case switched(Switch)
+        /// The live window moved past segment `from` before it was fetched: the stream goes on
+        /// from `to`, the oldest listed.
+        case skippedAhead(from: Int64, to: Int64)
     }
 
     /// A switch of variant, and why.
@@ -226,8 +229,9 @@ public struct LiveSegmentReader: Sendable {
             } catch let failure as LivePlaylistTracker.Failure where positioned {
                 // The window slid past what was still to fetch (a player paused behind the
                 // edge): on from the oldest segment listed, as hls.js goes on from the window.
-                guard case .fellBehind(_, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
+                guard case .fellBehind(let wanted, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
                 state.skippedAhead = true
+                observer?(.skippedAhead(from: wanted, to: oldest))
                 changed = true
             }
             if waits { state.output.setIdle(false) }

@@ -103,7 +103,8 @@ final class TraceWriter: Sendable {
     }
 
     /// A segment reader's event: a playlist load, a fetch (with how far behind the newest
-    /// listed media the fetching was), or a switch of variant (with why).
+    /// listed media the fetching was), a switch of variant (with why), or a jump over what left
+    /// the live window.
     static func live(_ event: LiveSegmentReader.Event) -> [String: Any] {
         switch event {
         case .playlist(let url, let changed, let at):
@@ -122,6 +123,8 @@ final class TraceWriter: Sendable {
             ]
             if let estimate = change.estimate { object["estimate"] = estimate }
             return object
+        case .skippedAhead(let from, let to):
+            return ["type": "liveSkippedAhead", "fromSequence": from, "toSequence": to]
         }
     }
 

@@ -349,8 +349,11 @@ import Testing
         let clock = Mutex(0.0)
         let played = Mutex<Double?>(nil)
         // The playlist stops growing once the test has what it wants: stale only much later.
+        let skips = Mutex<[LiveSegmentReader.Event]>([])
         var reader = LiveSegmentReader(playlist: base.appendingPathComponent("index.m3u8"), loader: loader,
-                                       tracker: LivePlaylistTracker(staleAfter: 1_000_000))
+                                       tracker: LivePlaylistTracker(staleAfter: 1_000_000)) { event in
+            if case .skippedAhead = event { skips.withTrackedLock { $0.append(event) } }
+        }
         reader.maximumBuffer = 1.5
         reader.playhead = { played.withTrackedLock { $0 } }
         reader.now = { clock.withTrackedLock { $0 } }
@@ -383,6 +386,7 @@ import Testing
         while after.count < "INIT;SEG-10;SEG-11;".utf8.count, let chunk = try await rest.next() { after += chunk }
         next.cancel()
         #expect(String(decoding: after, as: UTF8.self) == "INIT;SEG-10;SEG-11;")
+        #expect(skips.withTrackedLock { $0 } == [.skippedAhead(from: 5, to: 10)], "the jump is told")
         let gone = loader.requests.map(\.url.lastPathComponent).filter { ["s5.m4s", "s6.m4s", "s9.m4s"].contains($0) }
         #expect(gone.isEmpty, "\(gone)")
     }
