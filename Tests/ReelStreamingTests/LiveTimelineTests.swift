@@ -75,6 +75,30 @@ import Testing
         #expect(timeline.window == 122...134)
     }
 
+    /// Durations that lie (segments of no length, one of the largest a playlist may state):
+    /// the window stays finite and in order, and a seek still lands on a listed segment.
+    @Test func lyingDurationsKeepTheWindowFiniteAndInOrder() throws {
+        var timeline = LiveTimeline()
+        let entries = [LiveTimeline.Entry(sequence: 0, duration: 0), .init(sequence: 1, duration: 0),
+                       .init(sequence: 2, duration: 999_999), .init(sequence: 3, duration: 0), .init(sequence: 4, duration: 2)]
+        timeline.listed(entries, targetDuration: 2, holdBack: 6)
+        timeline.anchor(3, at: 50)
+        let window = try #require(timeline.window)
+        #expect(window.lowerBound.isFinite && window.upperBound.isFinite && window.lowerBound <= window.upperBound)
+        #expect(window == (50 - 999_999)...52)
+        let seekable = try #require(timeline.seekable)
+        #expect(seekable.lowerBound <= seekable.upperBound)
+        for time in [-1e12, window.lowerBound, 0, 49.9, 50, 1e12] {
+            if let sequence = timeline.sequence(holding: time) { #expect((0...4).contains(sequence), "\(time)") }
+        }
+        // Nothing but segments of no length: a window of no length, never a division by it.
+        var empty = LiveTimeline()
+        empty.listed((0...3).map { .init(sequence: $0, duration: 0) }, targetDuration: 1, holdBack: 3)
+        empty.anchor(1, at: 7)
+        #expect(empty.window == 7...7)
+        #expect(empty.sequence(holding: 7) == nil, "at the join point: the edge")
+    }
+
     @Test func aPlaylistThatGrowsWithoutBoundKeepsALimitedHistory() {
         var timeline = LiveTimeline()
         timeline.limit = 100
