@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// A read of `media` from offset 0 starts a reader (at the live edge of a live stream); a
 /// read from elsewhere fails. A seek goes through ``restart(_:at:)``: a new reader from the
-/// segment holding the target (within the window of a live stream, ``seekableRange(of:)``). Reads of the segments and playlists go
-/// through `upstream`.
+/// segment holding the target (within the window of a live stream, ``seekableRange(of:)``).
+/// Reads of the segments and playlists go through `upstream`.
 public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoader, PlaybackPositionListener, Sendable {
     public static let scheme = "reel-live"
 
