@@ -6,10 +6,16 @@ public struct ResourceSection: Sendable, Hashable {
     public var url: URL
     /// Whether its timestamps start again (a discontinuity) instead of following on.
     public var restartsTimeline: Bool
+    /// Where on the item's timeline its first timestamp goes, in seconds, when its own
+    /// timestamps cannot say (a restart into a stretch after a discontinuity, whose timestamps
+    /// started again): every timestamp is shifted by the same amount. `nil`: its own
+    /// timestamps, or, with ``restartsTimeline``, following on from what came before.
+    public var startsAt: Double?
 
-    public init(url: URL, restartsTimeline: Bool) {
+    public init(url: URL, restartsTimeline: Bool, startsAt: Double? = nil) {
         self.url = url
         self.restartsTimeline = restartsTimeline
+        self.startsAt = startsAt
     }
 }
 

@@ -126,9 +126,12 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
               let registered = registry.withTrackedLock({ $0[key] }), let old = registered.sections else { return nil }
         var reader = registered.reader
         reader.startRank = min(old.rank, reader.variants.count - 1)
+        var placement: Double?
         if old.duration != nil {
-            // A stream with an end: a new reader from the segment holding `seconds`.
+            // A stream with an end: a new reader from the segment holding `seconds`, placed
+            // on the item's timeline when a discontinuity before it started its timestamps again.
             reader.startTime = max(0, seconds)
+            placement = old.placement(ofSegmentHolding: max(0, seconds))
         } else {
             // A live stream, within its window: a new reader from the segment holding
             // `seconds`, following the stream from there; past the join point, at the edge.
@@ -139,7 +142,8 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         // On the variant the old one had reached.
         old.cancel()
         _ = start(reader, key: key)
-        return ResourceSection(url: URL(string: "\(Self.scheme)://\(key)/section/0")!, restartsTimeline: false)
+        return ResourceSection(url: URL(string: "\(Self.scheme)://\(key)/section/0")!, restartsTimeline: false,
+                               startsAt: placement)
     }
 
     /// A live stream's window on its own clock up to where a player joins, once a frame

@@ -26,7 +26,7 @@ public final class StreamSections: Sendable {
         var rank = 0
         /// A stream with an end: its segments' sequence numbers and durations, and the one
         /// the run started at.
-        var timeline: [(sequence: Int64, duration: Double)] = []
+        var timeline: [(sequence: Int64, duration: Double, discontinuity: Bool)] = []
         var startSequence: Int64?
         /// A live stream: its segments on its own clock (carried from run to run).
         var live = LiveTimeline()
@@ -81,7 +81,7 @@ public final class StreamSections: Sendable {
     /// Records a stream with an end: its segments and where this run starts.
     func setTimeline(_ segments: [HLSMediaPlaylist.Segment], start: Int64?) {
         state.withTrackedLock { state in
-            state.timeline = segments.map { ($0.sequence, $0.duration) }
+            state.timeline = segments.map { ($0.sequence, $0.duration, $0.discontinuity) }
             state.duration = segments.reduce(0) { $0 + $1.duration }
             state.startSequence = start
         }
@@ -120,9 +120,30 @@ public final class StreamSections: Sendable {
         }
     }
 
-    /// Whether this run started at the segment holding `seconds` and has no seam yet.
-    func startsAtSegment(holding seconds: Double) -> Bool {
+    /// A stream with an end: where the segment holding `seconds` starts on the item's
+    /// timeline (the sum of the durations before it), when a discontinuity comes before it —
+    /// its own timestamps started again, so a restart there must be placed (see
+    /// ``ResourceSection/startsAt``); `nil` when none does (its timestamps are the item's).
+    public func placement(ofSegmentHolding seconds: Double) -> Double? {
         state.withTrackedLock { state in
+            var start = 0.0
+            var afterDiscontinuity = false
+            for (index, entry) in state.timeline.enumerated() {
+                if index > 0, entry.discontinuity { afterDiscontinuity = true }
+                if seconds < start + entry.duration || index == state.timeline.count - 1 {
+                    return afterDiscontinuity ? start : nil
+                }
+                start += entry.duration
+            }
+            return nil
+        }
+    }
+
+    /// Whether this run started at the segment holding `seconds` and has no seam yet (and
+    /// needs no placing: see ``placement(ofSegmentHolding:)``).
+    func startsAtSegment(holding seconds: Double) -> Bool {
+        if placement(ofSegmentHolding: seconds) != nil { return false }
+        return state.withTrackedLock { state in
             guard state.count == 1, let start = state.startSequence else { return false }
             var end = 0.0
             for entry in state.timeline {

@@ -229,6 +229,46 @@ import Testing
         setup.player.replaceCurrentItem(with: nil)
     }
 
+    /// A stream with an end whose second half is the first again after a discontinuity (its
+    /// timestamps start again at zero, as stitched clips' and ads' do): an exact seek into the
+    /// second half lands on the target on the item's timeline and plays on to the end, every
+    /// frame the clip's own in order; before, the restarted section kept its own timestamps,
+    /// the engine dropped every frame as before the target, and the item ended.
+    @Test(arguments: [5.5, 7.2])
+    func aSeekPastADiscontinuityIsPlacedOnTheItemsTimeline(_ target: Double) async throws {
+        let setup = try await Self.setUp(plan: [:])
+        defer { setup.ladder.remove() }
+        setup.player.replaceCurrentItem(with: nil)
+        setup.video.reset()
+        let rendition = setup.ladder.renditions[0]
+        let lines = String(decoding: setup.ladder.files[rendition.playlist]!, as: UTF8.self).split(separator: "\n").map(String.init)
+        let segments = lines.filter { $0.hasPrefix("#EXTINF") || $0.hasSuffix(".m4s") }
+        let head = lines.filter { !segments.contains($0) && $0 != "#EXT-X-ENDLIST" }
+        let text = (head + segments + ["#EXT-X-DISCONTINUITY"] + segments + ["#EXT-X-ENDLIST"]).joined(separator: "\n") + "\n"
+        let playlist = Self.base.appendingPathComponent(rendition.directory + "/twice.m3u8")
+        setup.loader.add(Data(text.utf8), at: playlist)
+        setup.player.replaceCurrentItem(with: PlayerItem(url: setup.live.register(playlist: playlist), loader: setup.live))
+        #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
+        #expect(abs(setup.player.duration.seconds - 8) < 0.1)
+        let result = ResultBox<Bool>()
+        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
+        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
+        #expect(result.value == true)
+        setup.video.reset()
+        setup.player.play()
+        _ = await setup.driver.run(upTo: seconds(20)) { setup.player.timeControlStatus == .paused && setup.video.frames.count > 0 }
+        let shown = setup.video.frames
+        let first = try #require(shown.first)
+        #expect(abs(first.pts.seconds - target) < 0.07, "the frame at the target on the item's timeline: \(first.pts.seconds)")
+        // The clip's own frames, from about the target's place in the second pass to its end.
+        let clip = setup.references[0]
+        let start = try #require(clip.firstIndex(of: first.md5), "the first frame is the clip's")
+        #expect(abs(start - Int((target - 4) * 30)) <= 2, "\(start)")
+        #expect(shown.map(\.md5) == Array(clip[start...]), "every frame after it once, in order, to the end")
+        #expect(zip(shown, shown.dropFirst()).allSatisfy { $0.pts < $1.pts })
+        setup.player.replaceCurrentItem(with: nil)
+    }
+
     @Test(arguments: [0.4, 2.5, 3.9])
     func anExactSeekStartsTheSchedulerAgainAndLandsOnTheTarget(_ target: Double) async throws {
         let setup = try await Self.setUp(plan: [1: 1])

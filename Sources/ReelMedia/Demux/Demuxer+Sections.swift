@@ -16,16 +16,23 @@ final class DemuxerSection: @unchecked Sendable {
     /// Whether the first packet of each mapped stream was read (it carries new parameters).
     var started: Set<Int32> = []
     let restartsTimeline: Bool
-    /// Added to every timestamp (`AV_TIME_BASE`) when the timeline restarts: known at the
-    /// section's first packet.
+    /// Where its first timestamp goes on the item's timeline (`AV_TIME_BASE`), when the loader
+    /// said (see ``ResourceSection/startsAt``).
+    let startsAt: Int64?
+    /// Added to every timestamp (`AV_TIME_BASE`) when the timeline restarts or the section
+    /// was placed: known at the section's first packet.
     var offset: Int64?
 
-    init(url: URL, bridge: AVIOBridge, format: UnsafeMutablePointer<AVFormatContext>, restartsTimeline: Bool) {
+    init(url: URL, bridge: AVIOBridge, format: UnsafeMutablePointer<AVFormatContext>, restartsTimeline: Bool, startsAt: Double?) {
         self.url = url
         self.bridge = bridge
         self.format = format
         self.restartsTimeline = restartsTimeline
+        self.startsAt = startsAt.flatMap { $0.isFinite ? Int64(($0 * Double(AV_TIME_BASE)).rounded()) : nil }
     }
+
+    /// Whether its timestamps are shifted onto the item's timeline.
+    var isShifted: Bool { restartsTimeline || startsAt != nil }
 
     func close() {
         bridge.interrupt()
@@ -67,7 +74,8 @@ extension Demuxer {
             if interrupted || code == AVERROR_EXIT_CODE { throw MediaError.cancelled }
             throw MediaError.ffmpeg(operation: "avformat_open_input (section)", code: code, message: ffmpegErrorString(code), url: next.url)
         }
-        let section = DemuxerSection(url: next.url, bridge: bridge, format: opened, restartsTimeline: next.restartsTimeline)
+        let section = DemuxerSection(url: next.url, bridge: bridge, format: opened, restartsTimeline: next.restartsTimeline,
+                                     startsAt: next.startsAt)
         mapStreams(section)
         self.section = section
         sectionURL = next.url
@@ -82,6 +90,8 @@ extension Demuxer {
         // on lands where starting again would.
         if packetsReturned == 0, section == nil, sections.startsWhere(url, restartAt: time.seconds) { return true }
         guard let from = sections.restart(url, at: max(0, time.seconds)) else { return false }
+        // What follows on after a discontinuity follows on from where this run gets to.
+        timelineEnd = nil
         try openSection(from)
         return true
     }
@@ -134,10 +144,10 @@ extension Demuxer {
               let to = stream(target) else { throw MediaError.cancelled }
         av_packet_rescale_ts(packet.pointer, from.pointee.time_base, to.pointee.time_base)
         packet.pointer.pointee.stream_index = target
-        if section.restartsTimeline {
+        if section.isShifted {
             if section.offset == nil, let first = packet.dts != AV_NOPTS ? packet.dts : packet.timestamp {
                 let firstTime = av_rescale_q(first, to.pointee.time_base, reel_av_time_base_q())
-                section.offset = (timelineEnd ?? firstTime) - firstTime
+                section.offset = (section.startsAt ?? timelineEnd ?? firstTime) - firstTime
             }
             if let offset = section.offset, offset != 0 {
                 let shift = av_rescale_q(offset, reel_av_time_base_q(), to.pointee.time_base)
