@@ -70,8 +70,8 @@ public struct LiveTimeline: Sendable, Hashable {
         }
         if entries.count > limit {
             let drop = entries.count - limit
-            if let anchor, let moved = time(entries[drop].sequence, from: anchor) {
-                self.anchor = Anchor(sequence: entries[drop].sequence, time: moved)
+            if let anchor, let moved = placed(from: anchor).first(where: { $0.entry.sequence == entries[drop].sequence }) {
+                self.anchor = Anchor(sequence: moved.entry.sequence, time: moved.start)
             }
             entries.removeFirst(drop)
         }
@@ -95,59 +95,63 @@ public struct LiveTimeline: Sendable, Hashable {
     /// When segment `sequence` starts, when no discontinuity lies between it and the anchor.
     public func start(of sequence: Int64) -> Double? {
         guard let anchor else { return nil }
-        return time(sequence, from: anchor)
+        return placed(from: anchor).first { $0.entry.sequence == sequence }?.start
     }
 
-    private func time(_ sequence: Int64, from anchor: Anchor) -> Double? {
-        guard let from = entries.firstIndex(where: { $0.sequence == anchor.sequence }),
-              let to = entries.firstIndex(where: { $0.sequence == sequence }) else { return nil }
-        var time = anchor.time
-        if to >= from {
-            for index in from..<to {
-                if entries[index + 1].discontinuity { return nil }
-                time += entries[index].duration
-            }
-        } else {
-            for index in to..<from {
-                if entries[index + 1].discontinuity { return nil }
-                time -= entries[index].duration
-            }
+    /// The entries on the anchor's side of every discontinuity, in order, each with its start:
+    /// one pass out from the anchor each way.
+    private func placed(from anchor: Anchor) -> [(entry: Entry, start: Double)] {
+        guard let at = entries.firstIndex(where: { $0.sequence == anchor.sequence }) else { return [] }
+        var before: [(entry: Entry, start: Double)] = []
+        var index = at, time = anchor.time
+        // A discontinuity flag stands before its entry: stepping back over it is not allowed.
+        while index > 0, !entries[index].discontinuity {
+            index -= 1
+            time -= entries[index].duration
+            before.append((entries[index], time))
         }
-        return time
+        var result = Array(before.reversed()) + [(entries[at], anchor.time)]
+        (index, time) = (at, anchor.time)
+        while index + 1 < entries.count, !entries[index + 1].discontinuity {
+            time += entries[index].duration
+            index += 1
+            result.append((entries[index], time))
+        }
+        return result
+    }
+
+    /// The placed entries of the window (from its first listed segment), when its last one is
+    /// placed too: what ``window``, ``seekable`` and ``sequence(holding:)`` are read from.
+    private var placedWindow: (entries: ArraySlice<(entry: Entry, start: Double)>, range: ClosedRange<Double>)? {
+        guard let anchor, let windowStart, let last = entries.last else { return nil }
+        let placed = placed(from: anchor)
+        guard let end = placed.last, end.entry.sequence == last.sequence,
+              let first = placed.firstIndex(where: { $0.entry.sequence >= windowStart }) else { return nil }
+        return (placed[first...], placed[first].start...(end.start + end.entry.duration))
     }
 
     /// What can be seeked to: from the start of the window's first segment (the first one on
     /// the anchor's side of a discontinuity) to the end of its last; `nil` before an anchor.
-    public var window: ClosedRange<Double>? {
-        guard let windowStart, let last = entries.last,
-              let first = entries.first(where: { $0.sequence >= windowStart && start(of: $0.sequence) != nil }),
-              let from = start(of: first.sequence), let lastStart = start(of: last.sequence) else { return nil }
-        return from...(lastStart + last.duration)
-    }
+    public var window: ClosedRange<Double>? { placedWindow?.range }
 
     /// Where a player joining now plays from: `holdBack` before the window's end.
-    public var joinTime: Double? {
-        guard let window else { return nil }
-        return max(window.lowerBound, window.upperBound - holdBack)
+    public var joinTime: Double? { window.map(joinTime(in:)) }
+
+    private func joinTime(in window: ClosedRange<Double>) -> Double {
+        max(window.lowerBound, window.upperBound - holdBack)
     }
 
     /// What a live player can seek within: from the window's start to the join point (the
     /// edge as a player joining now plays it); `nil` before an anchor.
     public var seekable: ClosedRange<Double>? {
-        guard let window, let joinTime else { return nil }
-        return window.lowerBound...joinTime
+        window.map { $0.lowerBound...joinTime(in: $0) }
     }
 
     /// The segment of the window holding `time`: the first when `time` is before it, `nil`
     /// when it is past the join point (a player asked for the edge joins there) or nothing is
     /// anchored.
     public func sequence(holding time: Double) -> Int64? {
-        guard let window, let joinTime, time < joinTime, let windowStart else { return nil }
-        var found: Int64?
-        for entry in entries where entry.sequence >= windowStart {
-            guard let start = start(of: entry.sequence) else { continue }
-            if found == nil || start <= max(time, window.lowerBound) { found = entry.sequence } else { break }
-        }
-        return found
+        guard let (placed, window) = placedWindow, time < joinTime(in: window) else { return nil }
+        return placed.last { $0.start <= max(time, window.lowerBound) }?.entry.sequence
     }
 }
