@@ -236,8 +236,9 @@ public struct LiveSegmentReader: Sendable {
             }
             if waits { state.output.setIdle(false) }
             if !positioned, state.tracker.isFinal {
-                if let startTime, let sequence = Self.sequence(at: startTime, in: state.tracker.segments) {
-                    state.tracker.move(to: sequence)
+                let segments = state.tracker.segments
+                if let startTime, let held = Self.segment(holding: startTime, durations: segments.map(\.duration)) {
+                    state.tracker.move(to: segments[held.index].sequence)
                 }
                 sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
             }
@@ -552,15 +553,17 @@ public struct LiveSegmentReader: Sendable {
         return Int64(Double(positive.count) / positive.reduce(0) { $0 + 1 / Double($1) })
     }
 
-    /// The segment holding `seconds` from the first listed one's start (the last for a time
-    /// past the end).
-    static func sequence(at seconds: Double, in segments: [HLSMediaPlaylist.Segment]) -> Int64? {
+    /// Which of consecutive segments of `durations` holds `seconds` from the first one's start
+    /// (the last for a time past the end), and where it starts.
+    static func segment(holding seconds: Double, durations: some Sequence<Double>) -> (index: Int, start: Double)? {
         var start = 0.0
-        for segment in segments {
-            if seconds < start + segment.duration { return segment.sequence }
-            start += segment.duration
+        var last: (index: Int, start: Double)?
+        for (index, duration) in durations.enumerated() {
+            if seconds < start + duration { return (index, start) }
+            last = (index, start)
+            start += duration
         }
-        return segments.last?.sequence
+        return last
     }
 
     /// Reads `range` of `url` whole, refusing more than `limit` bytes.

@@ -126,16 +126,9 @@ public final class StreamSections: Sendable {
     /// ``ResourceSection/startsAt``); `nil` when none does (its timestamps are the item's).
     public func placement(ofSegmentHolding seconds: Double) -> Double? {
         state.withTrackedLock { state in
-            var start = 0.0
-            var afterDiscontinuity = false
-            for (index, entry) in state.timeline.enumerated() {
-                if index > 0, entry.discontinuity { afterDiscontinuity = true }
-                if seconds < start + entry.duration || index == state.timeline.count - 1 {
-                    return afterDiscontinuity ? start : nil
-                }
-                start += entry.duration
-            }
-            return nil
+            guard let held = LiveSegmentReader.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)),
+                  state.timeline.prefix(held.index + 1).dropFirst().contains(where: \.discontinuity) else { return nil }
+            return held.start
         }
     }
 
@@ -144,13 +137,9 @@ public final class StreamSections: Sendable {
     func startsAtSegment(holding seconds: Double) -> Bool {
         if placement(ofSegmentHolding: seconds) != nil { return false }
         return state.withTrackedLock { state in
-            guard state.count == 1, let start = state.startSequence else { return false }
-            var end = 0.0
-            for entry in state.timeline {
-                end += entry.duration
-                if seconds < end { return entry.sequence == start }
-            }
-            return state.timeline.last?.sequence == start
+            guard state.count == 1, let start = state.startSequence,
+                  let held = LiveSegmentReader.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)) else { return false }
+            return state.timeline[held.index].sequence == start
         }
     }
 
