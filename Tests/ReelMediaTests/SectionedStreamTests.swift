@@ -66,6 +66,15 @@ import Testing
                      references: references, times: times)
     }
 
+    /// An exact seek to `target` seconds, the clock driven until it finishes: whether it did
+    /// (`nil`: not within 10 s of clock time).
+    static func seekExactly(_ setup: Setup, to target: Double) async -> Bool? {
+        let result = ResultBox<Bool>()
+        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
+        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
+        return result.value
+    }
+
     /// The variant each shown frame is (by its bytes, at its place), or -1.
     static func variants(_ frames: [RecordingVideoSink.Record], from first: Int, _ references: [[String]]) -> [Int] {
         frames.enumerated().map { offset, frame in
@@ -204,10 +213,7 @@ import Testing
         setup.player.pause()
         let requestsBefore = setup.loader.requests.count
         setup.video.reset()
-        let result = ResultBox<Bool>()
-        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
-        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
-        #expect(result.value == true)
+        #expect(await Self.seekExactly(setup, to: target) == true)
         setup.player.play()
         let first = try #require(setup.times.lastIndex { $0 <= seconds(target) })
         let remaining = 180 - first - held
@@ -221,10 +227,7 @@ import Testing
         let again = setup.loader.requests.dropFirst(requestsBefore).map(\.url.lastPathComponent)
         #expect(again.filter { $0.hasSuffix(".m4s") }.count == 6 - Int(target), "\(again)")
         // A seek past the join point is held there.
-        let edge = ResultBox<Bool>()
-        setup.player.seek(to: seconds(60), toleranceBefore: .zero, toleranceAfter: .zero) { edge.set($0) }
-        await setup.driver.run(upTo: seconds(10)) { edge.value != nil }
-        #expect(edge.value == true)
+        #expect(await Self.seekExactly(setup, to: 60) == true)
         #expect(abs(setup.player.currentTime.seconds - setup.times[90].seconds) < 0.001, "\(setup.player.currentTime.seconds)")
         setup.player.replaceCurrentItem(with: nil)
     }
@@ -250,10 +253,7 @@ import Testing
         setup.player.replaceCurrentItem(with: PlayerItem(url: setup.live.register(playlist: playlist), loader: setup.live))
         #expect(await setup.driver.run(upTo: seconds(2)) { setup.player.status == .readyToPlay })
         #expect(abs(setup.player.duration.seconds - 8) < 0.1)
-        let result = ResultBox<Bool>()
-        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
-        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
-        #expect(result.value == true)
+        #expect(await Self.seekExactly(setup, to: target) == true)
         setup.video.reset()
         setup.player.play()
         _ = await setup.driver.run(upTo: seconds(20)) { setup.player.timeControlStatus == .paused && setup.video.frames.count > 0 }
@@ -278,10 +278,7 @@ import Testing
         setup.player.pause()
         let requestsBefore = setup.loader.requests.count
         setup.video.reset()
-        let result = ResultBox<Bool>()
-        setup.player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
-        await setup.driver.run(upTo: seconds(10)) { result.value != nil }
-        #expect(result.value == true)
+        #expect(await Self.seekExactly(setup, to: target) == true)
         setup.player.play()
         // The frame whose interval holds the target, then every frame to the end, in order.
         let first = try #require(setup.times.lastIndex { $0 <= seconds(target) })
