@@ -31,9 +31,15 @@ public enum StreamPackager {
     /// `fragmentSeconds` (DASH only): each segment in fragments of about that length (CMAF
     /// chunks, the parts of low-latency HLS), and an HLS media playlist beside the manifest
     /// (`media_0.m3u8` for the first stream).
+    /// Which of a clip's streams a rendition carries.
+    public enum Tracks: Sendable, Hashable {
+        case videoAndAudio, video, audio
+    }
+
     @discardableResult
     public static func package(_ clip: URL, loader: any ResourceLoader, format: Format, into directory: URL,
-                               segmentSeconds: Double = 1, fragmentSeconds: Double? = nil) throws -> URL {
+                               segmentSeconds: Double = 1, fragmentSeconds: Double? = nil,
+                               tracks: Tracks = .videoAndAudio) throws -> URL {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: false)
         defer { demuxer.close() }
@@ -48,7 +54,8 @@ public enum StreamPackager {
         defer { avformat_free_context(output) }
 
         var mapping: [Int32: Int32] = [:]
-        for index in [demuxer.videoStreamIndex, demuxer.audioStreamIndex].compactMap({ $0 }) {
+        let kept = [tracks == .audio ? nil : demuxer.videoStreamIndex, tracks == .video ? nil : demuxer.audioStreamIndex]
+        for index in kept.compactMap({ $0 }) {
             guard let source = demuxer.stream(index), let stream = avformat_new_stream(output, nil) else {
                 throw MediaError.encoding("avformat_new_stream failed")
             }
@@ -119,18 +126,28 @@ public enum StreamPackager {
     /// With `.dash`: the same ladder as one `directory/manifest.mpd` whose video AdaptationSet
     /// has a Representation per clip (see `packageDASHVariants`); the renditions' `playlist` is
     /// then meaningless.
+    /// With `separateAudio` (HLS): the variants carry video alone, and the first clip's audio is
+    /// one audio rendition (`directory/a0/index.m3u8`, `GROUP-ID="audio"`) every variant names,
+    /// as most packagers of a ladder write it; each variant's bandwidth includes the audio's.
     @discardableResult
     public static func packageVariants(_ clips: [URL], loader: any ResourceLoader, format: Format = .hlsFMP4, into directory: URL,
-                                       segmentSeconds: Double = 1) throws -> (master: URL, renditions: [Rendition]) {
+                                       segmentSeconds: Double = 1, separateAudio: Bool = false) throws -> (master: URL, renditions: [Rendition]) {
         if format == .dash {
             return try packageDASHVariants(clips, loader: loader, into: directory, segmentSeconds: segmentSeconds)
+        }
+        var audio: (peak: Int64, average: Int64)?
+        if separateAudio, let first = clips.first {
+            let playlist = try package(first, loader: loader, format: format, into: directory.appendingPathComponent("a0", isDirectory: true),
+                                       segmentSeconds: segmentSeconds, tracks: .audio)
+            audio = try bitRates(of: playlist)
         }
         var renditions: [Rendition] = []
         for (index, clip) in clips.enumerated() {
             let name = "v\(index)"
             let playlist = try package(clip, loader: loader, format: format, into: directory.appendingPathComponent(name, isDirectory: true),
-                                       segmentSeconds: segmentSeconds)
-            let (peak, average) = try bitRates(of: playlist)
+                                       segmentSeconds: segmentSeconds, tracks: separateAudio ? .video : .videoAndAudio)
+            var (peak, average) = try bitRates(of: playlist)
+            if let audio { (peak, average) = (peak + audio.peak, average + audio.average) }
             let demuxer = try Demuxer(forTool: clip, loader: loader, fastStart: true)
             let video = demuxer.info.videoStream
             demuxer.close()
@@ -139,9 +156,13 @@ public enum StreamPackager {
         }
         renditions.sort { $0.bandwidth < $1.bandwidth }
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        if audio != nil {
+            lines.append("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"main\",DEFAULT=YES,AUTOSELECT=YES,URI=\"a0/index.m3u8\"")
+        }
         for rendition in renditions {
             var attributes = "BANDWIDTH=\(rendition.bandwidth),AVERAGE-BANDWIDTH=\(rendition.averageBandwidth)"
             if let width = rendition.width, let height = rendition.height { attributes += ",RESOLUTION=\(width)x\(height)" }
+            if audio != nil { attributes += ",AUDIO=\"audio\"" }
             lines.append("#EXT-X-STREAM-INF:" + attributes)
             lines.append(rendition.playlist)
         }

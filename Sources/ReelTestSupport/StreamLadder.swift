@@ -6,7 +6,9 @@ import ReelMedia
 /// each packaged as fMP4 HLS by ``StreamPackager/packageVariants(_:loader:format:into:segmentSeconds:)``
 /// in `v0/`, `v1/`, `v2/` (lowest bandwidth first), with `master.m3u8` naming them — or, with
 /// `format: .dash`, as DASH in the same directories with one `manifest.mpd` whose video
-/// Representations `v0`…`v2` are the three and whose audio (`a0`) is the first's.
+/// Representations `v0`…`v2` are the three and whose audio (`a0`) is the first's. With
+/// `separateAudio` (HLS), the variants are video alone and the first clip's audio is one audio
+/// rendition in `a0/`.
 public struct StreamLadder: Sendable {
     public static let specs: [ClipSpec] = [
         ClipSpec(width: 128, height: 72, duration: 2, keyframeInterval: 15, bitRateKbps: 150),
@@ -25,12 +27,14 @@ public struct StreamLadder: Sendable {
 
     /// `loader` reads the clips (a `FileLoader`).
     public static func make(loader: any ResourceLoader, format: StreamPackager.Format = .hlsFMP4,
-                            specs: [ClipSpec] = specs, segmentSeconds: Double = 1) throws -> StreamLadder {
+                            specs: [ClipSpec] = specs, segmentSeconds: Double = 1,
+                            separateAudio: Bool = false) throws -> StreamLadder {
         let clips = try specs.map { try Fixtures.clip($0) }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("reel-ladder-\(UUID().uuidString)", isDirectory: true)
         let (master, renditions) = try StreamPackager.packageVariants(clips, loader: loader, format: format,
-                                                                       into: directory, segmentSeconds: segmentSeconds)
+                                                                       into: directory, segmentSeconds: segmentSeconds,
+                                                                       separateAudio: separateAudio)
         var files: [String: Data] = [:]
         let root = directory.resolvingSymlinksInPath().path
         if let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) {
