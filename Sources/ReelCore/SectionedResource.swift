@@ -56,11 +56,18 @@ public protocol SectionedResourceLoader: ResourceLoader {
 /// duration and playback position goes through ``SectionedResourceLoader`` under the
 /// playlist's own URL.
 public protocol StreamSchedulingLoader: SectionedResourceLoader {
+    /// The playlists besides `document` that ``schedule(_:document:playlists:startTime:)``
+    /// needs to decide whether it takes the playlist at `url` (a master's separate audio
+    /// rendition, and the variant it would start on): the caller reads them through the
+    /// loader, where it can interrupt the reads, and passes them in. Must not block.
+    func playlistsToRead(_ url: URL, document: Data) -> [URL]
+
     /// The first section of the media read in place of the HLS playlist at `url`, whose bytes
     /// (as the loader served them) are `document`, starting at `startTime` seconds (`nil`: its
     /// start, or a live stream's edge); `nil` to leave the playlist to the demuxer as it is.
-    /// Called on a thread that may block; it must not block itself.
-    func schedule(_ url: URL, document: Data, startTime: Double?) -> ResourceSection?
+    /// `playlists`: what ``playlistsToRead(_:document:)`` asked for, by URL (one that could not
+    /// be read is missing). Called on a thread that may block; it must not block itself.
+    func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection?
 }
 
 /// A loader that wants to know where playback of its resources is (a segment scheduler that

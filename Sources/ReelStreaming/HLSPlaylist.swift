@@ -16,6 +16,8 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         public var uri: String
         /// The `AUDIO`, `VIDEO`, `SUBTITLES` and `CLOSED-CAPTIONS` groups it names.
         public var groups: Set<String>
+        /// Its `AUDIO` group.
+        public var audioGroup: String?
         /// Where the variant is in the playlist (its `#EXT-X-STREAM-INF` line).
         public var index: Int
 
@@ -36,6 +38,50 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
     /// Its `TYPE=SUBTITLES` renditions, in order: what Reel reads for captions (FFmpeg's HLS
     /// demuxer leaves them alone).
     public var subtitleRenditions: [SubtitleRendition] = []
+
+    /// The variants that carry video: all but the audio-only ones (a `CODECS` naming no video
+    /// codec, or the playlist of an audio rendition, as packagers list an audio-only variant
+    /// for a link too slow for any picture). All of them when none carries video (a stream of
+    /// sound alone), so a player always has something to choose.
+    public var videoVariants: [Variant] {
+        let audioURIs = Set(audioRenditions.compactMap(\.uri))
+        let video = variants.filter { variant in
+            if audioURIs.contains(variant.uri) { return false }
+            guard let codecs = variant.codecs?.lowercased() else { return true }
+            let names = codecs.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").first.map(String.init) ?? "" }
+            return names.contains { Self.videoCodecs.contains($0) }
+        }
+        return video.isEmpty ? variants : video
+    }
+
+    /// The `CODECS` sample entries of video (RFC 6381 names, before the first dot).
+    static let videoCodecs: Set<String> = ["avc1", "avc3", "hvc1", "hev1", "dvh1", "dvhe", "dva1", "dvav", "vp08", "vp09",
+                                           "av01", "mp4v", "vvc1", "vvi1"]
+
+    /// Its `TYPE=AUDIO` renditions, in order (with or without a `URI`: one without is carried
+    /// in the variants themselves).
+    public var audioRenditions: [AudioRendition] = []
+
+    /// An `#EXT-X-MEDIA:TYPE=AUDIO` rendition.
+    public struct AudioRendition: Sendable, Hashable {
+        public var groupID: String
+        public var name: String
+        public var language: String?
+        public var isDefault: Bool
+        /// Its media playlist, as written; `nil` when the variants carry it.
+        public var uri: String?
+    }
+
+    /// The audio rendition every variant plays with, when the audio is a playlist of its own:
+    /// the `DEFAULT=YES` one (else the first) of the `AUDIO` group all video variants name. `nil`
+    /// when the variants carry their audio, or name different groups (an audio ladder).
+    public var sharedAudioRendition: AudioRendition? {
+        let groups = Set(videoVariants.map(\.audioGroup))
+        guard groups.count == 1, let group = groups.first ?? nil else { return nil }
+        let members = audioRenditions.filter { $0.groupID == group }
+        guard let chosen = members.first(where: \.isDefault) ?? members.first, chosen.uri != nil else { return nil }
+        return chosen
+    }
 
     /// An `#EXT-X-MEDIA:TYPE=SUBTITLES` rendition.
     public struct SubtitleRendition: Sendable, Hashable {
@@ -64,6 +110,7 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         var renditions: [String] = []
         var audioVideoRenditions: [String] = []
         var subtitles: [SubtitleRendition] = []
+        var audio: [AudioRendition] = []
         var pending: (attributes: [String: String], index: Int)?
         for (index, raw) in lines.enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
@@ -72,6 +119,11 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
                 pending = (Self.attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count))), index)
             } else if line.hasPrefix("#EXT-X-MEDIA:") {
                 let attributes = Self.attributes(String(line.dropFirst("#EXT-X-MEDIA:".count)))
+                if attributes["TYPE"]?.uppercased() == "AUDIO" {
+                    audio.append(AudioRendition(
+                        groupID: attributes["GROUP-ID"] ?? "", name: attributes["NAME"] ?? "", language: attributes["LANGUAGE"],
+                        isDefault: attributes["DEFAULT"]?.uppercased() == "YES", uri: attributes["URI"]))
+                }
                 if let uri = attributes["URI"] {
                     renditions.append(uri)
                     if ["AUDIO", "VIDEO"].contains(attributes["TYPE"]?.uppercased() ?? "") { audioVideoRenditions.append(uri) }
@@ -89,7 +141,7 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
                     bandwidth: attributes["BANDWIDTH"].flatMap { Int64($0) } ?? 0,
                     averageBandwidth: attributes["AVERAGE-BANDWIDTH"].flatMap { Int64($0) },
                     resolution: attributes["RESOLUTION"], codecs: attributes["CODECS"],
-                    uri: line, groups: groups, index: stream.index))
+                    uri: line, groups: groups, audioGroup: attributes["AUDIO"], index: stream.index))
                 pending = nil
             }
         }
@@ -98,6 +150,7 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         self.renditions = renditions
         self.audioVideoRenditions = audioVideoRenditions
         self.subtitleRenditions = subtitles
+        self.audioRenditions = audio
         self.lines = lines
     }
 

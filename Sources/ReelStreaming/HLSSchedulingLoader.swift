@@ -11,9 +11,14 @@ import Synchronization
 /// duration, later sections and the playback position go to the reader under the playlist's
 /// own URL. Everything else passes through to `upstream` untouched.
 ///
-/// Left to FFmpeg's HLS demuxer (``schedule(_:document:startTime:)`` answers `nil`): a master
-/// with separate audio or video renditions, a playlist that is not over HTTP(S) (a local
-/// one), and anything that is not a playlist. A master's subtitle renditions are read by the
+/// A master whose variants carry video alone beside one audio rendition (the `DEFAULT` of the
+/// `AUDIO` group they all name) is read as one stream when both have an end and are fragmented
+/// MP4 (``LiveSegmentReader/audio``): the engine first reads the rendition's playlist and the
+/// starting variant's for it (``playlistsToRead(_:document:)``).
+///
+/// Left to FFmpeg's HLS demuxer (``schedule(_:document:playlists:startTime:)`` answers `nil`): a
+/// master with a video rendition or a separate audio rendition that is live, MPEG-TS or packed
+/// audio, a playlist that is not over HTTP(S) (a local one), and anything that is not a playlist. A master's subtitle renditions are read by the
 /// engine beside the reader, as beside FFmpeg's demuxer.
 ///
 /// One stream per playlist URL at a time: scheduling a URL again (a replay, a swipe back)
@@ -79,18 +84,35 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     // MARK: Scheduling
 
-    public func schedule(_ url: URL, document: Data, startTime: Double?) -> ResourceSection? {
+    public func playlistsToRead(_ url: URL, document: Data) -> [URL] {
+        guard let served = HLSMasterPlaylist(document), let audio = Self.separateAudio(of: served, base: url),
+              let chosen = served.variants.first.flatMap({ URL(string: $0.uri, relativeTo: url)?.absoluteURL }) else { return [] }
+        return [audio, chosen]
+    }
+
+    public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection? {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
         let variants: [LiveSegmentReader.Variant]
         let startRank: Int
         let switching: LiveSegmentReader.Switching
+        var audio: URL?
         if let served = HLSMasterPlaylist(document) {
-            guard Self.readable(served), let chosen = served.variants.first,
+            guard let chosen = served.variants.first,
                   let chosenURL = URL(string: chosen.uri, relativeTo: url)?.absoluteURL else { return nil }
+            if !served.audioVideoRenditions.isEmpty {
+                // A separate audio rendition is read beside the variants when both it and the
+                // variant it starts on are fragmented MP4 with an end; anything else (a live
+                // one, MPEG-TS or packed audio, a video rendition) is FFmpeg's.
+                guard let separate = Self.separateAudio(of: served, base: url),
+                      Self.joinable(playlists[separate]), Self.joinable(playlists[chosenURL]) else { return nil }
+                audio = separate
+            }
             // Every variant, from the master as published (the served copy names one).
             var master = served
-            if let original = published?(url).flatMap(HLSMasterPlaylist.init), Self.readable(original) { master = original }
-            let ladder = master.variants.compactMap { variant -> LiveSegmentReader.Variant? in
+            if let original = published?(url).flatMap(HLSMasterPlaylist.init),
+               original.audioVideoRenditions.isEmpty == served.audioVideoRenditions.isEmpty,
+               audio == nil || Self.separateAudio(of: original, base: url) == audio { master = original }
+            let ladder = master.videoVariants.compactMap { variant -> LiveSegmentReader.Variant? in
                 guard let playlist = URL(string: variant.uri, relativeTo: url)?.absoluteURL else { return nil }
                 return LiveSegmentReader.Variant(playlist: playlist, bandwidth: variant.bandwidth, resolution: variant.resolution)
             }.sorted { $0.bandwidth < $1.bandwidth }
@@ -109,7 +131,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
             return nil
         }
         let stream = live.register(variants: variants, startRank: startRank, switching: switching, startTime: startTime,
-                                   observer: configuration.observer)
+                                   audio: audio, observer: configuration.observer)
         let dropped = streams.withTrackedLock { streams -> [URL] in
             var dropped = streams.filter { $0.playlist == url.absoluteString }.map(\.stream)
             streams.removeAll { $0.playlist == url.absoluteString }
@@ -121,10 +143,21 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         return ResourceSection(url: stream, restartsTimeline: false)
     }
 
-    /// Whether the reader plays the master: its variants carry their own audio and video
-    /// (subtitle renditions are the engine's to read, beside the reader).
-    private static func readable(_ master: HLSMasterPlaylist) -> Bool {
-        master.audioVideoRenditions.isEmpty
+    /// The audio rendition every variant of `master` plays with, when it is a playlist of its
+    /// own and the master has no video rendition (subtitle renditions are the engine's to read,
+    /// beside the reader).
+    private static func separateAudio(of master: HLSMasterPlaylist, base: URL) -> URL? {
+        guard let rendition = master.sharedAudioRendition, let uri = rendition.uri,
+              master.audioVideoRenditions.allSatisfy({ uri in master.audioRenditions.contains { $0.uri == uri } }) else { return nil }
+        return URL(string: uri, relativeTo: base)?.absoluteURL
+    }
+
+    /// Whether a media playlist can be joined with another rendition's: it has an end and
+    /// every segment is fragmented MP4 (an init section), with no discontinuity.
+    private static func joinable(_ document: Data?) -> Bool {
+        guard let document, let playlist = try? HLSMediaPlaylist.parse(document) else { return false }
+        return playlist.isFinal && !playlist.segments.isEmpty
+            && playlist.segments.allSatisfy { $0.initSection != nil && !$0.discontinuity }
     }
 
     /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.

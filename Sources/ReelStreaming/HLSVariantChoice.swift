@@ -96,14 +96,16 @@ public struct VariantPolicy: Sendable, Hashable {
 
     /// The highest variant whose bandwidth fits `safetyFraction × estimate`; the lowest when
     /// nothing is known or nothing fits. Ties in bandwidth go to the first listed.
-    /// A local master (`file:`) starts on the highest.
+    /// A local master (`file:`) starts on the highest. Audio-only variants are not chosen when
+    /// others carry video (``HLSMasterPlaylist/videoVariants``).
     public func choose(from master: HLSMasterPlaylist, url: URL, base: URL, estimate: BandwidthEstimate) -> (HLSMasterPlaylist.Variant, VariantChoice) {
-        let picked = pick(master.variants.map(\.bandwidth), isLocal: url.isFileURL, estimate: estimate)
-        let chosen = master.variants[picked.offset]
+        let variants = master.videoVariants
+        let picked = pick(variants.map(\.bandwidth), isLocal: url.isFileURL, estimate: estimate)
+        let chosen = variants[picked.offset]
         let variantURL = URL(string: chosen.uri, relativeTo: base)?.absoluteURL ?? base
         return (chosen, VariantChoice(
             master: url, variantURL: variantURL, bandwidth: chosen.bandwidth, resolution: chosen.resolution,
-            rank: picked.rank, count: master.variants.count, reason: picked.reason, estimate: estimate, safetyFraction: safetyFraction))
+            rank: picked.rank, count: variants.count, reason: picked.reason, estimate: estimate, safetyFraction: safetyFraction))
     }
 
     /// The same rule over a DASH manifest's video Representations (`nil` when it has none).

@@ -49,13 +49,15 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
 
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
     /// `switching` says.
-    /// `startTime`: where a stream with an end starts (a live one joins at its edge).
+    /// `startTime`: where a stream with an end starts (a live one joins at its edge); `audio`: a
+    /// separate audio rendition read beside (``LiveSegmentReader/audio``).
     public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
-                         startTime: Double? = nil,
+                         startTime: Double? = nil, audio: URL? = nil,
                          observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
         var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
                                        tracker: tracker, observer: observer)
         reader.startTime = startTime
+        reader.audio = audio
         return register(reader)
     }
 

@@ -30,9 +30,12 @@ public struct LiveSegmentReader: Sendable {
         case notAMediaPlaylist(String)
         case tooLarge(what: String, url: URL, limit: Int)
         case refusedURL(String)
+        /// A separate audio rendition that cannot be read beside the variants (see ``audio``).
+        case unsupportedAudio(String)
 
         public var description: String {
             switch self {
+            case .unsupportedAudio(let why): "the audio rendition cannot be played beside the video: \(why)"
             case .refusedURL(let url): "refused to open \(url): a playlist read over HTTP may name only http and https URLs"
             case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
@@ -127,6 +130,13 @@ public struct LiveSegmentReader: Sendable {
     /// runs dry when a lower variant's would arrive before (as hls.js abandons a fragment), and
     /// fetch the same segment from the highest such variant instead.
     public var abandonsSlowSegments = true
+    /// An audio rendition played beside every variant (a master whose variants carry video
+    /// alone): its media playlist. Both it and the variants must have an end and be fragmented
+    /// MP4 (``HLSSchedulingLoader`` leaves anything else to FFmpeg's HLS demuxer; the reader
+    /// fails clearly on it). Each section's init section is the variant's joined with the
+    /// rendition's (``FragmentedMP4Merge``), and before each video segment go the audio
+    /// segments that start before it ends, so the demuxer reads the two as one stream.
+    public var audio: URL?
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
     /// The largest segment, part or init section read (a segment that never ends stops here).
@@ -209,6 +219,22 @@ public struct LiveSegmentReader: Sendable {
         /// The window moved past what was still to fetch: the next segment (the oldest
         /// listed) starts a section whose timeline restarts, as after a discontinuity.
         var skippedAhead = false
+        /// The separate audio rendition, once its playlist is read.
+        var audio: AudioRun?
+    }
+
+    /// Where reading a separate audio rendition is (see ``audio``).
+    private struct AudioRun {
+        var playlist: URL
+        var segments: [(resource: HLSMediaPlaylist.Part, start: Double)]
+        var initSection: HLSMediaPlaylist.Part
+        var initBytes: Data?
+        /// The join of the current section's video init section with the audio's.
+        var merge: FragmentedMP4Merge?
+        /// The next audio segment to send.
+        var next = 0
+        /// Where each video segment starts on the stream's timeline, by sequence number.
+        var videoStarts: [Int64: Double]
     }
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
@@ -235,6 +261,9 @@ public struct LiveSegmentReader: Sendable {
                 changed = true
             }
             if waits { state.output.setIdle(false) }
+            if !positioned, let audio {
+                state.audio = try await loadAudio(audio, video: state.tracker)
+            }
             if !positioned, state.tracker.isFinal {
                 let segments = state.tracker.segments
                 if let startTime, let held = Self.segment(holding: startTime, durations: segments.map(\.duration)) {
@@ -253,7 +282,11 @@ public struct LiveSegmentReader: Sendable {
             positioned = true
             var reloadsFirst = false
             while case let fetch = state.tracker.next(), fetch != .waitForReload {
-                if case .ended = fetch { return }
+                if case .ended = fetch {
+                    // The audio that outlasts the video.
+                    try await sendAudio(before: .infinity, state: &state)
+                    return
+                }
                 if case .segment = fetch {
                     let waited = now()
                     try await waitForRoomIdle(state)
@@ -299,10 +332,17 @@ public struct LiveSegmentReader: Sendable {
                 state.seamPending = false
                 state.skippedAhead = false
                 if let needed, needed != state.initSent {
-                    try await state.output.send(try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
-                                                                    limit: maximumSegmentBytes, what: "the init section", loader: loader))
+                    var initBytes = try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
+                                                        limit: maximumSegmentBytes, what: "the init section", loader: loader)
+                    if state.audio != nil { initBytes = try await joinAudio(to: initBytes, state: &state) }
+                    try await state.output.send(initBytes)
                     state.initSent = needed
                     state.sectionStarted = true
+                } else if needed == nil, state.audio != nil {
+                    throw Failure.unsupportedAudio("the video segments are not fragmented MP4 (no EXT-X-MAP)")
+                }
+                if case .segment(let segment, _) = fetch, let start = state.audio?.videoStarts[segment.sequence] {
+                    try await sendAudio(before: start + duration, state: &state)
                 }
                 let started = now()
                 let url = try resolve(resource.uri, rank: state.rank)
@@ -460,6 +500,8 @@ public struct LiveSegmentReader: Sendable {
         _ = try await load(variants[target].playlist, into: &tracker, stored: true)
         // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
         guard tracker.move(to: sequence) else { return false }
+        // Beside a separate audio rendition, only a variant of fragmented MP4 can be joined.
+        if state.audio != nil, tracker.segments.contains(where: { $0.initSection == nil }) { return false }
         let from = state.rank
         state.rank = target
         state.tracker = tracker
@@ -546,6 +588,74 @@ public struct LiveSegmentReader: Sendable {
         }
     }
 
+    /// Reads the audio rendition's playlist beside the video's first (`video`, read already).
+    private func loadAudio(_ playlist: URL, video: LivePlaylistTracker) async throws -> AudioRun {
+        try Self.checkScheme(playlist)
+        guard video.isFinal else { throw Failure.unsupportedAudio("the stream is live") }
+        let document = try await Self.read(playlist, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
+        let parsed: HLSMediaPlaylist
+        do { parsed = try HLSMediaPlaylist.parse(document) } catch { throw Failure.notAMediaPlaylist(error.description) }
+        guard parsed.isFinal else { throw Failure.unsupportedAudio("its playlist has no end") }
+        guard let initSection = parsed.segments.first?.initSection,
+              parsed.segments.allSatisfy({ $0.initSection == initSection && !$0.discontinuity }) else {
+            throw Failure.unsupportedAudio("it is not fragmented MP4 with one init section")
+        }
+        var start = 0.0
+        let segments = parsed.segments.map { segment -> (HLSMediaPlaylist.Part, Double) in
+            defer { start += segment.duration }
+            return (segment.resource, start)
+        }
+        var videoStart = 0.0
+        var videoStarts: [Int64: Double] = [:]
+        for segment in video.segments {
+            videoStarts[segment.sequence] = videoStart
+            videoStart += segment.duration
+        }
+        var run = AudioRun(playlist: playlist, segments: segments, initSection: initSection, videoStarts: videoStarts)
+        if let startTime, let held = Self.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
+            run.next = held.index
+        }
+        return run
+    }
+
+    /// A video init section joined with the audio rendition's (read once).
+    private func joinAudio(to video: Data, state: inout Run) async throws -> Data {
+        guard var audio = state.audio else { return video }
+        let audioInit: Data
+        if let bytes = audio.initBytes { audioInit = bytes } else {
+            audioInit = try await Self.read(try resolve(audio.initSection.uri, against: audio.playlist),
+                                            range: audio.initSection.range ?? .all, limit: maximumSegmentBytes,
+                                            what: "the init section", loader: loader)
+        }
+        audio.initBytes = audioInit
+        let merge: FragmentedMP4Merge
+        do { merge = try FragmentedMP4Merge(video: video, audio: audioInit) } catch let failure as FragmentedMP4Merge.Failure {
+            throw Failure.unsupportedAudio(failure.description)
+        }
+        audio.merge = merge
+        state.audio = audio
+        return merge.initSection
+    }
+
+    /// Sends the audio segments not sent yet that start before `end` seconds.
+    private func sendAudio(before end: Double, state: inout Run) async throws {
+        guard var audio = state.audio, let merge = audio.merge else { return }
+        defer { state.audio = audio }
+        while audio.next < audio.segments.count, audio.segments[audio.next].start < end - 0.001 {
+            let resource = audio.segments[audio.next].resource
+            let url = try resolve(resource.uri, against: audio.playlist)
+            let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes, what: "the segment", loader: loader)
+            let joined: Data
+            do { joined = try merge.audioSegment(bytes) } catch let failure as FragmentedMP4Merge.Failure {
+                throw Failure.unsupportedAudio(failure.description)
+            }
+            observer?(.fetched(url: url, range: resource.range, bytes: bytes.count, behindEdge: 0))
+            try await state.output.send(joined)
+            state.sectionStarted = true
+            audio.next += 1
+        }
+    }
+
     /// The harmonic mean of at least two samples (a slow one weighs most), else `nil`.
     static func harmonicMean(_ samples: [Int64]) -> Int64? {
         let positive = samples.filter { $0 > 0 }
@@ -581,7 +691,10 @@ public struct LiveSegmentReader: Sendable {
     /// HTTP opens only HTTP(S) URLs (a playlist naming `file:`, `data:` or any other scheme is
     /// refused), as ReelMedia's `NestedAccessPolicy` does for FFmpeg's HLS demuxer.
     private func resolve(_ uri: String, rank: Int) throws -> URL {
-        let playlist = variants[rank].playlist
+        try resolve(uri, against: variants[rank].playlist)
+    }
+
+    private func resolve(_ uri: String, against playlist: URL) throws -> URL {
         guard let url = URL(string: uri, relativeTo: playlist)?.absoluteURL else { throw Failure.refusedURL(uri) }
         try Self.checkScheme(url)
         return url

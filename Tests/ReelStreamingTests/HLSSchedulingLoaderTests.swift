@@ -23,7 +23,7 @@ import Testing
         for (name, document) in [("media.m3u8", Self.media), ("master.m3u8", Self.master), ("subtitled.m3u8", subtitled)] {
             let url = Self.base.appendingPathComponent(name)
             #expect(!scheduling.isSectioned(url))
-            let section = try #require(scheduling.schedule(url, document: document, startTime: nil))
+            let section = try #require(scheduling.schedule(url, document: document, playlists: [:], startTime: nil))
             #expect(section.url.scheme == LiveMediaLoader.scheme)
             #expect(!section.restartsTimeline)
             #expect(scheduling.isSectioned(url), "later sections, seeks and the duration go by the playlist's URL")
@@ -36,18 +36,65 @@ import Testing
         let url = Self.base.appendingPathComponent("master.m3u8")
         let audio = "#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"en\",URI=\"audio.m3u8\"\n"
             + "#EXT-X-STREAM-INF:BANDWIDTH=300000,AUDIO=\"a\"\nvideo.m3u8\n"
-        #expect(scheduling.schedule(url, document: Data(audio.utf8), startTime: nil) == nil, "separate audio rendition")
-        #expect(scheduling.schedule(url, document: Data("not a playlist".utf8), startTime: nil) == nil)
+        #expect(scheduling.schedule(url, document: Data(audio.utf8), playlists: [:], startTime: nil) == nil,
+                "a separate audio rendition whose playlists could not be read")
+        #expect(scheduling.schedule(url, document: Data("not a playlist".utf8), playlists: [:], startTime: nil) == nil)
         let local = URL(fileURLWithPath: "/tmp/stream/media.m3u8")
-        #expect(scheduling.schedule(local, document: Self.media, startTime: nil) == nil, "a local playlist")
+        #expect(scheduling.schedule(local, document: Self.media, playlists: [:], startTime: nil) == nil, "a local playlist")
         #expect(!scheduling.isSectioned(url) && !scheduling.isSectioned(local))
+    }
+
+    static let fragmented = Data(("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:2.0,\nseg-0.m4s\n"
+        + "#EXTINF:2.0,\nseg-1.m4s\n#EXT-X-ENDLIST\n").utf8)
+
+    /// A master whose variants carry video alone beside one audio rendition is taken when the
+    /// rendition and the starting variant are fragmented MP4 with an end, read first; anything
+    /// else is left to FFmpeg's HLS demuxer.
+    @Test func aSeparateAudioRenditionIsTakenOnlyWhenBothPlaylistsCanBeJoined() throws {
+        let url = Self.base.appendingPathComponent("master.m3u8")
+        let master = Data(("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"fr\",URI=\"fr/audio.m3u8\"\n"
+            + "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"en\",DEFAULT=YES,URI=\"en/audio.m3u8\"\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=300000,AUDIO=\"a\"\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000,AUDIO=\"a\"\nhigh.m3u8\n").utf8)
+        let audio = Self.base.appendingPathComponent("en/audio.m3u8")
+        let low = Self.base.appendingPathComponent("low.m3u8")
+        #expect(loader().playlistsToRead(url, document: master) == [audio, low], "the DEFAULT rendition, and the first variant")
+        #expect(loader().playlistsToRead(url, document: Self.master).isEmpty, "variants that carry their audio")
+
+        let ts = Self.media
+        let live = Data(String(decoding: Self.fragmented, as: UTF8.self).replacingOccurrences(of: "#EXT-X-ENDLIST\n", with: "").utf8)
+        let refused: [(String, [URL: Data])] = [
+            ("the audio is MPEG-TS", [audio: ts, low: Self.fragmented]),
+            ("the video is MPEG-TS", [audio: Self.fragmented, low: ts]),
+            ("the audio is live", [audio: live, low: Self.fragmented]),
+            ("the video playlist could not be read", [audio: Self.fragmented]),
+        ]
+        for (why, playlists) in refused {
+            let scheduling = loader()
+            #expect(scheduling.schedule(url, document: master, playlists: playlists, startTime: nil) == nil, "\(why)")
+            #expect(!scheduling.isSectioned(url))
+        }
+        let scheduling = loader()
+        let section = try #require(scheduling.schedule(url, document: master, playlists: [audio: Self.fragmented, low: Self.fragmented],
+                                                       startTime: nil))
+        #expect(section.url.scheme == LiveMediaLoader.scheme)
+        #expect(scheduling.isSectioned(url))
+
+        // Variants that name different audio groups (an audio ladder) or a video rendition: FFmpeg's.
+        for other in [String(decoding: master, as: UTF8.self).replacingOccurrences(of: "high.m3u8", with: "high.m3u8")
+                        .replacingOccurrences(of: "BANDWIDTH=900000,AUDIO=\"a\"", with: "BANDWIDTH=900000,AUDIO=\"b\""),
+                      String(decoding: master, as: UTF8.self).replacingOccurrences(
+                        of: "#EXT-X-STREAM-INF:BANDWIDTH=300000", with: "#EXT-X-MEDIA:TYPE=VIDEO,GROUP-ID=\"v\",NAME=\"cam\",URI=\"cam.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=300000")] {
+            let document = Data(other.utf8)
+            #expect(loader().playlistsToRead(url, document: document).isEmpty)
+            #expect(loader().schedule(url, document: document, playlists: [audio: Self.fragmented, low: Self.fragmented], startTime: nil) == nil)
+        }
     }
 
     @Test func schedulingAPlaylistAgainStopsItsPreviousStream() throws {
         let scheduling = loader()
         let url = Self.base.appendingPathComponent("media.m3u8")
-        let first = try #require(scheduling.schedule(url, document: Self.media, startTime: nil))
-        let second = try #require(scheduling.schedule(url, document: Self.media, startTime: nil))
+        let first = try #require(scheduling.schedule(url, document: Self.media, playlists: [:], startTime: nil))
+        let second = try #require(scheduling.schedule(url, document: Self.media, playlists: [:], startTime: nil))
         #expect(first.url != second.url)
         #expect(!scheduling.isSectioned(first.url), "the first run is forgotten")
         #expect(scheduling.isSectioned(second.url))
@@ -58,7 +105,7 @@ import Testing
         var sections: [URL] = []
         for index in 0...HLSSchedulingLoader.keptStreams {
             let url = Self.base.appendingPathComponent("media-\(index).m3u8")
-            sections.append(try #require(scheduling.schedule(url, document: Self.media, startTime: nil)).url)
+            sections.append(try #require(scheduling.schedule(url, document: Self.media, playlists: [:], startTime: nil)).url)
         }
         #expect(!scheduling.isSectioned(sections[0]), "the oldest is dropped")
         #expect(sections.dropFirst().allSatisfy(scheduling.isSectioned))

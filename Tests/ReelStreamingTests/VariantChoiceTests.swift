@@ -35,6 +35,36 @@ import Testing
         #expect(HLSMasterPlaylist(Data("not a playlist".utf8)) == nil)
     }
 
+    /// An audio-only variant (as packagers list one for a link too slow for any picture) is
+    /// never where a player with nothing measured starts, nor a rung of the video ladder.
+    @Test func anAudioOnlyVariantIsNotChosen() throws {
+        let text = """
+        #EXTM3U
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="main",DEFAULT=YES,URI="a/index.m3u8"
+        #EXT-X-STREAM-INF:BANDWIDTH=1725900,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2",AUDIO="aud"
+        v0/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=405900,RESOLUTION=320x180,CODECS="avc1.42c00d,mp4a.40.2",AUDIO="aud"
+        v1/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=75900,CODECS="mp4a.40.2",AUDIO="aud"
+        a/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=64000,AUDIO="aud"
+        a/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=70000,CODECS="mp4a.40.2,ec-3"
+        other-audio.m3u8
+
+        """
+        let master = try #require(HLSMasterPlaylist(Data(text.utf8)))
+        #expect(master.videoVariants.map(\.uri) == ["v0/index.m3u8", "v1/index.m3u8"])
+        #expect(master.sharedAudioRendition?.uri == "a/index.m3u8")
+        let (chosen, choice) = VariantPolicy().choose(from: master, url: Self.url, base: Self.url, estimate: .unknown)
+        #expect(chosen.uri == "v1/index.m3u8", "the lowest with a picture")
+        #expect(choice.count == 2)
+        // Sound alone: every variant is a choice.
+        let audioOnly = try #require(HLSMasterPlaylist(Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=64000,CODECS=\"mp4a.40.2\"\nlo.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=128000,CODECS=\"mp4a.40.2\"\nhi.m3u8\n".utf8)))
+        #expect(audioOnly.videoVariants.count == 2)
+        #expect(audioOnly.sharedAudioRendition == nil)
+    }
+
     @Test(arguments: [
         (nil, 600_000, VariantChoice.Reason.noEstimate),
         (500_000, 600_000, .noneFits),

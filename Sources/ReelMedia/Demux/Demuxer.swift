@@ -209,7 +209,10 @@ package final class Demuxer: @unchecked Sendable {
         do {
             let format = try probe.detectFormat()
             if format == .hls, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes),
-               let section = scheduling.schedule(url, document: document, startTime: startTime) {
+               let section = scheduling.schedule(url, document: document,
+                                                 playlists: try readPlaylists(scheduling.playlistsToRead(url, document: document),
+                                                                              loader: loader, hooks: hooks, onBridge: onBridge),
+                                                 startTime: startTime) {
                 probe.close()
                 let (media, started, _) = try detectFormat(url: section.url, loader: loader, hooks: hooks, onBridge: onBridge)
                 return (media, started, (section.url, document))
@@ -221,6 +224,24 @@ package final class Demuxer: @unchecked Sendable {
             if let media = error as? MediaError { throw media }
             throw MediaError.ffmpeg(operation: "open", code: -1, message: "\(error)", url: url)
         }
+    }
+
+    /// The playlists a scheduler asks for before it decides, each read whole through a bridge
+    /// the owner can interrupt; one that cannot be read (or is too long) is left out.
+    private static func readPlaylists(_ urls: [URL], loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
+                                      onBridge: ((AVIOBridge) -> Void)?) throws -> [URL: Data] {
+        var playlists: [URL: Data] = [:]
+        for url in urls {
+            let reader = try AVIOBridge(url: url, loader: loader, hooks: AVIOBridge.Hooks(io: hooks.io))
+            onBridge?(reader)
+            defer { reader.close() }
+            do {
+                playlists[url] = try reader.readDocument(limit: maxScheduledPlaylistBytes)
+            } catch {
+                if reader.isInterrupted || error is CancellationError { throw MediaError.cancelled }
+            }
+        }
+        return playlists
     }
 
     /// The longest playlist offered to a scheduler (a longer one is left to FFmpeg's HLS demuxer

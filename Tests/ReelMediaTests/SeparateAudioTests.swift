@@ -1,0 +1,167 @@
+import Foundation
+import ReelCore
+@testable import ReelMedia
+import ReelStreaming
+import ReelLoading
+import ReelTestSupport
+import Testing
+
+/// A master whose variants carry video alone beside one audio rendition (as most packagers
+/// write a ladder, and as DASH is): Reel's scheduler joins the rendition's fragmented MP4 with
+/// each variant's into one stream (`FragmentedMP4Merge`), and FFmpeg's mov demuxer reads it.
+@Suite struct SeparateAudioTests {
+    static let specs = [
+        ClipSpec(width: 160, height: 120, frameRate: 30, duration: 4, keyframeInterval: 30, bFrames: 3, toneFrequency: 523),
+        ClipSpec(width: 320, height: 240, frameRate: 30, duration: 4, keyframeInterval: 30, bFrames: 3, toneFrequency: 523),
+    ]
+    static let base = URL(string: "https://origin.example/ladder/")!
+
+    /// A rendition's init section and segments, as its playlist lists them.
+    static func pieces(_ ladder: StreamLadder, _ directory: String) throws -> (initSection: Data, segments: [Data]) {
+        let playlist = try HLSMediaPlaylist.parse(ladder.files[directory + "/index.m3u8"]!)
+        return (ladder.files[directory + "/" + playlist.initSection!.uri]!,
+                playlist.segments.map { ladder.files[directory + "/" + $0.uri]! })
+    }
+
+    /// Every packet of `file`'s video and audio streams: (is video, pts, size, bytes).
+    static func packets(_ file: URL) throws -> [(video: Bool, pts: Int64, size: Int, bytes: Data)] {
+        let demuxer = try Demuxer(forTool: file, loader: FileLoaderForTests(), fastStart: false)
+        defer { demuxer.close() }
+        var packets: [(Bool, Int64, Int, Data)] = []
+        while let packet = try demuxer.readPacket() {
+            guard packet.streamIndex == demuxer.videoStreamIndex || packet.streamIndex == demuxer.audioStreamIndex else { continue }
+            let bytes = Data(bytes: packet.pointer.pointee.data, count: packet.size)
+            packets.append((packet.streamIndex == demuxer.videoStreamIndex, packet.pts, packet.size, bytes))
+        }
+        return packets
+    }
+
+    /// The joined stream (audio segments before the video segment they overlap) holds every
+    /// packet of the variant and of the audio rendition, as each alone holds them.
+    @Test func aJoinedStreamHoldsEveryPacketOfBothRenditions() async throws {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: Self.specs, segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        let video = try Self.pieces(ladder, "v0")
+        let audio = try Self.pieces(ladder, "a0")
+        #expect(audio.segments.count >= 3 && video.segments.count >= 3)
+        let merge = try FragmentedMP4Merge(video: video.initSection, audio: audio.initSection)
+        var joined = merge.initSection
+        for index in 0..<max(video.segments.count, audio.segments.count) {
+            if index < audio.segments.count { joined += try merge.audioSegment(audio.segments[index]) }
+            if index < video.segments.count { joined += video.segments[index] }
+        }
+        let files = ["joined": joined, "video": video.initSection + video.segments.reduce(Data(), +),
+                     "audio": audio.initSection + audio.segments.reduce(Data(), +)].mapValues { data -> URL in
+            let file = ladder.directory.appendingPathComponent("\(UUID().uuidString).mp4")
+            try? data.write(to: file)
+            return file
+        }
+        let both = try await offThePool { try Self.packets(files["joined"]!) }
+        let videoAlone = try await offThePool { try Self.packets(files["video"]!) }
+        let audioAlone = try await offThePool { try Self.packets(files["audio"]!) }
+        #expect(!videoAlone.isEmpty && !audioAlone.isEmpty)
+        let key = { (packet: (video: Bool, pts: Int64, size: Int, bytes: Data)) in "\(packet.pts) \(packet.bytes.hashValue)" }
+        #expect(both.filter(\.video).map(key) == videoAlone.filter(\.video).map(key))
+        #expect(both.filter { !$0.video }.map(key) == audioAlone.filter { !$0.video }.map(key))
+        let frames = try await offThePool { try referenceFrames(files["joined"]!) }
+        let reference = try await offThePool { try referenceFrames(files["video"]!) }
+        #expect(frames.map(\.md5) == reference.map(\.md5))
+    }
+
+    /// Pieces that cannot be joined fail with a sentence, never a crash.
+    @Test func piecesThatCannotBeJoinedAreRefused() async throws {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [Self.specs[0]], segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        let video = try Self.pieces(ladder, "v0")
+        let audio = try Self.pieces(ladder, "a0")
+        #expect(throws: FragmentedMP4Merge.Failure.self) { try FragmentedMP4Merge(video: Data("not mp4".utf8), audio: audio.initSection) }
+        #expect(throws: FragmentedMP4Merge.Failure.self) { try FragmentedMP4Merge(video: video.initSection, audio: video.segments[0]) }
+        let merge = try FragmentedMP4Merge(video: video.initSection, audio: audio.initSection)
+        #expect(merge.audioTrackIDs.values.allSatisfy { $0 >= 2 })
+        var cut = audio.segments[0]
+        cut.count -= 100
+        #expect(throws: FragmentedMP4Merge.Failure.self) { try merge.audioSegment(cut) }
+        // Every truncation of the init sections either joins or is refused.
+        for length in stride(from: 0, to: audio.initSection.count, by: 7) {
+            _ = try? FragmentedMP4Merge(video: video.initSection, audio: audio.initSection.prefix(length))
+            _ = try? FragmentedMP4Merge(video: video.initSection.prefix(length), audio: audio.initSection)
+        }
+    }
+
+    /// An audio rendition whose playlist promises fragmented MP4 but whose init section or a
+    /// segment is not: the item fails with a sentence naming the audio, and nothing crashes.
+    @Test(arguments: ["init", "segment"])
+    func anAudioRenditionThatLiesFailsTheItemClearly(_ broken: String) async throws {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [Self.specs[0]], segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        let clock = ManualClock()
+        let loader = FakeResourceLoader(clock: clock)
+        ladder.serve(on: loader, at: Self.base)
+        let playlist = try HLSMediaPlaylist.parse(ladder.files["a0/index.m3u8"]!)
+        let name = broken == "init" ? playlist.initSection!.uri : playlist.segments[1].uri
+        loader.add(Data(repeating: 0x47, count: 4096), at: Self.base.appendingPathComponent("a0/" + name))
+        let player = Player(clock: clock, videoSink: RecordingVideoSink(), audioSink: RecordingAudioSink())
+        let driver = ManualClockDriver(clock: clock, players: [player])
+        let scheduling = HLSSchedulingLoader(upstream: loader)
+        player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: scheduling))
+        player.play()
+        let failed = await driver.run(upTo: seconds(10)) { if case .failed = player.status { true } else { false } }
+        #expect(failed, "\(player.status)")
+        if case .failed(let error) = player.status {
+            #expect("\(error)".contains("audio rendition"), "\(error)")
+        }
+        player.replaceCurrentItem(with: nil)
+    }
+
+    /// Through the engine, on the manual clock: the master is the item; the scheduler takes it,
+    /// plays the variants on a plan (a switch up and back down) with the one audio rendition
+    /// joined in, every frame once from its variant, and the sound whole across both seams,
+    /// every audio segment fetched once.
+    @Test func theEnginePlaysAMasterWithASeparateAudioRenditionThroughTheScheduler() async throws {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: Self.specs, segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        var references: [[String]] = []
+        for rendition in ladder.renditions {
+            let (initSection, segments) = try Self.pieces(ladder, rendition.directory)
+            let file = ladder.directory.appendingPathComponent("whole-\(rendition.directory).mp4")
+            try (initSection + segments.reduce(Data(), +)).write(to: file)
+            references.append(try await offThePool { try referenceFrames(file) }.map(\.md5))
+        }
+        let clock = ManualClock()
+        let loader = FakeResourceLoader(clock: clock)
+        ladder.serve(on: loader, at: Self.base)
+        let video = RecordingVideoSink()
+        let audio = RecordingAudioSink()
+        let player = Player(clock: clock, videoSink: video, audioSink: audio)
+        let driver = ManualClockDriver(clock: clock, players: [player])
+        let variants = VariantSelectingLoader(upstream: loader, bandwidth: nil)
+        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(plan: [1: 1, 3: 0]))
+        let master = Self.base.appendingPathComponent("master.m3u8")
+        player.replaceCurrentItem(with: PlayerItem(url: master, loader: scheduling))
+        #expect(await driver.run(upTo: seconds(2)) { player.status == .readyToPlay })
+        #expect(scheduling.isSectioned(master), "the scheduler took the master")
+        #expect(abs(player.duration.seconds - 4) < 0.1, "the duration is the playlist's: \(player.duration.seconds)")
+        player.play()
+        #expect(await driver.run(upTo: seconds(10)) { video.frames.count >= 120 && player.timeControlStatus == .paused })
+        let shown = video.frames
+        #expect(shown.count == 120)
+        let expected = Array(repeating: 0, count: 30) + Array(repeating: 1, count: 60) + Array(repeating: 0, count: 30)
+        let got = shown.enumerated().map { offset, frame in references.indices.first { references[$0][offset] == frame.md5 } ?? -1 }
+        #expect(got == expected)
+
+        // The sound: about 4 s of a tone, with no silence inside it.
+        let samples = audio.written
+        let sounding = stride(from: 0, to: samples.count, by: 2).filter { abs(samples[$0]) > 1e-3 }.map { $0 / 2 }
+        let first = try #require(sounding.first), last = try #require(sounding.last)
+        #expect(abs(last - first + 1 - 4 * 48_000) < 4_800, "\(last - first + 1) frames of sound")
+        // (The encoder's first and last frames ramp in and out: the seams are at 1 s and 3 s.)
+        let gaps = zip(sounding, sounding.dropFirst()).filter { $1 - $0 >= 20 && $0 - first > 2048 && last - $1 > 2048 }
+            .map { "\($0 - first)+\($1 - $0)" }
+        #expect(gaps.isEmpty, "quiet stretches inside the tone (frame from its start + length): \(gaps)")
+
+        let requests = loader.requests.map(\.url.path)
+        let audioSegments = try HLSMediaPlaylist.parse(ladder.files["a0/index.m3u8"]!).segments.map { "/ladder/a0/" + $0.uri }
+        #expect(audioSegments.allSatisfy { segment in requests.filter { $0 == segment }.count == 1 }, "\(requests)")
+        player.replaceCurrentItem(with: nil)
+    }
+}
