@@ -92,6 +92,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection? {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
+        if DASHManifest.looksLikeManifest(document) { return scheduleDASH(url, document: document, startTime: startTime) }
         let variants: [LiveSegmentReader.Variant]
         let startRank: Int
         let switching: LiveSegmentReader.Switching
@@ -118,13 +119,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
             }.sorted { $0.bandwidth < $1.bandwidth }
             variants = ladder.isEmpty ? [.init(playlist: chosenURL, bandwidth: chosen.bandwidth)] : ladder
             startRank = variants.firstIndex { $0.playlist == chosenURL } ?? 0
-            if let plan = configuration.plan {
-                switching = .plan(plan)
-            } else if configuration.adaptive, variants.count > 1, let estimate = configuration.estimate {
-                switching = .adaptive(configuration.rule, estimate: estimate)
-            } else {
-                switching = .fixed
-            }
+            switching = self.switching(among: variants.count)
         } else if HLSMediaPlaylist(document) != nil {
             (variants, startRank, switching) = ([.init(playlist: url, bandwidth: 0)], 0, .fixed)
         } else {
@@ -132,6 +127,66 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         }
         let stream = live.register(variants: variants, startRank: startRank, switching: switching, startTime: startTime,
                                    audio: audio, observer: configuration.observer)
+        return take(url, stream: stream)
+    }
+
+    /// A static DASH manifest, said as HLS in memory (``DASHManifest/hlsDocuments(manifest:)``):
+    /// every video Representation of the manifest as published is a variant, starting on the
+    /// one the choice served, the preferred audio Representation read beside them. Taken only
+    /// when every URL it names is HTTP(S) and no manifest or playlist, and every Representation
+    /// played is fMP4 with an initialization segment and segments; anything else
+    /// is left to the demuxer (DASH as HLS through FFmpeg's HLS demuxer, which says what it
+    /// refuses).
+    private func scheduleDASH(_ url: URL, document: Data, startTime: Double?) -> ResourceSection? {
+        guard let served = try? DASHManifest(document, url: url) else { return nil }
+        var manifest = served
+        if let original = published?(url).flatMap({ try? DASHManifest($0, url: url) }), !original.videos.isEmpty { manifest = original }
+        let played = manifest.playedRepresentations
+        // Segmented fMP4 only (one file per Representation is read whole by FFmpeg, seeking).
+        guard !manifest.videos.isEmpty, played.count <= 32, played.allSatisfy({ $0.initialization != nil }) else { return nil }
+        for representation in played {
+            for segment in [representation.initialization].compactMap({ $0 }) + representation.segments {
+                let address = segment.url
+                guard ["http", "https"].contains(address.scheme?.lowercased() ?? ""), address != url,
+                      !["mpd", "m3u8", "m3u"].contains(address.pathExtension.lowercased()) else { return nil }
+            }
+        }
+        let documents = manifest.hlsDocuments(manifest: url)
+        func playlist(_ representation: DASHManifest.Representation) -> URL {
+            DASHManifest.hlsPlaylistURL(for: url, index: representation.index)
+        }
+        let chosenID = served.videos.first?.id
+        let chosen = manifest.videos.first { $0.id == chosenID } ?? manifest.videos[0]
+        var audio: URL?
+        if let preferred = manifest.preferredAudio {
+            audio = playlist(preferred)
+            guard Self.joinable(documents[audio!.absoluteString]), Self.joinable(documents[playlist(chosen).absoluteString]) else {
+                return nil
+            }
+        }
+        let variants = manifest.videos.map {
+            LiveSegmentReader.Variant(playlist: playlist($0), bandwidth: max(1, $0.bandwidth), resolution: $0.resolution)
+        }.sorted { $0.bandwidth < $1.bandwidth }
+        let startRank = variants.firstIndex { $0.playlist == playlist(chosen) } ?? 0
+        let switching = self.switching(among: variants.count)
+        let stream = live.register(variants: variants, startRank: startRank, switching: switching, startTime: startTime,
+                                   audio: audio, through: PlaylistsInMemory(documents: documents, upstream: upstream),
+                                   observer: configuration.observer)
+        return take(url, stream: stream)
+    }
+
+    /// How a stream of `count` variants switches: the plan, else the rule over the estimate.
+    private func switching(among count: Int) -> LiveSegmentReader.Switching {
+        if let plan = configuration.plan { return .plan(plan) }
+        if configuration.adaptive, count > 1, let estimate = configuration.estimate {
+            return .adaptive(configuration.rule, estimate: estimate)
+        }
+        return .fixed
+    }
+
+    /// Keeps `stream` as what `url` is read as, dropping its previous run and the oldest beyond
+    /// ``keptStreams``; its first section.
+    private func take(_ url: URL, stream: URL) -> ResourceSection {
         let dropped = streams.withTrackedLock { streams -> [URL] in
             var dropped = streams.filter { $0.playlist == url.absoluteString }.map(\.stream)
             streams.removeAll { $0.playlist == url.absoluteString }
@@ -187,5 +242,37 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     public func presented(_ time: MediaTime, of url: URL) {
         if let stream = stream(url) { live.presented(time, of: stream) }
+    }
+}
+
+/// Playlists held in memory (a DASH manifest said as HLS) in front of the loader that reads
+/// everything else: what the reader of a DASH stream reads through. Its unstored side serves
+/// the same playlists (they never change) in front of the upstream's unstored side.
+final class PlaylistsInMemory: StoringResourceLoader, Sendable {
+    let documents: [String: Data]
+    let upstream: any ResourceLoader
+
+    init(documents: [String: Data], upstream: any ResourceLoader) {
+        self.documents = documents
+        self.upstream = upstream
+    }
+
+    func read(_ url: URL, range: ByteRange) -> ByteStream {
+        guard let document = documents[url.absoluteString] else { return upstream.read(url, range: range) }
+        let (stream, continuation) = ByteStream.makeStream(highWaterMark: max(1 << 20, document.count))
+        let length = Int64(document.count)
+        continuation.respond(with: ContentInformation(length: length, contentType: "application/vnd.apple.mpegurl"))
+        guard range.offset <= length else {
+            continuation.finish(throwing: ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length))
+            return stream
+        }
+        let end = min(range.end ?? length, length)
+        if end > range.offset { continuation.yield(document.subdata(in: Int(range.offset)..<Int(end))) }
+        continuation.finish()
+        return stream
+    }
+
+    var unstored: any ResourceLoader {
+        upstream is any StoringResourceLoader ? PlaylistsInMemory(documents: documents, upstream: upstream.unstoredLoader) : self
     }
 }

@@ -50,11 +50,12 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
     /// `switching` says.
     /// `startTime`: where a stream with an end starts (a live one joins at its edge); `audio`: a
-    /// separate audio rendition read beside (``LiveSegmentReader/audio``).
+    /// separate audio rendition read beside (``LiveSegmentReader/audio``); `loader`: what the
+    /// reader reads through instead of `upstream` (playlists held in memory in front of it).
     public func register(variants: [LiveSegmentReader.Variant], startRank: Int, switching: LiveSegmentReader.Switching,
-                         startTime: Double? = nil, audio: URL? = nil,
+                         startTime: Double? = nil, audio: URL? = nil, through loader: (any ResourceLoader)? = nil,
                          observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
-        var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: upstream,
+        var reader = LiveSegmentReader(variants: variants, startRank: startRank, switching: switching, loader: loader ?? upstream,
                                        tracker: tracker, observer: observer)
         reader.startTime = startTime
         reader.audio = audio

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// A master whose variants carry video alone beside one audio rendition (as most packagers
-/// write a ladder, and as DASH is): Reel's scheduler joins the rendition's fragmented MP4 with
+/// write a ladder), and a DASH manifest (whose audio is an AdaptationSet of its own): Reel's scheduler joins the rendition's fragmented MP4 with
 /// each variant's into one stream (`FragmentedMP4Merge`), and FFmpeg's mov demuxer reads it.
 @Suite struct SeparateAudioTests {
     static let specs = [
@@ -117,14 +117,37 @@ import Testing
     /// plays the variants on a plan (a switch up and back down) with the one audio rendition
     /// joined in, every frame once from its variant, and the sound whole across both seams,
     /// every audio segment fetched once.
-    @Test func theEnginePlaysAMasterWithASeparateAudioRenditionThroughTheScheduler() async throws {
-        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: Self.specs, segmentSeconds: 1, separateAudio: true) }
+    /// A DASH ladder's video Representations (lowest bandwidth first) and its audio one, each as
+    /// its initialization segment and segments, and the segments' paths under the ladder.
+    static func dashPieces(_ ladder: StreamLadder) throws -> (videos: [(initSection: Data, segments: [Data])], audioPaths: [String]) {
+        let manifest = try DASHManifest(ladder.files["manifest.mpd"]!, url: base.appendingPathComponent("manifest.mpd"))
+        func path(_ url: URL) -> String { String(url.absoluteString.dropFirst(base.absoluteString.count)) }
+        let videos = manifest.videos.sorted { $0.bandwidth < $1.bandwidth }.map { video in
+            (ladder.files[path(video.initialization!.url)]!, video.segments.map { ladder.files[path($0.url)]! })
+        }
+        return (videos, try #require(manifest.preferredAudio).segments.map { "/ladder/" + path($0.url) })
+    }
+
+    @Test(arguments: ["hls", "dash"])
+    func theEnginePlaysAMasterWithASeparateAudioRenditionThroughTheScheduler(_ format: String) async throws {
+        let ladder = try await offThePool {
+            try StreamLadder.make(loader: FileLoader(), format: format == "dash" ? .dash : .hlsFMP4, specs: Self.specs,
+                                  segmentSeconds: 1, separateAudio: format == "hls")
+        }
         defer { ladder.remove() }
         var references: [[String]] = []
-        for rendition in ladder.renditions {
-            let (initSection, segments) = try Self.pieces(ladder, rendition.directory)
-            let file = ladder.directory.appendingPathComponent("whole-\(rendition.directory).mp4")
-            try (initSection + segments.reduce(Data(), +)).write(to: file)
+        let videoPieces: [(initSection: Data, segments: [Data])]
+        let audioSegments: [String]
+        if format == "dash" {
+            (videoPieces, audioSegments) = try Self.dashPieces(ladder)
+        } else {
+            videoPieces = try ladder.renditions.map { try Self.pieces(ladder, $0.directory) }
+            audioSegments = try HLSMediaPlaylist.parse(ladder.files["a0/index.m3u8"]!).segments.map { "/ladder/a0/" + $0.uri }
+        }
+        #expect(videoPieces.count == 2)
+        for (index, pieces) in videoPieces.enumerated() {
+            let file = ladder.directory.appendingPathComponent("whole-\(index).mp4")
+            try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
             references.append(try await offThePool { try referenceFrames(file) }.map(\.md5))
         }
         let clock = ManualClock()
@@ -136,7 +159,7 @@ import Testing
         let driver = ManualClockDriver(clock: clock, players: [player])
         let variants = VariantSelectingLoader(upstream: loader, bandwidth: nil)
         let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(plan: [1: 1, 3: 0]))
-        let master = Self.base.appendingPathComponent("master.m3u8")
+        let master = Self.base.appendingPathComponent(format == "dash" ? "manifest.mpd" : "master.m3u8")
         player.replaceCurrentItem(with: PlayerItem(url: master, loader: scheduling))
         #expect(await driver.run(upTo: seconds(2)) { player.status == .readyToPlay })
         #expect(scheduling.isSectioned(master), "the scheduler took the master")
@@ -160,7 +183,7 @@ import Testing
         #expect(gaps.isEmpty, "quiet stretches inside the tone (frame from its start + length): \(gaps)")
 
         let requests = loader.requests.map(\.url.path)
-        let audioSegments = try HLSMediaPlaylist.parse(ladder.files["a0/index.m3u8"]!).segments.map { "/ladder/a0/" + $0.uri }
+        #expect(!audioSegments.isEmpty)
         #expect(audioSegments.allSatisfy { segment in requests.filter { $0 == segment }.count == 1 }, "\(requests)")
         player.replaceCurrentItem(with: nil)
     }

@@ -90,6 +90,59 @@ import Testing
         }
     }
 
+    static func dash(_ representations: String) -> Data {
+        Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S">
+          <Period id="0">\(representations)</Period>
+        </MPD>
+        """.utf8)
+    }
+
+    static let dashVideo = """
+        <AdaptationSet contentType="video">
+          <Representation id="v0" bandwidth="300000" width="160" height="120"><SegmentTemplate duration="2" initialization="v0/init.mp4" media="v0/$Number$.m4s"/></Representation>
+          <Representation id="v1" bandwidth="900000" width="320" height="240"><SegmentTemplate duration="2" initialization="v1/init.mp4" media="v1/$Number$.m4s"/></Representation>
+        </AdaptationSet>
+        """
+    static let dashAudio = """
+        <AdaptationSet contentType="audio">
+          <Representation id="a0" bandwidth="64000"><SegmentTemplate duration="2" initialization="a0/init.mp4" media="a0/$Number$.m4s"/></Representation>
+        </AdaptationSet>
+        """
+
+    /// A static DASH manifest of segmented fMP4 over HTTP is taken like a master (its video
+    /// Representations the variants, its audio joined beside); one the scheduler cannot read
+    /// whole or that names what the door refuses is left to the demuxer (DASH as HLS, which
+    /// says what it refuses).
+    @Test func aDASHManifestIsTakenWhenEveryRepresentationIsSegmentedFMP4OverHTTP() throws {
+        let url = Self.base.appendingPathComponent("manifest.mpd")
+        let good = Self.dash(Self.dashVideo + Self.dashAudio)
+        #expect(loader().playlistsToRead(url, document: good).isEmpty, "everything is in the manifest")
+        let scheduling = loader()
+        let section = try #require(scheduling.schedule(url, document: good, playlists: [:], startTime: nil))
+        #expect(section.url.scheme == LiveMediaLoader.scheme)
+        #expect(scheduling.isSectioned(url))
+        #expect(loader().schedule(url, document: Self.dash(Self.dashVideo), playlists: [:], startTime: nil) != nil,
+                "video Representations that carry their audio")
+
+        let refused: [(String, Data, URL)] = [
+            ("a local manifest", good, URL(fileURLWithPath: "/tmp/stream/manifest.mpd")),
+            ("sound alone", Self.dash(Self.dashAudio), url),
+            ("one file per Representation", Self.dash("""
+                <AdaptationSet contentType="video"><Representation id="v0" bandwidth="1"><BaseURL>whole.mp4</BaseURL></Representation></AdaptationSet>
+                """ + Self.dashAudio), url),
+            ("a segment on another scheme", Self.dash(Self.dashVideo.replacingOccurrences(of: "v1/$Number$.m4s", with: "file:///etc/$Number$")), url),
+            ("a segment that is a playlist", Self.dash(Self.dashVideo.replacingOccurrences(of: "v1/$Number$.m4s", with: "v1/$Number$.m3u8")), url),
+            ("not a manifest", Data("<MPD><Period>".utf8), url),
+        ]
+        for (why, document, address) in refused {
+            let scheduling = loader()
+            #expect(scheduling.schedule(address, document: document, playlists: [:], startTime: nil) == nil, "\(why)")
+            #expect(!scheduling.isSectioned(address), "\(why)")
+        }
+    }
+
     @Test func schedulingAPlaylistAgainStopsItsPreviousStream() throws {
         let scheduling = loader()
         let url = Self.base.appendingPathComponent("media.m3u8")

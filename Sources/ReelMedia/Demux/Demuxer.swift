@@ -19,6 +19,10 @@ package final class Demuxer: @unchecked Sendable {
     /// The subtitle renditions of a master a scheduler took (FFmpeg's HLS demuxer did not read
     /// it), admitted by the master's closed door.
     private let scheduledSubtitles: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)]
+    /// The caption Representations of a DASH manifest a scheduler took.
+    private let scheduledTexts: [DASHManifest.Representation]
+    /// A DASH item's caption Representations (read by DASH as HLS, or beside a scheduler).
+    var dashTextRepresentations: [DASHManifest.Representation] { dash?.textRepresentations ?? scheduledTexts }
     /// The item's HLS subtitle renditions: of the master FFmpeg's HLS demuxer read, or of the
     /// one a scheduler took. What the engine reads captions from.
     var subtitleRenditions: [(rendition: HLSMasterPlaylist.SubtitleRendition, url: URL)] {
@@ -94,6 +98,12 @@ package final class Demuxer: @unchecked Sendable {
             scheduledSubtitles = NestedIO.subtitleRenditions(of: master, base: url, policy: NestedAccessPolicy(item: url, limits: limits))
         } else {
             scheduledSubtitles = []
+        }
+        // A DASH manifest a scheduler took: its caption Representations are the engine's to read.
+        if let taken, DASHManifest.looksLikeManifest(taken.document) {
+            scheduledTexts = (try? DASHManifest(taken.document, url: url))?.texts ?? []
+        } else {
+            scheduledTexts = []
         }
         self.sectionURL = source
         // Streaming documents open what they name through `nested`, behind the closed door.
@@ -208,7 +218,7 @@ package final class Demuxer: @unchecked Sendable {
         defer { probe.close() }
         do {
             let format = try probe.detectFormat()
-            if format == .hls, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes),
+            if format == .hls || format == .dash, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes),
                let section = scheduling.schedule(url, document: document,
                                                  playlists: try readPlaylists(scheduling.playlistsToRead(url, document: document),
                                                                               loader: loader, hooks: hooks, onBridge: onBridge),

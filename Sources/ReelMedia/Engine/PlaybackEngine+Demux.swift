@@ -12,7 +12,7 @@ extension PlaybackEngine {
         let captionDecoders = item.captions
         startDecoders(item)
         startHLSCaptionReader(demuxer.subtitleRenditions)
-        startDASHCaptionReaders(demuxer.dash?.textRepresentations ?? [])
+        startDASHCaptionReaders(demuxer.dashTextRepresentations)
         var sawFirstPacket = false
         while true {
             enum Next { case stop, seek(SeekRequest), read(serial: Int) }

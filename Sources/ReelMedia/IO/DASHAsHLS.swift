@@ -96,22 +96,7 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         return stream
     }
 
-    static func isSynthetic(_ url: URL) -> Bool { url.lastPathComponent.contains(".reel-dash-") }
-
-    /// Where the media playlist of the Representation at `index` lives (in memory): beside the
-    /// manifest, named after it (`manifest.mpd` → `manifest.reel-dash-0.m3u8`; a manifest with
-    /// no name or no extension, or a query, gets a plain name in its directory).
-    static func playlistURL(for manifest: URL, index: Int) -> URL {
-        var stem = (manifest.lastPathComponent as NSString).deletingPathExtension
-        if stem.isEmpty || stem == "/" { stem = "manifest" }
-        stem = stem.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }
-        if stem.isEmpty { stem = "manifest" }
-        let name = "\(stem).reel-dash-\(index).m3u8"
-        if manifest.hasDirectoryPath {
-            return manifest.appendingPathComponent(name)
-        }
-        return URL(string: name, relativeTo: manifest)?.absoluteURL ?? manifest.deletingLastPathComponent().appendingPathComponent(name)
-    }
+    static func isSynthetic(_ url: URL) -> Bool { DASHManifest.isHLSPlaylist(url) }
 
     // MARK: Translating
 
@@ -217,12 +202,10 @@ final class DASHAsHLS: ResourceLoader, Sendable {
     }
 
     /// The master and media playlists for `parsed`: every video Representation and the
-    /// preferred audio one.
+    /// preferred audio one (``DASHManifest/hlsDocuments(manifest:)``), once every URL they name
+    /// is admitted.
     private func playlists(for parsed: DASHManifest) throws -> [String: Data] {
-        let videos = parsed.videos
-        let audio = parsed.preferredAudio
-        var chosen = videos
-        if let audio { chosen.append(audio) }
+        let chosen = parsed.playedRepresentations
         guard !chosen.isEmpty else {
             throw fail(.unsupportedStream(url: manifest, reason: "the DASH manifest has no video or audio Representation"))
         }
@@ -232,48 +215,7 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         for representation in chosen {
             for segment in [representation.initialization].compactMap({ $0 }) + representation.segments { try admit(segment.url) }
         }
-        func name(_ representation: DASHManifest.Representation) -> URL {
-            Self.playlistURL(for: manifest, index: representation.index)
-        }
-        var documents: [String: Data] = [:]
-        for representation in chosen {
-            documents[name(representation).absoluteString] = Self.mediaPlaylist(representation)
-        }
-        var master = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        if let audio, !videos.isEmpty {
-            master.append("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"\(Self.quoted(audio.id))\",DEFAULT=YES,AUTOSELECT=YES,URI=\"\(name(audio).absoluteString)\"")
-        }
-        for representation in videos.isEmpty ? [audio!] : videos {
-            var attributes = "BANDWIDTH=\(max(1, representation.bandwidth))"
-            if let resolution = representation.resolution { attributes += ",RESOLUTION=\(resolution)" }
-            if audio != nil, !videos.isEmpty { attributes += ",AUDIO=\"audio\"" }
-            master.append("#EXT-X-STREAM-INF:" + attributes)
-            master.append(name(representation).absoluteString)
-        }
-        documents[manifest.absoluteString] = Data((master.joined(separator: "\n") + "\n").utf8)
-        return documents
-    }
-
-    static func mediaPlaylist(_ representation: DASHManifest.Representation) -> Data {
-        let target = max(1, Int((representation.segments.map(\.duration).max() ?? 1).rounded(.up)))
-        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(target)", "#EXT-X-MEDIA-SEQUENCE:0",
-                     "#EXT-X-PLAYLIST-TYPE:VOD", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        if let initialization = representation.initialization {
-            var map = "#EXT-X-MAP:URI=\"\(initialization.url.absoluteString)\""
-            if let range = initialization.range, let length = range.length { map += ",BYTERANGE=\"\(length)@\(range.offset)\"" }
-            lines.append(map)
-        }
-        for segment in representation.segments {
-            lines.append("#EXTINF:\(String(format: "%.6f", segment.duration)),")
-            if let range = segment.range, let length = range.length { lines.append("#EXT-X-BYTERANGE:\(length)@\(range.offset)") }
-            lines.append(segment.url.absoluteString)
-        }
-        lines.append("#EXT-X-ENDLIST")
-        return Data((lines.joined(separator: "\n") + "\n").utf8)
-    }
-
-    private static func quoted(_ text: String) -> String {
-        String(text.filter { $0 != "\"" && $0 != "\n" && $0 != "\r" }.prefix(64))
+        return parsed.hlsDocuments(manifest: manifest)
     }
 
     // MARK: Serving from memory
