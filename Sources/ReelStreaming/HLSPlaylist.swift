@@ -72,15 +72,24 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         public var uri: String?
     }
 
-    /// The audio rendition every variant plays with, when the audio is a playlist of its own:
-    /// the `DEFAULT=YES` one (else the first) of the `AUDIO` group all video variants name. `nil`
-    /// when the variants carry their audio, or name different groups (an audio ladder).
-    public var sharedAudioRendition: AudioRendition? {
+    /// The audio rendition a player plays with every video variant: the `DEFAULT=YES` one
+    /// (else the first) of the `AUDIO` group they all name. `nil` when they name none (their
+    /// own audio) or different groups (an audio ladder). Without a `URI` it is the variants' own.
+    public var playedAudioRendition: AudioRendition? {
         let groups = Set(videoVariants.map(\.audioGroup))
         guard groups.count == 1, let group = groups.first ?? nil else { return nil }
         let members = audioRenditions.filter { $0.groupID == group }
-        guard let chosen = members.first(where: \.isDefault) ?? members.first, chosen.uri != nil else { return nil }
-        return chosen
+        return members.first(where: \.isDefault) ?? members.first
+    }
+
+    /// ``playedAudioRendition`` when it is a playlist of its own (the variants carry video alone).
+    public var sharedAudioRendition: AudioRendition? {
+        playedAudioRendition?.uri == nil ? nil : playedAudioRendition
+    }
+
+    /// The `URI`s of its `TYPE=VIDEO` renditions (another camera angle), as written.
+    public var videoRenditions: [String] {
+        audioVideoRenditions.filter { uri in !audioRenditions.contains { $0.uri == uri } }
     }
 
     /// An `#EXT-X-MEDIA:TYPE=SUBTITLES` rendition.

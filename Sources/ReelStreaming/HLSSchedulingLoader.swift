@@ -16,6 +16,9 @@ import Synchronization
 /// MP4 (``LiveSegmentReader/audio``): the engine first reads the rendition's playlist and the
 /// starting variant's for it (``playlistsToRead(_:document:)``).
 ///
+/// A master whose played audio is the variants' own (the group's `DEFAULT` rendition has no
+/// `URI`) is read like one without renditions: the alternative ones are not played.
+///
 /// Left to FFmpeg's HLS demuxer (``schedule(_:document:playlists:startTime:)`` answers `nil`): a
 /// master with a video rendition or a separate audio rendition that is live, MPEG-TS or packed
 /// audio, a playlist that is not over HTTP(S) (a local one), and anything that is not a playlist. A master's subtitle renditions are read by the
@@ -100,19 +103,22 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         if let served = HLSMasterPlaylist(document) {
             guard let chosen = served.variants.first,
                   let chosenURL = URL(string: chosen.uri, relativeTo: url)?.absoluteURL else { return nil }
-            if !served.audioVideoRenditions.isEmpty {
+            guard served.videoRenditions.isEmpty else { return nil }
+            let ownAudio = served.videoVariants.allSatisfy { $0.audioGroup == nil }
+                || served.playedAudioRendition.map { $0.uri == nil } == true
+            if !ownAudio {
                 // A separate audio rendition is read beside the variants when both it and the
                 // variant it starts on are fragmented MP4 with an end; anything else (a live
-                // one, MPEG-TS or packed audio, a video rendition) is FFmpeg's.
+                // one, MPEG-TS or packed audio) is FFmpeg's. (Alternative renditions beside
+                // audio the variants carry, as Apple's examples list them, are not played.)
                 guard let separate = Self.separateAudio(of: served, base: url),
                       Self.joinable(playlists[separate]), Self.joinable(playlists[chosenURL]) else { return nil }
                 audio = separate
             }
             // Every variant, from the master as published (the served copy names one).
             var master = served
-            if let original = published?(url).flatMap(HLSMasterPlaylist.init),
-               original.audioVideoRenditions.isEmpty == served.audioVideoRenditions.isEmpty,
-               audio == nil || Self.separateAudio(of: original, base: url) == audio { master = original }
+            if let original = published?(url).flatMap(HLSMasterPlaylist.init), original.videoRenditions.isEmpty,
+               Self.separateAudio(of: original, base: url) == audio { master = original }
             let ladder = master.videoVariants.compactMap { variant -> LiveSegmentReader.Variant? in
                 guard let playlist = URL(string: variant.uri, relativeTo: url)?.absoluteURL else { return nil }
                 return LiveSegmentReader.Variant(playlist: playlist, bandwidth: variant.bandwidth, resolution: variant.resolution)
@@ -202,8 +208,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
     /// own and the master has no video rendition (subtitle renditions are the engine's to read,
     /// beside the reader).
     private static func separateAudio(of master: HLSMasterPlaylist, base: URL) -> URL? {
-        guard let rendition = master.sharedAudioRendition, let uri = rendition.uri,
-              master.audioVideoRenditions.allSatisfy({ uri in master.audioRenditions.contains { $0.uri == uri } }) else { return nil }
+        guard let uri = master.sharedAudioRendition?.uri, master.videoRenditions.isEmpty else { return nil }
         return URL(string: uri, relativeTo: base)?.absoluteURL
     }
 

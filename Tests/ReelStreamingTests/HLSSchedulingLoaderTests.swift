@@ -79,6 +79,14 @@ import Testing
         #expect(section.url.scheme == LiveMediaLoader.scheme)
         #expect(scheduling.isSectioned(url))
 
+        // The played audio is the variants' own (the DEFAULT has no URI, as in Apple's examples):
+        // taken as a master without renditions, nothing to read first.
+        let muxed = Data(("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"main\",DEFAULT=YES\n"
+            + "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"alt\",DEFAULT=NO,URI=\"alt/audio.m3u8\"\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=300000,AUDIO=\"a\"\nlow.m3u8\n").utf8)
+        #expect(loader().playlistsToRead(url, document: muxed).isEmpty)
+        #expect(loader().schedule(url, document: muxed, playlists: [:], startTime: nil) != nil)
+
         // Variants that name different audio groups (an audio ladder) or a video rendition: FFmpeg's.
         for other in [String(decoding: master, as: UTF8.self).replacingOccurrences(of: "high.m3u8", with: "high.m3u8")
                         .replacingOccurrences(of: "BANDWIDTH=900000,AUDIO=\"a\"", with: "BANDWIDTH=900000,AUDIO=\"b\""),
