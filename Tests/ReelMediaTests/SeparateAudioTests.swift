@@ -264,4 +264,57 @@ import Testing
         #expect(audioSegments.allSatisfy { segment in requests.filter { $0 == segment }.count == 1 }, "\(requests)")
         player.replaceCurrentItem(with: nil)
     }
+
+    /// An exact seek in a master with a separate audio rendition starts both again at the
+    /// segments holding the target: the frames from there on are the variant's, the sound goes
+    /// on, and only the video and audio segments from the target's on are fetched again.
+    @Test(arguments: [1.5, 2.5])
+    func anExactSeekStartsTheAudioAgainAtItsSegmentToo(_ target: Double) async throws {
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [Self.specs[0]], segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        let pieces = try Self.pieces(ladder, "v0")
+        let file = ladder.directory.appendingPathComponent("whole-v0.mp4")
+        try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
+        let reference = try await offThePool { try referenceFrames(file) }
+        let clock = ManualClock()
+        let loader = FakeResourceLoader(clock: clock)
+        ladder.serve(on: loader, at: Self.base)
+        let video = RecordingVideoSink()
+        let audio = RecordingAudioSink()
+        let player = Player(clock: clock, videoSink: video, audioSink: audio)
+        let driver = ManualClockDriver(clock: clock, players: [player])
+        player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: HLSSchedulingLoader(upstream: loader)))
+        player.play()
+        #expect(await driver.run(upTo: seconds(10)) { video.frames.count >= 20 })
+        player.pause()
+        let requestsBefore = loader.requests.count
+        video.reset()
+        let result = ResultBox<Bool>()
+        player.seek(to: seconds(target), toleranceBefore: .zero, toleranceAfter: .zero) { result.set($0) }
+        await driver.run(upTo: seconds(10)) { result.value != nil }
+        #expect(result.value == true)
+        let soundBefore = audio.written.count
+        player.play()
+        let first = try #require(reference.lastIndex { $0.pts <= seconds(target) })
+        _ = await driver.run(upTo: seconds(20)) { video.frames.count >= reference.count - first && player.timeControlStatus == .paused }
+        #expect(video.frames.map(\.md5) == reference[first...].map(\.md5), "every frame from the target's on, FFmpeg's")
+        let again = loader.requests.dropFirst(requestsBefore).map(\.url.path).filter { $0.hasSuffix(".m4s") }
+        // The audio rendition's segments need not line up with the video's (AAC runs a little longer).
+        func fromHolding(_ playlist: String) throws -> Int {
+            let durations = try HLSMediaPlaylist.parse(ladder.files[playlist]!).segments.map(\.duration)
+            var start = 0.0
+            for (index, duration) in durations.enumerated() {
+                if target < start + duration { return durations.count - index }
+                start += duration
+            }
+            return 1
+        }
+        #expect(again.filter { $0.hasPrefix("/ladder/a0/") }.count == (try fromHolding("a0/index.m3u8")), "\(again)")
+        #expect(again.filter { $0.hasPrefix("/ladder/v0/") }.count == (try fromHolding("v0/index.m3u8")), "\(again)")
+        // Sound after the seek: about the rest of the clip.
+        let after = audio.written.dropFirst(soundBefore)
+        let heard = stride(from: after.startIndex, to: after.endIndex, by: 2).filter { abs(after[$0]) > 1e-3 }.count
+        #expect(abs(Double(heard) / 48_000 - (4 - target)) < 0.2, "\(Double(heard) / 48_000) s of sound after a seek to \(target)")
+        player.replaceCurrentItem(with: nil)
+    }
 }
