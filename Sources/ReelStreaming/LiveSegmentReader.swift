@@ -284,7 +284,7 @@ public struct LiveSegmentReader: Sendable {
             while case let fetch = state.tracker.next(), fetch != .waitForReload {
                 if case .ended = fetch {
                     // The audio that outlasts the video.
-                    try await sendAudio(before: .infinity, state: &state)
+                    if let audio = state.audio { try await sendAudio(try fetchAudio(before: .infinity, audio), state: &state) }
                     return
                 }
                 if case .segment = fetch {
@@ -331,22 +331,34 @@ public struct LiveSegmentReader: Sendable {
                 }
                 state.seamPending = false
                 state.skippedAhead = false
+                let started = now()
+                let url = try resolve(resource.uri, rank: state.rank)
+                let range = resource.range ?? .all
+                // The audio segments this video segment needs arrive beside it and go before it.
+                var audioFetch: Task<[Data], any Error>?
+                if case .segment(let segment, _) = fetch, let audio = state.audio, let start = audio.videoStarts[segment.sequence] {
+                    audioFetch = try fetchAudio(before: start + duration, audio)
+                }
+                defer { audioFetch?.cancel() }
+                // A section's first segment arrives beside its init section (as FFmpeg's HLS
+                // demuxer has the head start read them); it is never one that may be abandoned.
+                let prefetched: Task<Data, any Error>? = needed != nil && needed != state.initSent ? Task { [self] in
+                    try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
+                } : nil
+                defer { prefetched?.cancel() }
                 if let needed, needed != state.initSent {
+                    // The audio's init section (read once) arrives beside the video's.
+                    let audioInit = state.audio.flatMap { $0.initBytes == nil ? readAudioInit($0) : nil }
+                    defer { audioInit?.cancel() }
                     var initBytes = try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
                                                         limit: maximumSegmentBytes, what: "the init section", loader: loader)
-                    if state.audio != nil { initBytes = try await joinAudio(to: initBytes, state: &state) }
+                    if state.audio != nil { initBytes = try await joinAudio(to: initBytes, fetched: audioInit, state: &state) }
                     try await state.output.send(initBytes)
                     state.initSent = needed
                     state.sectionStarted = true
                 } else if needed == nil, state.audio != nil {
                     throw Failure.unsupportedAudio("the video segments are not fragmented MP4 (no EXT-X-MAP)")
                 }
-                if case .segment(let segment, _) = fetch, let start = state.audio?.videoStarts[segment.sequence] {
-                    try await sendAudio(before: start + duration, state: &state)
-                }
-                let started = now()
-                let url = try resolve(resource.uri, rank: state.rank)
-                let range = resource.range ?? .all
                 var watched: Data?
                 if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
                     do {
@@ -361,15 +373,18 @@ public struct LiveSegmentReader: Sendable {
                         if try await switchTo(abandoned.target, before: segment.sequence, why: why, estimate: abandoned.throughput,
                                               buffered: abandoned.bufferLeft, state: &state, sections: sections) {
                             state.noStepUpBefore = segment.sequence + 3
+                            // The audio goes on in the section the abandoned segment was for.
+                            try await sendAudio(audioFetch, state: &state)
                             continue
                         }
                     }
                 }
                 // Not watched, or abandoned with nowhere to go: read plainly.
-                let bytes = if let watched { watched } else {
+                let bytes = if let watched { watched } else if let prefetched { try await prefetched.value } else {
                     try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
                 }
                 let took = now() - started
+                try await sendAudio(audioFetch, state: &state)
                 if took > 0.001 {
                     let throughput = Int64(Double(bytes.count * 8) / took)
                     state.lastThroughput = throughput
@@ -618,14 +633,25 @@ public struct LiveSegmentReader: Sendable {
         return run
     }
 
-    /// A video init section joined with the audio rendition's (read once).
-    private func joinAudio(to video: Data, state: inout Run) async throws -> Data {
+    /// Starts reading the audio rendition's init section.
+    private func readAudioInit(_ audio: AudioRun) -> Task<Data, any Error> {
+        Task { [self] in
+            try await Self.read(try resolve(audio.initSection.uri, against: audio.playlist), range: audio.initSection.range ?? .all,
+                                limit: maximumSegmentBytes, what: "the init section", loader: loader)
+        }
+    }
+
+    /// A video init section joined with the audio rendition's (read once: `fetched`, the read
+    /// started beside the video's, when it had not been read yet).
+    private func joinAudio(to video: Data, fetched: Task<Data, any Error>?, state: inout Run) async throws -> Data {
         guard var audio = state.audio else { return video }
         let audioInit: Data
-        if let bytes = audio.initBytes { audioInit = bytes } else {
-            audioInit = try await Self.read(try resolve(audio.initSection.uri, against: audio.playlist),
-                                            range: audio.initSection.range ?? .all, limit: maximumSegmentBytes,
-                                            what: "the init section", loader: loader)
+        if let bytes = audio.initBytes {
+            audioInit = bytes
+        } else if let fetched {
+            audioInit = try await fetched.value
+        } else {
+            audioInit = try await readAudioInit(audio).value
         }
         audio.initBytes = audioInit
         let merge: FragmentedMP4Merge
@@ -637,19 +663,43 @@ public struct LiveSegmentReader: Sendable {
         return merge.initSection
     }
 
-    /// Sends the audio segments not sent yet that start before `end` seconds.
-    private func sendAudio(before end: Double, state: inout Run) async throws {
-        guard var audio = state.audio, let merge = audio.merge else { return }
+    /// Starts reading the audio segments not sent yet that start before `end` seconds, side by
+    /// side (`nil`: none); ``sendAudio(_:state:)`` sends them in order.
+    private func fetchAudio(before end: Double, _ audio: AudioRun) throws -> Task<[Data], any Error>? {
+        var wanted: [(url: URL, range: ByteRange)] = []
+        var index = audio.next
+        while index < audio.segments.count, audio.segments[index].start < end - 0.001 {
+            let resource = audio.segments[index].resource
+            wanted.append((try resolve(resource.uri, against: audio.playlist), resource.range ?? .all))
+            index += 1
+        }
+        guard !wanted.isEmpty else { return nil }
+        return Task { [self] in
+            try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+                for (index, (url, range)) in wanted.enumerated() {
+                    group.addTask {
+                        (index, try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader))
+                    }
+                }
+                var fetched = [Data](repeating: Data(), count: wanted.count)
+                for try await (index, data) in group { fetched[index] = data }
+                return fetched
+            }
+        }
+    }
+
+    /// Sends what `fetch` read, each segment renumbered to the joined init section, in order.
+    private func sendAudio(_ fetch: Task<[Data], any Error>?, state: inout Run) async throws {
+        guard let fetch, var audio = state.audio, let merge = audio.merge else { return }
         defer { state.audio = audio }
-        while audio.next < audio.segments.count, audio.segments[audio.next].start < end - 0.001 {
+        for bytes in try await fetch.value {
             let resource = audio.segments[audio.next].resource
-            let url = try resolve(resource.uri, against: audio.playlist)
-            let bytes = try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes, what: "the segment", loader: loader)
             let joined: Data
             do { joined = try merge.audioSegment(bytes) } catch let failure as FragmentedMP4Merge.Failure {
                 throw Failure.unsupportedAudio(failure.description)
             }
-            observer?(.fetched(url: url, range: resource.range, bytes: bytes.count, behindEdge: 0))
+            observer?(.fetched(url: try resolve(resource.uri, against: audio.playlist), range: resource.range, bytes: bytes.count,
+                               behindEdge: 0))
             try await state.output.send(joined)
             state.sectionStarted = true
             audio.next += 1

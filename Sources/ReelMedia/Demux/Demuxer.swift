@@ -241,8 +241,11 @@ package final class Demuxer: @unchecked Sendable {
     private static func readPlaylists(_ urls: [URL], loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
                                       onBridge: ((AVIOBridge) -> Void)?) throws -> [URL: Data] {
         var playlists: [URL: Data] = [:]
+        // Side by side: every read starts now.
+        var reads = urls.map { loader.read($0, range: .all) }
+        defer { reads.forEach { $0.cancel() } }
         for url in urls {
-            let reader = try AVIOBridge(url: url, loader: loader, hooks: AVIOBridge.Hooks(io: hooks.io))
+            let reader = try AVIOBridge(url: url, loader: loader, hooks: AVIOBridge.Hooks(io: hooks.io), started: reads.removeFirst())
             onBridge?(reader)
             defer { reader.close() }
             do {
