@@ -12,16 +12,16 @@ import Synchronization
 /// own URL. Everything else passes through to `upstream` untouched.
 ///
 /// A master whose variants carry video alone beside one audio rendition (the `DEFAULT` of the
-/// `AUDIO` group they all name) is read as one stream when both have an end and are fragmented
-/// MP4 (``LiveSegmentReader/audio``): the engine first reads the rendition's playlist and the
+/// `AUDIO` group they all name) is read as one stream when both are fragmented MP4, and both
+/// have an end or both are live with sequence numbers that line up (``LiveSegmentReader/audio``): the engine first reads the rendition's playlist and the
 /// starting variant's for it (``playlistsToRead(_:document:)``).
 ///
 /// A master whose played audio is the variants' own (the group's `DEFAULT` rendition has no
 /// `URI`) is read like one without renditions: the alternative ones are not played.
 ///
 /// Left to FFmpeg's HLS demuxer (``schedule(_:document:playlists:startTime:)`` answers `nil`): a
-/// master with a video rendition or a separate audio rendition that is live, MPEG-TS or packed
-/// audio, a playlist that is not over HTTP(S) (a local one), and anything that is not a playlist. A master's subtitle renditions are read by the
+/// master with a video rendition or a separate audio rendition that is MPEG-TS or packed audio
+/// or does not line up with the video, a playlist that is not over HTTP(S) (a local one), and anything that is not a playlist. A master's subtitle renditions are read by the
 /// engine beside the reader, as beside FFmpeg's demuxer.
 ///
 /// One stream per playlist URL at a time: scheduling a URL again (a replay, a swipe back)
@@ -112,7 +112,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
                 // one, MPEG-TS or packed audio) is FFmpeg's. (Alternative renditions beside
                 // audio the variants carry, as Apple's examples list them, are not played.)
                 guard let separate = Self.separateAudio(of: served, base: url),
-                      Self.joinable(playlists[separate]), Self.joinable(playlists[chosenURL]) else { return nil }
+                      Self.joinable(audio: playlists[separate], video: playlists[chosenURL]) else { return nil }
                 audio = separate
             }
             // Every variant, from the master as published (the served copy names one).
@@ -166,7 +166,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         var audio: URL?
         if let preferred = manifest.preferredAudio {
             audio = playlist(preferred)
-            guard Self.joinable(documents[audio!.absoluteString]), Self.joinable(documents[playlist(chosen).absoluteString]) else {
+            guard Self.joinable(audio: documents[audio!.absoluteString], video: documents[playlist(chosen).absoluteString]) else {
                 return nil
             }
         }
@@ -212,12 +212,19 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         return URL(string: uri, relativeTo: base)?.absoluteURL
     }
 
-    /// Whether a media playlist can be joined with another rendition's: it has an end and
-    /// every segment is fragmented MP4 (an init section), with no discontinuity.
-    private static func joinable(_ document: Data?) -> Bool {
-        guard let document, let playlist = try? HLSMediaPlaylist.parse(document) else { return false }
-        return playlist.isFinal && !playlist.segments.isEmpty
-            && playlist.segments.allSatisfy { $0.initSection != nil && !$0.discontinuity }
+    /// Whether an audio rendition's media playlist can be joined with a video variant's: every
+    /// segment of both is fragmented MP4 (an init section), with no discontinuity, and either
+    /// both have an end or both are live with media sequence numbers that line up (the same
+    /// target duration, listing some of the same numbers).
+    private static func joinable(audio: Data?, video: Data?) -> Bool {
+        guard let audio, let video, let audioList = try? HLSMediaPlaylist.parse(audio),
+              let videoList = try? HLSMediaPlaylist.parse(video) else { return false }
+        for list in [audioList, videoList] {
+            guard !list.segments.isEmpty, list.segments.allSatisfy({ $0.initSection != nil && !$0.discontinuity }) else { return false }
+        }
+        if audioList.isFinal && videoList.isFinal { return true }
+        guard !audioList.isFinal, !videoList.isFinal, audioList.targetDuration == videoList.targetDuration else { return false }
+        return !Set(audioList.segments.map(\.sequence)).isDisjoint(with: videoList.segments.map(\.sequence))
     }
 
     /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.

@@ -226,19 +226,35 @@ public struct LiveSegmentReader: Sendable {
     /// Where reading a separate audio rendition is (see ``audio``).
     private struct AudioRun {
         var playlist: URL
+        /// A stream with an end: every audio segment and where it starts.
         var segments: [(resource: HLSMediaPlaylist.Part, start: Double)]
         var initSection: HLSMediaPlaylist.Part
         var initBytes: Data?
         /// The join of the current section's video init section with the audio's.
         var merge: FragmentedMP4Merge?
-        /// The next audio segment to send.
+        /// The next audio segment to send (a stream with an end).
         var next = 0
-        /// Where each video segment starts on the stream's timeline, by sequence number.
+        /// Where each video segment starts on the stream's timeline, by sequence number (a
+        /// stream with an end).
         var videoStarts: [Int64: Double]
+        /// A live stream: the audio segments its playlist lists now, by sequence number (the
+        /// video's segment N goes with the audio's N, as a packager's renditions line up).
+        var listed: [Int64: HLSMediaPlaylist.Part]?
+        var targetDuration: Double = 1
+    }
+
+    /// An audio segment read, to be sent.
+    private struct FetchedAudio: Sendable {
+        var url: URL
+        var range: ByteRange?
+        var bytes: Data
     }
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
         var state = Run(rank: startRank, tracker: tracker, output: first)
+        // Beside a separate audio rendition a live stream is followed by whole segments (its
+        // segment N goes with the audio's N).
+        if audio != nil { state.tracker.prefersParts = false }
         sections.rank = startRank
         var positioned = false
         var reload = LivePlaylistTracker.Reload(at: now())
@@ -335,9 +351,13 @@ public struct LiveSegmentReader: Sendable {
                 let url = try resolve(resource.uri, rank: state.rank)
                 let range = resource.range ?? .all
                 // The audio segments this video segment needs arrive beside it and go before it.
-                var audioFetch: Task<[Data], any Error>?
-                if case .segment(let segment, _) = fetch, let audio = state.audio, let start = audio.videoStarts[segment.sequence] {
-                    audioFetch = try fetchAudio(before: start + duration, audio)
+                var audioFetch: Task<[FetchedAudio], any Error>?
+                if case .segment(let segment, _) = fetch, let audio = state.audio {
+                    if audio.listed != nil {
+                        audioFetch = try await fetchLiveAudio(segment.sequence, state: &state)
+                    } else if let start = audio.videoStarts[segment.sequence] {
+                        audioFetch = try fetchAudio(before: start + duration, audio)
+                    }
                 }
                 defer { audioFetch?.cancel() }
                 // A section's first segment arrives beside its init section (as FFmpeg's HLS
@@ -606,14 +626,19 @@ public struct LiveSegmentReader: Sendable {
     /// Reads the audio rendition's playlist beside the video's first (`video`, read already).
     private func loadAudio(_ playlist: URL, video: LivePlaylistTracker) async throws -> AudioRun {
         try Self.checkScheme(playlist)
-        guard video.isFinal else { throw Failure.unsupportedAudio("the stream is live") }
-        let document = try await Self.read(playlist, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
-        let parsed: HLSMediaPlaylist
-        do { parsed = try HLSMediaPlaylist.parse(document) } catch { throw Failure.notAMediaPlaylist(error.description) }
-        guard parsed.isFinal else { throw Failure.unsupportedAudio("its playlist has no end") }
+        let parsed = try await readAudioPlaylist(playlist, stored: video.isFinal)
+        guard parsed.isFinal == video.isFinal else {
+            throw Failure.unsupportedAudio(video.isFinal ? "its playlist has no end" : "its playlist ended while the video is live")
+        }
         guard let initSection = parsed.segments.first?.initSection,
               parsed.segments.allSatisfy({ $0.initSection == initSection && !$0.discontinuity }) else {
             throw Failure.unsupportedAudio("it is not fragmented MP4 with one init section")
+        }
+        if !video.isFinal {
+            var run = AudioRun(playlist: playlist, segments: [], initSection: initSection, videoStarts: [:])
+            run.listed = Dictionary(parsed.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
+            run.targetDuration = max(0.1, parsed.targetDuration ?? video.targetDuration)
+            return run
         }
         var start = 0.0
         let segments = parsed.segments.map { segment -> (HLSMediaPlaylist.Part, Double) in
@@ -631,6 +656,44 @@ public struct LiveSegmentReader: Sendable {
             run.next = held.index
         }
         return run
+    }
+
+    /// The audio rendition's playlist: through the cache when it has an end (it never
+    /// changes), from the origin when it is live.
+    private func readAudioPlaylist(_ playlist: URL, stored: Bool) async throws -> HLSMediaPlaylist {
+        let document = try await Self.read(playlist, range: .all, limit: maximumPlaylistBytes, what: "the playlist",
+                                            loader: stored ? loader : loader.unstoredLoader)
+        do { return try HLSMediaPlaylist.parse(document) } catch { throw Failure.notAMediaPlaylist(error.description) }
+    }
+
+    /// A live stream's audio segment `sequence`, started reading (`nil` when the audio's window
+    /// has moved past it: the video goes on without it). The audio playlist is read again
+    /// while it does not list it yet, every half target duration for three target durations,
+    /// then the stream fails as stale.
+    private func fetchLiveAudio(_ sequence: Int64, state: inout Run) async throws -> Task<[FetchedAudio], any Error>? {
+        guard var audio = state.audio, var listed = audio.listed else { return nil }
+        let deadline = now() + 3 * audio.targetDuration
+        while listed[sequence] == nil {
+            if let newest = listed.keys.max(), newest > sequence { return nil }
+            guard now() < deadline else {
+                throw Failure.unsupportedAudio("its playlist has not listed segment \(sequence) for \(Int(3 * audio.targetDuration)) s")
+            }
+            state.output.setIdle(true)
+            try await sleep(audio.targetDuration / 2)
+            state.output.setIdle(false)
+            let parsed = try await readAudioPlaylist(audio.playlist, stored: false)
+            listed = Dictionary(parsed.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
+            observer?(.playlist(url: audio.playlist, changed: listed[sequence] != nil, at: now()))
+        }
+        audio.listed = listed
+        state.audio = audio
+        let resource = listed[sequence]!
+        let url = try resolve(resource.uri, against: audio.playlist)
+        return Task { [self] in
+            [FetchedAudio(url: url, range: resource.range,
+                          bytes: try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes, what: "the segment",
+                                                     loader: loader))]
+        }
     }
 
     /// Starts reading the audio rendition's init section.
@@ -665,41 +728,40 @@ public struct LiveSegmentReader: Sendable {
 
     /// Starts reading the audio segments not sent yet that start before `end` seconds, side by
     /// side (`nil`: none); ``sendAudio(_:state:)`` sends them in order.
-    private func fetchAudio(before end: Double, _ audio: AudioRun) throws -> Task<[Data], any Error>? {
-        var wanted: [(url: URL, range: ByteRange)] = []
+    private func fetchAudio(before end: Double, _ audio: AudioRun) throws -> Task<[FetchedAudio], any Error>? {
+        var wanted: [(url: URL, range: ByteRange?)] = []
         var index = audio.next
         while index < audio.segments.count, audio.segments[index].start < end - 0.001 {
             let resource = audio.segments[index].resource
-            wanted.append((try resolve(resource.uri, against: audio.playlist), resource.range ?? .all))
+            wanted.append((try resolve(resource.uri, against: audio.playlist), resource.range))
             index += 1
         }
         guard !wanted.isEmpty else { return nil }
         return Task { [self] in
-            try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+            try await withThrowingTaskGroup(of: (Int, FetchedAudio).self) { group in
                 for (index, (url, range)) in wanted.enumerated() {
                     group.addTask {
-                        (index, try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader))
+                        (index, FetchedAudio(url: url, range: range, bytes: try await Self.read(
+                            url, range: range ?? .all, limit: maximumSegmentBytes, what: "the segment", loader: loader)))
                     }
                 }
-                var fetched = [Data](repeating: Data(), count: wanted.count)
-                for try await (index, data) in group { fetched[index] = data }
-                return fetched
+                var fetched: [FetchedAudio?] = Array(repeating: nil, count: wanted.count)
+                for try await (index, audio) in group { fetched[index] = audio }
+                return fetched.compactMap { $0 }
             }
         }
     }
 
     /// Sends what `fetch` read, each segment renumbered to the joined init section, in order.
-    private func sendAudio(_ fetch: Task<[Data], any Error>?, state: inout Run) async throws {
+    private func sendAudio(_ fetch: Task<[FetchedAudio], any Error>?, state: inout Run) async throws {
         guard let fetch, var audio = state.audio, let merge = audio.merge else { return }
         defer { state.audio = audio }
-        for bytes in try await fetch.value {
-            let resource = audio.segments[audio.next].resource
+        for fetched in try await fetch.value {
             let joined: Data
-            do { joined = try merge.audioSegment(bytes) } catch let failure as FragmentedMP4Merge.Failure {
+            do { joined = try merge.audioSegment(fetched.bytes) } catch let failure as FragmentedMP4Merge.Failure {
                 throw Failure.unsupportedAudio(failure.description)
             }
-            observer?(.fetched(url: try resolve(resource.uri, against: audio.playlist), range: resource.range, bytes: bytes.count,
-                               behindEdge: 0))
+            observer?(.fetched(url: fetched.url, range: fetched.range, bytes: fetched.bytes.count, behindEdge: 0))
             try await state.output.send(joined)
             state.sectionStarted = true
             audio.next += 1

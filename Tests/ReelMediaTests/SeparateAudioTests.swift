@@ -317,4 +317,54 @@ import Testing
         #expect(abs(Double(heard) / 48_000 - (4 - target)) < 0.2, "\(Double(heard) / 48_000) s of sound after a seek to \(target)")
         player.replaceCurrentItem(with: nil)
     }
+
+    /// A live master with a separate audio rendition (both playlists without an end, their
+    /// sequence numbers in line, as a live packager writes them) is followed by the scheduler:
+    /// joined three target durations back, each video segment with the audio segment of the
+    /// same number before it, every frame the variant's and the sound from the join on.
+    @Test func aLiveMasterWithASeparateAudioRenditionIsFollowedSegmentBySegment() async throws {
+        var six = Self.specs[0]
+        six.duration = 6
+        let spec = six
+        let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [spec], segmentSeconds: 1, separateAudio: true) }
+        defer { ladder.remove() }
+        let pieces = try Self.pieces(ladder, "v0")
+        let file = ladder.directory.appendingPathComponent("whole-v0.mp4")
+        try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
+        let reference = try await offThePool { try referenceFrames(file) }
+        let clock = ManualClock()
+        let loader = FakeResourceLoader(clock: clock)
+        ladder.serve(on: loader, at: Self.base)
+        for directory in ["v0", "a0"] {
+            let text = String(decoding: ladder.files[directory + "/index.m3u8"]!, as: UTF8.self)
+                .replacingOccurrences(of: "#EXT-X-ENDLIST", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "")
+            loader.add(Data(text.utf8), at: Self.base.appendingPathComponent(directory + "/live.m3u8"))
+        }
+        let master = String(decoding: ladder.files["master.m3u8"]!, as: UTF8.self).replacingOccurrences(of: "index.m3u8", with: "live.m3u8")
+        let url = Self.base.appendingPathComponent("live-master.m3u8")
+        loader.add(Data(master.utf8), at: url)
+        let video = RecordingVideoSink()
+        let audio = RecordingAudioSink()
+        let player = Player(clock: clock, videoSink: video, audioSink: audio)
+        let driver = ManualClockDriver(clock: clock, players: [player])
+        // The playlists never change: called stale only after a very long time.
+        let scheduling = HLSSchedulingLoader(upstream: loader, tracker: LivePlaylistTracker(staleAfter: 1_000_000))
+        player.replaceCurrentItem(with: PlayerItem(url: url, loader: scheduling))
+        #expect(await driver.run(upTo: seconds(2)) { player.status == .readyToPlay })
+        #expect(scheduling.isSectioned(url), "the scheduler took the live master")
+        #expect(player.isLive)
+        player.play()
+        _ = await driver.run(upTo: seconds(10)) { video.frames.count >= 90 }
+        let shown = video.frames
+        // Joined at segment 3: its frames on (the last few stay in the decoder of a live stream).
+        #expect((84...90).contains(shown.count), "\(shown.count) frames")
+        #expect(shown.map(\.md5) == reference[90..<(90 + shown.count)].map(\.md5))
+        let heard = stride(from: 0, to: audio.written.count, by: 2).filter { abs(audio.written[$0]) > 1e-3 }.count
+        #expect(Double(heard) / 48_000 > 2.5, "\(Double(heard) / 48_000) s of sound")
+        let segments = loader.requests.map(\.url.path).filter { $0.hasSuffix(".m4s") }
+        #expect(segments.filter { $0.hasPrefix("/ladder/a0/") } == ["/ladder/a0/seg-3.m4s", "/ladder/a0/seg-4.m4s", "/ladder/a0/seg-5.m4s"],
+                "\(segments)")
+        #expect(segments.filter { $0.hasPrefix("/ladder/v0/") } == ["/ladder/v0/seg-3.m4s", "/ladder/v0/seg-4.m4s", "/ladder/v0/seg-5.m4s"])
+        player.replaceCurrentItem(with: nil)
+    }
 }

@@ -73,6 +73,10 @@ import Testing
             #expect(scheduling.schedule(url, document: master, playlists: playlists, startTime: nil) == nil, "\(why)")
             #expect(!scheduling.isSectioned(url))
         }
+        // Both live, their sequence numbers in line: taken; not in line: FFmpeg's.
+        let moved = Data(String(decoding: live, as: UTF8.self).replacingOccurrences(of: "#EXTM3U\n", with: "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:40\n").utf8)
+        #expect(loader().schedule(url, document: master, playlists: [audio: live, low: live], startTime: nil) != nil)
+        #expect(loader().schedule(url, document: master, playlists: [audio: moved, low: live], startTime: nil) == nil)
         let scheduling = loader()
         let section = try #require(scheduling.schedule(url, document: master, playlists: [audio: Self.fragmented, low: Self.fragmented],
                                                        startTime: nil))
