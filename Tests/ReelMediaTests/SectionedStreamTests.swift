@@ -134,9 +134,15 @@ import Testing
         defer { setup.ladder.remove() }
         let variants = VariantSelectingLoader(upstream: setup.loader, bandwidth: nil)
         let events = Mutex<[LiveSegmentReader.Switch]>([])
-        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(
+        var configuration = HLSSchedulingLoader.Configuration(
             estimate: FixedBandwidth(bitsPerSecond: 100_000_000),
-            observer: { event in if case .switched(let change) = event { events.withTrackedLock { $0.append(change) } } }))
+            observer: { event in if case .switched(let change) = event { events.withTrackedLock { $0.append(change) } } })
+        // No panic step: the reader times its transfers in real time while the player plays on
+        // the manual clock, so on a starved machine a segment can seem slow just as the buffer
+        // looks low, and the rule would step straight back down (AdaptiveVariantRuleTests
+        // covers the panic step).
+        configuration.rule.panicBuffer = 0
+        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: configuration)
         setup.player.replaceCurrentItem(with: nil)
         setup.video.reset()
         setup.player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: scheduling))
