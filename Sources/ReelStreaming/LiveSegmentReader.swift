@@ -131,11 +131,13 @@ public struct LiveSegmentReader: Sendable {
     /// fetch the same segment from the highest such variant instead.
     public var abandonsSlowSegments = true
     /// An audio rendition played beside every variant (a master whose variants carry video
-    /// alone): its media playlist. Both it and the variants must have an end and be fragmented
-    /// MP4 (``HLSSchedulingLoader`` leaves anything else to FFmpeg's HLS demuxer; the reader
-    /// fails clearly on it). Each section's init section is the variant's joined with the
-    /// rendition's (``FragmentedMP4Merge``), and before each video segment go the audio
-    /// segments that start before it ends, so the demuxer reads the two as one stream.
+    /// alone): its media playlist. Both it and the variants must be fragmented MP4, and both
+    /// have an end or both be live with sequence numbers in line (``HLSSchedulingLoader`` leaves
+    /// anything else to FFmpeg's HLS demuxer; the reader fails clearly on it). Each section's
+    /// init section is the variant's joined with the rendition's (``FragmentedMP4Merge``), and
+    /// before each video segment go the audio segments that start before it ends (with an end)
+    /// or the audio segment of the same number (live, followed by whole segments), so the
+    /// demuxer reads the two as one stream.
     public var audio: URL?
     /// The largest playlist read (a live playlist that grows without bound stops here).
     public var maximumPlaylistBytes = 4 << 20
