@@ -445,6 +445,47 @@ import Testing
         await server.stop()
     }
 
+    /// A live audio rendition that stops listing what the video lists (its packager fell
+    /// behind) ends the stream with a sentence naming the segment, after reading its playlist
+    /// again every half target duration for three target durations; nothing of the video is
+    /// sent without the audio that goes before it.
+    @Test func aLiveAudioRenditionThatNeverListsTheVideosSegmentEndsTheStreamClearly() async throws {
+        let base = URL(string: "https://origin.example/live/")!
+        let loader = FakeResourceLoader()
+        func playlist(_ count: Int) -> Data {
+            Data(("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+                + (0..<count).map { "#EXTINF:1.0,\nseg-\($0).m4s\n" }.joined()).utf8)
+        }
+        for directory in ["video", "audio"] {
+            loader.add(playlist(directory == "video" ? 6 : 3), at: base.appendingPathComponent("\(directory)/index.m3u8"))
+            loader.add(Data("INIT;".utf8), at: base.appendingPathComponent("\(directory)/init.mp4"))
+            for index in 0..<6 { loader.add(Data("SEG-\(index);".utf8), at: base.appendingPathComponent("\(directory)/seg-\(index).m4s")) }
+        }
+        let audioURL = base.appendingPathComponent("audio/index.m3u8")
+        let audioReads = Mutex(0)
+        var reader = LiveSegmentReader(playlist: base.appendingPathComponent("video/index.m3u8"), loader: loader,
+                                       tracker: LivePlaylistTracker(staleAfter: 1_000_000)) { event in
+            if case .playlist(let url, _, _) = event, url == audioURL { audioReads.withTrackedLock { $0 += 1 } }
+        }
+        reader.audio = audioURL
+        let clock = Mutex(0.0)
+        reader.now = { clock.withTrackedLock { $0 } }
+        reader.sleep = { seconds in
+            clock.withTrackedLock { $0 += seconds }
+            await Task.yield()
+        }
+        var sent = Data()
+        do {
+            for try await chunk in reader.stream() { sent.append(chunk) }
+            Issue.record("the stream ended without a failure")
+        } catch let failure as LiveSegmentReader.Failure {
+            #expect(failure == .unsupportedAudio("its playlist has not listed segment 3 for 3 s"))
+            #expect(failure.description.hasPrefix("the audio rendition cannot be played beside the video"))
+        }
+        #expect(sent.isEmpty, "\(String(decoding: sent, as: UTF8.self))")
+        #expect(audioReads.withTrackedLock { $0 } >= 5, "read again every half target duration")
+    }
+
     @Test func aStalledPlaylistEndsTheStreamWithAStaleError() async throws {
         let root = try Self.files()
         defer { try? FileManager.default.removeItem(at: root) }
