@@ -171,7 +171,8 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
             }
         }
         let variants = manifest.videos.map {
-            LiveSegmentReader.Variant(playlist: playlist($0), bandwidth: max(1, $0.bandwidth), resolution: $0.resolution)
+            LiveSegmentReader.Variant(playlist: playlist($0), bandwidth: max(1, $0.bandwidth), resolution: $0.resolution,
+                                      representation: $0.id)
         }.sorted { $0.bandwidth < $1.bandwidth }
         let startRank = variants.firstIndex { $0.playlist == playlist(chosen) } ?? 0
         let switching = self.switching(among: variants.count)
@@ -214,8 +215,9 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     /// Whether an audio rendition's media playlist can be joined with a video variant's: every
     /// segment of both is fragmented MP4 (an init section), with no discontinuity, and either
-    /// both have an end or both are live with media sequence numbers that line up (the same
-    /// target duration, listing some of the same numbers).
+    /// both have an end or both are live with media sequence numbers that line up (they list
+    /// some of the same numbers, and the segments of each number last about as long: within
+    /// half a second, as audio frames and video frames rarely end together).
     private static func joinable(audio: Data?, video: Data?) -> Bool {
         guard let audio, let video, let audioList = try? HLSMediaPlaylist.parse(audio),
               let videoList = try? HLSMediaPlaylist.parse(video) else { return false }
@@ -223,8 +225,10 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
             guard !list.segments.isEmpty, list.segments.allSatisfy({ $0.initSection != nil && !$0.discontinuity }) else { return false }
         }
         if audioList.isFinal && videoList.isFinal { return true }
-        guard !audioList.isFinal, !videoList.isFinal, audioList.targetDuration == videoList.targetDuration else { return false }
-        return !Set(audioList.segments.map(\.sequence)).isDisjoint(with: videoList.segments.map(\.sequence))
+        guard !audioList.isFinal, !videoList.isFinal else { return false }
+        let audioDurations = Dictionary(audioList.segments.map { ($0.sequence, $0.duration) }, uniquingKeysWith: { $1 })
+        let shared = videoList.segments.filter { audioDurations[$0.sequence] != nil }
+        return !shared.isEmpty && shared.allSatisfy { abs(audioDurations[$0.sequence]! - $0.duration) < 0.5 }
     }
 
     /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.

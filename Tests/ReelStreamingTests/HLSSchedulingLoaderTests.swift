@@ -77,6 +77,13 @@ import Testing
         let moved = Data(String(decoding: live, as: UTF8.self).replacingOccurrences(of: "#EXTM3U\n", with: "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:40\n").utf8)
         #expect(loader().schedule(url, document: master, playlists: [audio: live, low: live], startTime: nil) != nil)
         #expect(loader().schedule(url, document: master, playlists: [audio: moved, low: live], startTime: nil) == nil)
+        // Audio segments a little longer (AAC frames), and so a larger target duration: in line.
+        let longer = Data(String(decoding: live, as: UTF8.self).replacingOccurrences(of: "#EXTINF:2.0,", with: "#EXTINF:2.02,")
+            .replacingOccurrences(of: "#EXT-X-TARGETDURATION:2", with: "#EXT-X-TARGETDURATION:3").utf8)
+        #expect(loader().schedule(url, document: master, playlists: [audio: longer, low: live], startTime: nil) != nil)
+        // Segments of one number a whole second apart: not in line.
+        let apart = Data(String(decoding: live, as: UTF8.self).replacingOccurrences(of: "#EXTINF:2.0,", with: "#EXTINF:3.0,").utf8)
+        #expect(loader().schedule(url, document: master, playlists: [audio: apart, low: live], startTime: nil) == nil)
         let scheduling = loader()
         let section = try #require(scheduling.schedule(url, document: master, playlists: [audio: Self.fragmented, low: Self.fragmented],
                                                        startTime: nil))
