@@ -70,6 +70,8 @@ public struct LiveSegmentReader: Sendable {
         public var estimate: Int64?
         public var buffered: Double
         public var section: Int
+        /// The DASH Representation switched to (its `@id`), for a manifest said as HLS.
+        public var representation: String?
     }
 
     /// One variant of the stream: its media playlist and `BANDWIDTH`.
@@ -77,11 +79,14 @@ public struct LiveSegmentReader: Sendable {
         public var playlist: URL
         public var bandwidth: Int64
         public var resolution: String?
+        /// The DASH Representation it is (its `@id`), for a manifest said as HLS.
+        public var representation: String?
 
-        public init(playlist: URL, bandwidth: Int64, resolution: String? = nil) {
+        public init(playlist: URL, bandwidth: Int64, resolution: String? = nil, representation: String? = nil) {
             self.playlist = playlist
             self.bandwidth = bandwidth
             self.resolution = resolution
+            self.representation = representation
         }
     }
 
@@ -546,7 +551,8 @@ public struct LiveSegmentReader: Sendable {
         sections.rank = target
         observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
                                    bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
-                                   buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section)))
+                                   buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section,
+                                   representation: variants[target].representation)))
         return true
     }
 

@@ -122,6 +122,7 @@ final class TraceWriter: Sendable {
                 "bufferedSeconds": (change.buffered * 1000).rounded() / 1000, "section": change.section,
             ]
             if let estimate = change.estimate { object["estimate"] = estimate }
+            if let representation = change.representation { object["representation"] = representation }
             return object
         case .skippedAhead(let from, let to):
             return ["type": "liveSkippedAhead", "fromSequence": from, "toSequence": to]

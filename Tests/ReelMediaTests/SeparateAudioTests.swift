@@ -4,6 +4,7 @@ import ReelCore
 import ReelStreaming
 import ReelLoading
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// A master whose variants carry video alone beside one audio rendition (as most packagers
@@ -15,6 +16,33 @@ import Testing
         ClipSpec(width: 320, height: 240, frameRate: 30, duration: 4, keyframeInterval: 30, bFrames: 3, toneFrequency: 523),
     ]
     static let base = URL(string: "https://origin.example/ladder/")!
+
+    /// The engine on the manual clock, reading a fake origin.
+    struct Rig {
+        let clock: ManualClock
+        let loader: FakeResourceLoader
+        let video = RecordingVideoSink()
+        let audio = RecordingAudioSink()
+        let player: Player
+        let driver: ManualClockDriver
+
+        init() {
+            let clock = ManualClock()
+            self.clock = clock
+            loader = FakeResourceLoader(clock: clock)
+            player = Player(clock: clock, videoSink: video, audioSink: audio)
+            driver = ManualClockDriver(clock: clock, players: [player])
+        }
+    }
+
+    /// FFmpeg's decode of a rendition's init section and segments one after another (written
+    /// into `directory`).
+    static func decodedFrames(of pieces: (initSection: Data, segments: [Data]), in directory: URL) async throws
+        -> [(pts: MediaTime, md5: String)] {
+        let file = directory.appendingPathComponent("whole-\(UUID().uuidString).mp4")
+        try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
+        return try await offThePool { try referenceFrames(file) }
+    }
 
     /// A rendition's init section and segments, as its playlist lists them.
     static func pieces(_ ladder: StreamLadder, _ directory: String) throws -> (initSection: Data, segments: [Data]) {
@@ -98,8 +126,8 @@ import Testing
         #expect(both.filter { !$0.video }.map(key) == audioAlone)
 
         // As a master over HTTP, through the engine.
-        let clock = ManualClock()
-        let loader = FakeResourceLoader(clock: clock)
+        let rig = Rig()
+        let (loader, video, audio, player, driver) = (rig.loader, rig.video, rig.audio, rig.player, rig.driver)
         let base = URL(string: "https://cdn.example/mp4ff/")!
         for (path, data) in files { loader.add(data, at: base.appendingPathComponent(path)) }
         func playlist(_ directory: String) -> Data {
@@ -110,10 +138,6 @@ import Testing
         loader.add(Data(("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"en\",DEFAULT=YES,URI=\"A48/index.m3u8\"\n"
             + "#EXT-X-STREAM-INF:BANDWIDTH=350000,CODECS=\"avc1.64001e,mp4a.40.2\",AUDIO=\"a\"\nV300/index.m3u8\n").utf8),
                    at: base.appendingPathComponent("master.m3u8"))
-        let video = RecordingVideoSink()
-        let audio = RecordingAudioSink()
-        let player = Player(clock: clock, videoSink: video, audioSink: audio)
-        let driver = ManualClockDriver(clock: clock, players: [player])
         let scheduling = HLSSchedulingLoader(upstream: loader)
         let master = base.appendingPathComponent("master.m3u8")
         player.replaceCurrentItem(with: PlayerItem(url: master, loader: scheduling))
@@ -170,14 +194,12 @@ import Testing
     func anAudioRenditionThatLiesFailsTheItemClearly(_ broken: String) async throws {
         let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [Self.specs[0]], segmentSeconds: 1, separateAudio: true) }
         defer { ladder.remove() }
-        let clock = ManualClock()
-        let loader = FakeResourceLoader(clock: clock)
+        let rig = Rig()
+        let (loader, player, driver) = (rig.loader, rig.player, rig.driver)
         ladder.serve(on: loader, at: Self.base)
         let playlist = try HLSMediaPlaylist.parse(ladder.files["a0/index.m3u8"]!)
         let name = broken == "init" ? playlist.initSection!.uri : playlist.segments[1].uri
         loader.add(Data(repeating: 0x47, count: 4096), at: Self.base.appendingPathComponent("a0/" + name))
-        let player = Player(clock: clock, videoSink: RecordingVideoSink(), audioSink: RecordingAudioSink())
-        let driver = ManualClockDriver(clock: clock, players: [player])
         let scheduling = HLSSchedulingLoader(upstream: loader)
         player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: scheduling))
         player.play()
@@ -228,20 +250,17 @@ import Testing
         let audioFile = ladder.directory.appendingPathComponent("whole-audio.mp4")
         try (audioPieces.initSection + audioPieces.segments.reduce(Data(), +)).write(to: audioFile)
         #expect(videoPieces.count == 2)
-        for (index, pieces) in videoPieces.enumerated() {
-            let file = ladder.directory.appendingPathComponent("whole-\(index).mp4")
-            try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
-            references.append(try await offThePool { try referenceFrames(file) }.map(\.md5))
+        for pieces in videoPieces {
+            references.append(try await Self.decodedFrames(of: pieces, in: ladder.directory).map(\.md5))
         }
-        let clock = ManualClock()
-        let loader = FakeResourceLoader(clock: clock)
+        let rig = Rig()
+        let (loader, video, audio, player, driver) = (rig.loader, rig.video, rig.audio, rig.player, rig.driver)
         ladder.serve(on: loader, at: Self.base)
-        let video = RecordingVideoSink()
-        let audio = RecordingAudioSink()
-        let player = Player(clock: clock, videoSink: video, audioSink: audio)
-        let driver = ManualClockDriver(clock: clock, players: [player])
         let variants = VariantSelectingLoader(upstream: loader, bandwidth: nil)
-        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(plan: [1: 1, 3: 0]))
+        let switches = Mutex<[LiveSegmentReader.Switch]>([])
+        let scheduling = HLSSchedulingLoader(upstream: variants, variants: variants, configuration: .init(plan: [1: 1, 3: 0]) { event in
+            if case .switched(let change) = event { switches.withTrackedLock { $0.append(change) } }
+        })
         let master = Self.base.appendingPathComponent(format == "dash" ? "manifest.mpd" : "master.m3u8")
         player.replaceCurrentItem(with: PlayerItem(url: master, loader: scheduling))
         #expect(await driver.run(upTo: seconds(2)) { player.status == .readyToPlay })
@@ -259,6 +278,8 @@ import Testing
         // The sound: FFmpeg's decode of the audio rendition alone, across both seams.
         try await Self.expectSoundIsFFmpegs(audio.written, of: audioFile, in: ladder.directory)
 
+        // A DASH switch names the Representation it goes to.
+        #expect(switches.withTrackedLock { $0.map(\.representation) } == (format == "dash" ? ["v1", "v0"] : [nil, nil]))
         let requests = loader.requests.map(\.url.path)
         #expect(!audioSegments.isEmpty)
         #expect(audioSegments.allSatisfy { segment in requests.filter { $0 == segment }.count == 1 }, "\(requests)")
@@ -272,17 +293,10 @@ import Testing
     func anExactSeekStartsTheAudioAgainAtItsSegmentToo(_ target: Double) async throws {
         let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [Self.specs[0]], segmentSeconds: 1, separateAudio: true) }
         defer { ladder.remove() }
-        let pieces = try Self.pieces(ladder, "v0")
-        let file = ladder.directory.appendingPathComponent("whole-v0.mp4")
-        try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
-        let reference = try await offThePool { try referenceFrames(file) }
-        let clock = ManualClock()
-        let loader = FakeResourceLoader(clock: clock)
+        let reference = try await Self.decodedFrames(of: Self.pieces(ladder, "v0"), in: ladder.directory)
+        let rig = Rig()
+        let (loader, video, audio, player, driver) = (rig.loader, rig.video, rig.audio, rig.player, rig.driver)
         ladder.serve(on: loader, at: Self.base)
-        let video = RecordingVideoSink()
-        let audio = RecordingAudioSink()
-        let player = Player(clock: clock, videoSink: video, audioSink: audio)
-        let driver = ManualClockDriver(clock: clock, players: [player])
         player.replaceCurrentItem(with: PlayerItem(url: Self.base.appendingPathComponent("master.m3u8"), loader: HLSSchedulingLoader(upstream: loader)))
         player.play()
         #expect(await driver.run(upTo: seconds(10)) { video.frames.count >= 20 })
@@ -328,12 +342,9 @@ import Testing
         let spec = six
         let ladder = try await offThePool { try StreamLadder.make(loader: FileLoader(), specs: [spec], segmentSeconds: 1, separateAudio: true) }
         defer { ladder.remove() }
-        let pieces = try Self.pieces(ladder, "v0")
-        let file = ladder.directory.appendingPathComponent("whole-v0.mp4")
-        try (pieces.initSection + pieces.segments.reduce(Data(), +)).write(to: file)
-        let reference = try await offThePool { try referenceFrames(file) }
-        let clock = ManualClock()
-        let loader = FakeResourceLoader(clock: clock)
+        let reference = try await Self.decodedFrames(of: Self.pieces(ladder, "v0"), in: ladder.directory)
+        let rig = Rig()
+        let (loader, video, audio, player, driver) = (rig.loader, rig.video, rig.audio, rig.player, rig.driver)
         ladder.serve(on: loader, at: Self.base)
         for directory in ["v0", "a0"] {
             let text = String(decoding: ladder.files[directory + "/index.m3u8"]!, as: UTF8.self)
@@ -343,10 +354,6 @@ import Testing
         let master = String(decoding: ladder.files["master.m3u8"]!, as: UTF8.self).replacingOccurrences(of: "index.m3u8", with: "live.m3u8")
         let url = Self.base.appendingPathComponent("live-master.m3u8")
         loader.add(Data(master.utf8), at: url)
-        let video = RecordingVideoSink()
-        let audio = RecordingAudioSink()
-        let player = Player(clock: clock, videoSink: video, audioSink: audio)
-        let driver = ManualClockDriver(clock: clock, players: [player])
         // The playlists never change: called stale only after a very long time.
         let scheduling = HLSSchedulingLoader(upstream: loader, tracker: LivePlaylistTracker(staleAfter: 1_000_000))
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: scheduling))
