@@ -138,6 +138,14 @@ public final class ByteStream: AsyncSequence, Sendable {
         return stream
     }
 
+    /// A stream of `range` of `data` (the resource at `url`), delivered at once; a range that
+    /// starts past the end fails as HTTP's 416 does. What a resource held in memory is served as.
+    public static func serving(_ data: Data, url: URL, range: ByteRange, contentType: String?) -> ByteStream {
+        let (stream, continuation) = makeStream(highWaterMark: Swift.max(1 << 20, data.count))
+        continuation.deliver(data, url: url, range: range, contentType: contentType)
+        return stream
+    }
+
     // MARK: - Producing
 
     /// The producer's side of a pushed ``ByteStream``.
@@ -156,6 +164,21 @@ public final class ByteStream: AsyncSequence, Sendable {
         public func finish() { stream.producerFinish(nil) }
         /// Ends the stream with `error`, after the buffered bytes.
         public func finish(throwing error: any Error) { stream.producerFinish(error) }
+
+        /// Delivers `range` of `data` (the resource at `url`) whole and finishes: what
+        /// ``ByteStream/serving(_:url:range:contentType:)`` does, into a stream made before the
+        /// data was known.
+        public func deliver(_ data: Data, url: URL, range: ByteRange, contentType: String?) {
+            let length = Int64(data.count)
+            respond(with: ContentInformation(length: length, contentType: contentType))
+            guard range.offset <= length else {
+                finish(throwing: ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length))
+                return
+            }
+            let end = Swift.min(range.end ?? length, length)
+            if end > range.offset { yield(data.subdata(in: Int(range.offset)..<Int(end))) }
+            finish()
+        }
         /// Whether the consumer has cancelled.
         public var isCancelled: Bool { stream.isCancelled }
         /// Whether a reader waits on the stream with nothing buffered (see ``ByteStream/isReaderWaiting``).

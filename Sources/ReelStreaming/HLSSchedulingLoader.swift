@@ -275,17 +275,7 @@ final class PlaylistsInMemory: StoringResourceLoader, Sendable {
 
     func read(_ url: URL, range: ByteRange) -> ByteStream {
         guard let document = documents[url.absoluteString] else { return upstream.read(url, range: range) }
-        let (stream, continuation) = ByteStream.makeStream(highWaterMark: max(1 << 20, document.count))
-        let length = Int64(document.count)
-        continuation.respond(with: ContentInformation(length: length, contentType: "application/vnd.apple.mpegurl"))
-        guard range.offset <= length else {
-            continuation.finish(throwing: ResourceLoaderError.rangeNotSatisfiable(url: url, range: range, length: length))
-            return stream
-        }
-        let end = min(range.end ?? length, length)
-        if end > range.offset { continuation.yield(document.subdata(in: Int(range.offset)..<Int(end))) }
-        continuation.finish()
-        return stream
+        return ByteStream.serving(document, url: url, range: range, contentType: "application/vnd.apple.mpegurl")
     }
 
     var unstored: any ResourceLoader {

@@ -67,7 +67,7 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         let key = url.absoluteString
         let isManifest = key == manifest.absoluteString
         let (known, failure) = state.withTrackedLock { state in (state.documents?[key], state.failure) }
-        if let known { return MemoryLoader.serve(known, url: url, range: range, contentType: Self.playlistType) }
+        if let known { return ByteStream.serving(known, url: url, range: range, contentType: Self.playlistType) }
         if isManifest, let failure {
             // Refused once is refused: the manifest is not read again.
             let (stream, continuation) = ByteStream.makeStream()
@@ -86,8 +86,7 @@ final class DASHAsHLS: ResourceLoader, Sendable {
         let task = Task {
             do {
                 let documents = try await self.translate()
-                MemoryLoader.deliver(documents[key] ?? Data(), url: url, range: range, contentType: Self.playlistType,
-                                     to: continuation)
+                continuation.deliver(documents[key] ?? Data(), url: url, range: range, contentType: Self.playlistType)
             } catch {
                 continuation.finish(throwing: error)
             }
