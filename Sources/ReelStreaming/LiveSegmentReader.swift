@@ -369,11 +369,12 @@ public struct LiveSegmentReader: Sendable {
                 defer { audioFetch?.cancel() }
                 // A section's first segment arrives beside its init section (as FFmpeg's HLS
                 // demuxer has the head start read them); it is never one that may be abandoned.
-                let prefetched: Task<Data, any Error>? = needed != nil && needed != state.initSent ? Task { [self] in
+                let initToSend = needed.flatMap { $0 != state.initSent ? $0 : nil }
+                let prefetched: Task<Data, any Error>? = initToSend == nil ? nil : Task { [self] in
                     try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
-                } : nil
+                }
                 defer { prefetched?.cancel() }
-                if let needed, needed != state.initSent {
+                if let needed = initToSend {
                     // The audio's init section (read once) arrives beside the video's.
                     let audioInit = state.audio.flatMap { $0.initBytes == nil ? readAudioInit($0) : nil }
                     defer { audioInit?.cancel() }
@@ -644,26 +645,32 @@ public struct LiveSegmentReader: Sendable {
         }
         if !video.isFinal {
             var run = AudioRun(playlist: playlist, segments: [], initSection: initSection, videoStarts: [:])
-            run.listed = Dictionary(parsed.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
+            run.listed = Self.bySequence(parsed)
             run.targetDuration = max(0.1, parsed.targetDuration ?? video.targetDuration)
             return run
         }
-        var start = 0.0
-        let segments = parsed.segments.map { segment -> (HLSMediaPlaylist.Part, Double) in
-            defer { start += segment.duration }
-            return (segment.resource, start)
-        }
-        var videoStart = 0.0
-        var videoStarts: [Int64: Double] = [:]
-        for segment in video.segments {
-            videoStarts[segment.sequence] = videoStart
-            videoStart += segment.duration
-        }
+        let segments = Array(zip(parsed.segments.map(\.resource), Self.starts(parsed.segments.map(\.duration))))
+        let videoStarts = Dictionary(zip(video.segments.map(\.sequence), Self.starts(video.segments.map(\.duration))),
+                                     uniquingKeysWith: { $1 })
         var run = AudioRun(playlist: playlist, segments: segments, initSection: initSection, videoStarts: videoStarts)
         if let startTime, let held = Self.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
             run.next = held.index
         }
         return run
+    }
+
+    /// Where each of consecutive segments of `durations` starts, the first at 0.
+    static func starts(_ durations: [Double]) -> [Double] {
+        var start = 0.0
+        return durations.map { duration in
+            defer { start += duration }
+            return start
+        }
+    }
+
+    /// A playlist's segments by media sequence number.
+    private static func bySequence(_ playlist: HLSMediaPlaylist) -> [Int64: HLSMediaPlaylist.Part] {
+        Dictionary(playlist.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
     }
 
     /// The audio rendition's playlist: through the cache when it has an end (it never
@@ -689,8 +696,7 @@ public struct LiveSegmentReader: Sendable {
             state.output.setIdle(true)
             try await sleep(audio.targetDuration / 2)
             state.output.setIdle(false)
-            let parsed = try await readAudioPlaylist(audio.playlist, stored: false)
-            listed = Dictionary(parsed.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
+            listed = Self.bySequence(try await readAudioPlaylist(audio.playlist, stored: false))
             observer?(.playlist(url: audio.playlist, changed: listed[sequence] != nil, at: now()))
         }
         audio.listed = listed
