@@ -172,6 +172,44 @@ PY
     audio-truncated.flac)
         ff -f lavfi -i sine=r=44100:d=2 -c:a flac "$work/t.flac"
         head -c $(( $(stat -c%s "$work/t.flac") / 2 )) "$work/t.flac" > "$target" ;;
+    # The audio cases that mutagen's GPL test files covered until they left the corpus.
+    audio-wav-16k-u8.wav)           # 8-bit unsigned PCM at 16 kHz, 2 s
+        ff -f lavfi -i sine=r=16000:d=2 -c:a pcm_u8 "$target" ;;
+    audio-m4b-chapters.m4b)         # an audiobook: AAC with a chapter (text) track and Nero chapters
+        printf ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1500\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1500\nEND=3000\ntitle=Two\n' > "$work/chapters.txt"
+        ff -f lavfi -i sine=r=44100:d=3 -i "$work/chapters.txt" -map 0:a -map_chapters 1 -c:a aac -f ipod "$target" ;;
+    audio-flac-16bit.flac)
+        ff -f lavfi -i sine=r=44100:d=1 -c:a flac -sample_fmt s16 "$target" ;;
+    audio-flac-cover.flac)          # a FLAC with a PNG picture block
+        ff -f lavfi -i testsrc2=s=64x64:d=1 -frames:v 1 "$work/cover.png"
+        ff -f lavfi -i sine=r=44100:d=1 -i "$work/cover.png" -map 0:a -map 1:v -c:a flac -c:v png \
+            -disposition:v attached_pic "$target" ;;
+    audio-aac.m4a)                  # AAC in M4A, the encoder's priming behind an edit list
+        ff -f lavfi -i sine=r=44100:d=1 -c:a aac "$target" ;;
+    audio-alac.m4a)
+        ff -f lavfi -i sine=r=44100:d=1 -c:a alac "$target" ;;
+    audio-vorbis.ogg)
+        ff -f lavfi -i sine=r=44100:d=1 -c:a libvorbis "$target" ;;
+    audio-mp3-cbr-lame.mp3)         # 0.1 s CBR with the encoder's Xing/LAME header
+        ff -f lavfi -i sine=r=44100:d=0.1 -c:a libmp3lame -b:a 128k "$target" ;;
+    audio-mp3-mpeg2-24k.mp3)        # MPEG-2 layer 3
+        ff -f lavfi -i sine=r=24000:d=1 -c:a libmp3lame -b:a 64k "$target" ;;
+    audio-mp3-mpeg25-12k.mp3)       # MPEG-2.5 layer 3
+        ff -f lavfi -i sine=r=12000:d=1 -c:a libmp3lame -b:a 32k "$target" ;;
+    audio-aiff-8k-mono.aif)
+        ff -f lavfi -i sine=r=8000:d=1 -c:a pcm_s16be "$target" ;;
+    audio-aiff-8k-4ch.aif)
+        ff -f lavfi -i sine=r=8000:d=1 -af "pan=4.0|c0=c0|c1=c0|c2=c0|c3=c0" -c:a pcm_s16be "$target" ;;
+    audio-aiff-11k-s8.aif)
+        ff -f lavfi -i sine=r=11025:d=2 -c:a pcm_s8 "$target" ;;
+    audio-ac3.ac3)
+        ff -f lavfi -i sine=r=44100:d=1 -ac 2 -c:a ac3 "$target" ;;
+    audio-eac3.eac3)
+        ff -f lavfi -i sine=r=44100:d=1 -ac 2 -c:a eac3 "$target" ;;
+    audio-wavpack.wv)
+        ff -f lavfi -i sine=r=44100:d=1 -c:a wavpack "$target" ;;
+    audio-wma2.wma)                 # WMA v2 in ASF
+        ff -f lavfi -i sine=r=44100:d=1 -c:a wmav2 "$target" ;;
     *) echo "corpus-generate.sh: no clip named $name" >&2; return 1 ;;
     esac
 }
@@ -182,7 +220,11 @@ all=(late-audio-100ms.mp4 late-audio-67ms.mp4 late-audio-43ms.mkv late-audio-pri
      truncated-60pc.mp4 truncated-60pc.mkv truncated-60pc.ts start-3of30.avi start-3of30-pcm.avi duration0-5frames.mp4
      audio-wav-80k-20samples.wav audio-wav-8k.wav audio-wav-11025-u8.wav audio-wav-192k-s32.wav
      audio-wav-384k-f32.wav audio-wav-96k-s24-6ch.wav audio-flac-24bit-96k.flac audio-m4b-cut-after-moov.m4b
-     audio-opus.ogg audio-mp3-vbr.mp3 audio-truncated.flac)
+     audio-opus.ogg audio-mp3-vbr.mp3 audio-truncated.flac
+     audio-wav-16k-u8.wav audio-m4b-chapters.m4b audio-flac-16bit.flac audio-flac-cover.flac audio-aac.m4a
+     audio-alac.m4a audio-vorbis.ogg audio-mp3-cbr-lame.mp3 audio-mp3-mpeg2-24k.mp3 audio-mp3-mpeg25-12k.mp3
+     audio-aiff-8k-mono.aif audio-aiff-8k-4ch.aif audio-aiff-11k-s8.aif audio-ac3.ac3 audio-eac3.eac3
+     audio-wavpack.wv audio-wma2.wma)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 for name in "${names[@]}"; do

@@ -34,14 +34,16 @@ struct RealWorldCorpusTests {
         Item(source: .committed("files/shaka/video.ts"), audioOnly: false),                    // MPEG-TS starting at 57.4 s
         Item(source: .committed("files/mp4parser/MOV00006.3gp"), audioOnly: false),            // a phone's 3GP: H.263 + AMR
         Item(source: .committed("files/flac/subset-63-24bit.flac"), audioOnly: true),
-        Item(source: .committed("files/mutagen/silence-2s-PCM-16000-08-notags.wav"), audioOnly: true),
-        Item(source: .committed("files/mutagen/ep7.m4b"), audioOnly: true),
         // Generated: the cases of issue 22.
         Item(source: .generated("late-audio-100ms.mp4"), audioOnly: false),
         Item(source: .generated("editlist-midgop.mp4"), audioOnly: false),
         Item(source: .generated("start-3of30.avi"), audioOnly: false),
         Item(source: .generated("duration0-5frames.mp4"), audioOnly: false),
         Item(source: .generated("audio-wav-80k-20samples.wav"), audioOnly: true),
+        // Generated in place of GPL files that left the corpus: 8-bit unsigned PCM at 16 kHz, an
+        // M4B with a chapter track.
+        Item(source: .generated("audio-wav-16k-u8.wav"), audioOnly: true),
+        Item(source: .generated("audio-m4b-chapters.m4b"), audioOnly: true),
     ]
 
     static let corpus = ReelBinary.packageRoot.appendingPathComponent("corpus")
