@@ -13,6 +13,18 @@ public enum TerminalInputEvent: Sendable, Hashable {
     /// A DECRPM reply (`ESC[?mode;value$y`), such as the answer to
     /// ``TerminalControl/querySynchronizedOutput``: value 1 or 2 means supported, 0 or 4 not.
     case modeReport(mode: Int, value: Int)
+    /// A kitty graphics protocol reply (`ESC_Gi=id;message ESC\`), such as the answer to
+    /// ``TerminalGraphicsQueries/kittyGraphics``: `OK`, or an error code and its text.
+    case kittyGraphicsReply(id: Int, message: String)
+    /// The primary device attributes (DA1, `ESC[?62;4;…c`), the reply to
+    /// ``TerminalGraphicsQueries/primaryDeviceAttributes``; attribute 4 is sixel graphics.
+    case deviceAttributes([Int])
+    /// An XTSMGRAPHICS reply (`ESC[?item;status;values…S`): item 1 colour registers,
+    /// 2 the sixel geometry (width;height in pixels); status 0 is success.
+    case graphicsAttribute(item: Int, status: Int, values: [Int])
+    /// A window-ops pixel size report: `ESC[6;h;wt` (one cell, `cell` true) or
+    /// `ESC[4;h;wt` (the text area).
+    case pixelSize(cell: Bool, width: Int, height: Int)
 }
 
 /// A key event.

@@ -17,6 +17,8 @@ public struct TerminalInputParser: Sendable {
 
     /// The longest sequence the parser waits for; anything longer is discarded as garbage.
     public static let maximumSequenceLength = 64
+    /// The longest application program command (a kitty graphics reply) it waits for.
+    public static let maximumStringLength = 1024
 
     /// Creates a parser with nothing pending.
     public init() {}
@@ -42,7 +44,8 @@ public struct TerminalInputParser: Sendable {
         while i < pending.count {
             switch Self.parse(pending, at: i, final: final) {
             case .incomplete:
-                if pending.count - i > Self.maximumSequenceLength {
+                let apc = pending.count > i + 1 && pending[i] == 0x1B && pending[i + 1] == UInt8(ascii: "_")
+                if pending.count - i > (apc ? Self.maximumStringLength : Self.maximumSequenceLength) {
                     i = pending.count  // garbage: drop it
                 }
                 pending.removeFirst(i)
@@ -116,6 +119,8 @@ public struct TerminalInputParser: Sendable {
         switch b[i + 1] {
         case UInt8(ascii: "["):
             return parseCSI(b, at: i, final: final)
+        case UInt8(ascii: "_"):
+            return parseAPC(b, at: i, final: final)
         case UInt8(ascii: "O"):
             guard i + 2 < b.count else {
                 return final ? .consumed(2, [key(.character("O"), [.alt])]) : .incomplete
@@ -167,6 +172,34 @@ public struct TerminalInputParser: Sendable {
             j += 1
         }
         return final ? .consumed(b.count - i, []) : .incomplete
+    }
+
+    /// An application program command, `ESC _ … ESC \` (or BEL): the kitty graphics
+    /// protocol's replies (`ESC_Gi=31;OK ESC\`). Other commands are skipped. Without its end
+    /// and nothing more coming (`final`), `ESC _` was Alt-underscore.
+    private static func parseAPC(_ b: [UInt8], at i: Int, final: Bool) -> Step {
+        var j = i + 2
+        while j < b.count {
+            let end = b[j] == 0x07 ? 1 : (b[j] == 0x1B && j + 1 < b.count && b[j + 1] == UInt8(ascii: "\\") ? 2 : 0)
+            if b[j] == 0x1B && j + 1 >= b.count && !final { return .incomplete }
+            if end > 0 {
+                return .consumed(j - i + end, kittyReply(Array(b[(i + 2)..<j])).map { [$0] } ?? [])
+            }
+            j += 1
+        }
+        return final ? .consumed(2, [key(.character("_"), [.alt])]) : .incomplete
+    }
+
+    /// `Gkey=value,…;message` → the reply's image id and message.
+    private static func kittyReply(_ body: [UInt8]) -> TerminalInputEvent? {
+        guard body.first == UInt8(ascii: "G") else { return nil }
+        let text = String(decoding: body.dropFirst(), as: UTF8.self)
+        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        var id = 0
+        for pair in parts[0].split(separator: ",") where pair.hasPrefix("i=") {
+            id = Int(pair.dropFirst(2)) ?? 0
+        }
+        return .kittyGraphicsReply(id: id, message: parts.count > 1 ? String(parts[1]) : "")
     }
 
     /// The parameters of a CSI sequence: an optional private marker, `;`-separated fields
@@ -232,6 +265,13 @@ public struct TerminalInputParser: Sendable {
             return [.keyboardFlags(KittyKeyboardFlags(rawValue: p.value(0, default: 0)))]
         case (UInt8(ascii: "?"), UInt8(ascii: "y")) where p.intermediates == [UInt8(ascii: "$")]:
             return [.modeReport(mode: p.value(0, default: 0), value: p.value(1, default: 0))]
+        case (UInt8(ascii: "?"), UInt8(ascii: "c")):
+            return [.deviceAttributes(p.fields.map { $0.first.flatMap { $0 } ?? 0 })]
+        case (UInt8(ascii: "?"), UInt8(ascii: "S")) where p.fields.count >= 2:
+            return [.graphicsAttribute(item: p.value(0, default: 0), status: p.value(1, default: 0),
+                                       values: p.fields.dropFirst(2).map { $0.first.flatMap { $0 } ?? 0 })]
+        case (nil, UInt8(ascii: "t")) where p.fields.count == 3 && [4, 6].contains(p.value(0, default: 0)):
+            return [.pixelSize(cell: p.value(0, default: 0) == 6, width: p.value(2, default: 0), height: p.value(1, default: 0))]
         case (nil, _):
             break
         default:

@@ -41,7 +41,7 @@ private let cases: [(String, [TerminalInputEvent])] = [
     ("\u{1B}[I", [.focus(true)]), ("\u{1B}[O", [.focus(false)]),
     ("\u{1B}[?3u", [.keyboardFlags([.disambiguateEscapeCodes, .reportEventTypes])]),
     ("\u{1B}[?2026;2$y", [.modeReport(mode: 2026, value: 2)]),
-    ("\u{1B}[?1;2cx", [key(.character("x"))]),  // device attributes reply
+    ("\u{1B}[?1;2cx", [.deviceAttributes([1, 2]), key(.character("x"))]),  // device attributes reply (DA1)
     ("\u{1B}[200~", []),
 ]
 

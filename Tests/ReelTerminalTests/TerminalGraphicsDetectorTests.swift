@@ -1,0 +1,113 @@
+import Testing
+import ReelTerminal
+
+@Suite struct TerminalGraphicsDetectorTests {
+    private static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+    private let window = TerminalGraphicsDetector.Window(columns: 80, rows: 24, pixelWidth: 0, pixelHeight: 0)
+
+    /// Feeds what a terminal answers, through the parser, to a detector that has queried.
+    private func detect(_ answers: String, request: TerminalGraphicsRequest = .auto, environment: [String: String] = [:],
+                        window: TerminalGraphicsDetector.Window? = nil) -> TerminalGraphics? {
+        var detector = TerminalGraphicsDetector(request: request, environment: environment, window: window ?? self.window)
+        guard case .query = detector.start() else { return detector.decision }
+        var parser = TerminalInputParser()
+        var decided: TerminalGraphics?
+        for event in parser.feed(Self.bytes(answers)) {
+            if let d = detector.receive(event) { decided = d }
+        }
+        return decided
+    }
+
+    @Test func theParserReadsEveryReplyToTheQueries() {
+        var parser = TerminalInputParser()
+        let events = parser.feed(Self.bytes("\u{1B}_Gi=31;OK\u{1B}\\\u{1B}[?2;0;1000;1000S\u{1B}[6;20;10t\u{1B}[4;480;800t\u{1B}[?63;1;2;4;22c"))
+        #expect(events == [.kittyGraphicsReply(id: 31, message: "OK"),
+                           .graphicsAttribute(item: 2, status: 0, values: [1000, 1000]),
+                           .pixelSize(cell: true, width: 10, height: 20),
+                           .pixelSize(cell: false, width: 800, height: 480),
+                           .deviceAttributes([63, 1, 2, 4, 22])])
+    }
+
+    @Test func aKittyReplySplitAcrossReadsIsOneEventAndKeysAfterItStayKeys() {
+        var parser = TerminalInputParser()
+        #expect(parser.feed(Self.bytes("\u{1B}_Gi=31;ENOTSUPPORTED:no")).isEmpty)
+        #expect(parser.feed(Self.bytes("pe\u{1B}")).isEmpty)
+        #expect(parser.feed(Self.bytes("\\q")) == [.kittyGraphicsReply(id: 31, message: "ENOTSUPPORTED:nope"),
+                                                      .key(TerminalKeyEvent(.character("q")))])
+        // Alt-underscore alone, resolved by the timeout, is still a key.
+        #expect(parser.feed(Self.bytes("\u{1B}_")).isEmpty)
+        #expect(parser.flush() == [.key(TerminalKeyEvent(.character("_"), modifiers: [.alt]))])
+    }
+
+    @Test func kittyWinsWhenItAnswersWithTheCellSizeFromTheWindow() {
+        let window = TerminalGraphicsDetector.Window(columns: 100, rows: 40, pixelWidth: 900, pixelHeight: 720)
+        let choice = detect("\u{1B}_Gi=31;OK\u{1B}\\\u{1B}[?62;22c", window: window)
+        #expect(choice?.output == .kitty)
+        #expect(choice?.cellWidth == 9 && choice?.cellHeight == 18)
+        #expect(choice?.reason.contains("TIOCGWINSZ") == true)
+    }
+
+    @Test func sixelFromDA1WithItsGeometryAndTheCellFromCSI16t() {
+        let choice = detect("\u{1B}[?2;0;1000;800S\u{1B}[6;13;6t\u{1B}[?63;1;2;3;4;6;9;15;16;22;28;29c")
+        #expect(choice?.output == .sixel)
+        #expect(choice?.cellWidth == 6 && choice?.cellHeight == 13)
+        #expect(choice.flatMap { $0.sixelLimit.map { [$0.width, $0.height] } } == [1000, 800])
+        #expect(choice?.reason.contains("lists sixel") == true)
+    }
+
+    @Test func attributeFourIsOnlySixelAfterTheDeviceClass() {
+        // A VT class of 4 would be nonsense, but the first number is the class, not an attribute.
+        #expect(detect("\u{1B}[6;20;10t\u{1B}[?4;1;2c")?.output == .cells)
+        #expect(detect("\u{1B}[6;20;10t\u{1B}[?62;1;2;6;22c")?.output == .cells)
+    }
+
+    @Test func aTerminalWithoutGraphicsOrWithoutACellSizeGetsCells() {
+        let plain = detect("\u{1B}[?62;22c")
+        #expect(plain?.output == .cells)
+        #expect(plain?.reason.contains("no answer to the kitty graphics query") == true)
+        // Sixel listed, but no pixel size anywhere: cells, and the reason says so.
+        let sizeless = detect("\u{1B}[?63;4c")
+        #expect(sizeless?.output == .cells)
+        #expect(sizeless?.reason.contains("no cell size") == true)
+        // A refused kitty query is no kitty.
+        #expect(detect("\u{1B}_Gi=31;EINVAL:bad\u{1B}\\\u{1B}[6;20;10t\u{1B}[?62c")?.output == .cells)
+    }
+
+    @Test func aTerminalThatAnswersNothingGetsCellsAtTheTimeout() {
+        var detector = TerminalGraphicsDetector(request: .auto, environment: [:], window: window)
+        #expect(detector.start() == .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelGeometry
+                                           + TerminalGraphicsQueries.cellPixelSize + TerminalGraphicsQueries.primaryDeviceAttributes))
+        let choice = detector.timedOut()
+        #expect(choice.output == .cells)
+        #expect(choice.reason.contains("timeout"))
+        // A late answer changes nothing.
+        #expect(detector.receive(.deviceAttributes([63, 4])) == nil)
+        #expect(detector.decision == choice)
+    }
+
+    @Test func insideTmuxOrScreenAutoIsCellsWithoutAsking() {
+        for environment in [["TMUX": "/tmp/tmux-0/default,1,0"], ["STY": "12.pts-0"], ["TERM": "tmux-256color"]] {
+            var detector = TerminalGraphicsDetector(request: .auto, environment: environment, window: window)
+            guard case .decided(let choice) = detector.start() else {
+                Issue.record("queried inside a multiplexer")
+                continue
+            }
+            #expect(choice.output == .cells)
+            #expect(choice.reason.contains("inside"))
+        }
+    }
+
+    @Test func aForcedOutputIsKeptAndAssumesACellWhenNoneIsSaid() {
+        var detector = TerminalGraphicsDetector(request: .sixel, environment: ["TMUX": "x"], window: window)
+        guard case .query = detector.start() else {
+            Issue.record("a forced output did not query for the cell size")
+            return
+        }
+        let choice = detector.timedOut()
+        #expect(choice.output == .sixel)
+        #expect(choice.cellWidth == TerminalGraphicsDetector.assumedCell.width)
+        #expect(detect("\u{1B}[?62c", request: .kitty)?.output == .kitty)
+        var cells = TerminalGraphicsDetector(request: .cells, environment: [:], window: window)
+        #expect(cells.start() == .decided(.cells("asked for with --graphics cells")))
+    }
+}
