@@ -65,6 +65,12 @@ let package = Package(
             providers: [.apt(["nettle-dev"])]
         ),
         .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
             name: "CArgon2",
             path: "Sources/CArgon2",
             pkgConfig: "libargon2",
@@ -147,7 +153,7 @@ let package = Package(
         // sanitising and widths, the input parser, the key-hold heuristic.
         .target(
             name: "ReelTerminal",
-            dependencies: ["ReelCore", "ReelThreads", "ReelMedia", "ReelFeed"],
+            dependencies: ["ReelCore", "ReelThreads", "ReelMedia", "ReelFeed", "CZlib"],
             exclude: ["README.md"]
         ),
 

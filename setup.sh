@@ -35,6 +35,8 @@ packages=(
     # Digests (ReelDigest): MD5 for the cache's names, SHA-256 for tokens. libavformat-dev
     # pulls it in through GnuTLS already; named here because Reel links it itself.
     nettle-dev
+    # zlib (CZlib): the terminal renderer sends kitty graphics frames compressed (o=z).
+    zlib1g-dev
 )
 
 missing=()
