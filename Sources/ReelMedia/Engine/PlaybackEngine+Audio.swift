@@ -4,7 +4,8 @@ import ReelCore
 extension PlaybackEngine {
     /// The audio device may consume (time runs) or must play silence. Push sinks (files, null,
     /// recorders) take a block each time the clock passes its due time: a steady pace in real
-    /// time and in simulated time alike.
+    /// time and in simulated time alike. A stop lets the ring fade out what sounds: a pulling
+    /// device plays the fade in its next callback; a push sink is handed it by one more step.
     func runAudioLocked(_ run: Bool, _ state: inout EngineState, now: MediaTime) {
         guard let ring, let sink = audioSink else { return }
         ring.setRunning(run)
@@ -13,9 +14,32 @@ extension PlaybackEngine {
         state.audioStepAction?.cancel()
         state.audioStepAction = nil
         state.audioStepStart = nil
-        guard run else { return }
+        guard run else {
+            if ring.isSounding {
+                state.audioStepAction = clock.schedule(at: now) { [weak self] in self?.audioFadeOutStep() }
+            }
+            return
+        }
         state.audioStepStart = (now, 0)
         scheduleAudioStepLocked(&state)
+    }
+
+    /// A push sink's fade-out after a stop: the ramp's frames, handed over as a device would
+    /// play them, and nothing after (the sink's file holds no silence for a pause).
+    private func audioFadeOutStep() {
+        guard let ring, let sink = audioSink else { return }
+        let stillStopped = monitor.update { state -> Bool in
+            state.audioStepAction = nil
+            return !state.closing && state.audioStepStart == nil
+        }
+        guard stillStopped, ring.rampFrames > 0 else { return }
+        var block = [Float](repeating: 0, count: ring.rampFrames * sink.format.channels)
+        let taken = block.withUnsafeMutableBufferPointer { buffer in
+            ring.consume(into: buffer.baseAddress!, frames: ring.rampFrames, hostNanos: Self.nanoseconds(clock.now))
+        }
+        if taken > 0 { sink.write(Array(block.prefix(taken * sink.format.channels))) }
+        // Room in the ring: the renderer looks again.
+        monitor.update { _ in }
     }
 
     private func scheduleAudioStepLocked(_ state: inout EngineState) {

@@ -12,6 +12,8 @@ private struct AudioDecodeState {
     var packetsSinceOutput = 0
     var produced = false
     var gaveUp = false
+    /// The serial decodes from the stream's start (no seek window to trim to).
+    var fromStreamStart = false
 }
 
 extension PlaybackEngine {
@@ -54,7 +56,7 @@ extension PlaybackEngine {
             if entry.serial != state.serial {
                 decoder.flush()
                 resampler.reset()
-                state = AudioDecodeState(serial: entry.serial, discardUntil: discardUntil)
+                state = AudioDecodeState(serial: entry.serial, discardUntil: discardUntil, fromStreamStart: discardUntil == nil)
             }
             if state.gaveUp { continue }
             guard let packet = entry.packet else {
@@ -118,6 +120,7 @@ extension PlaybackEngine {
             state.discardUntil = nil
         }
         guard !samples.isEmpty else { return true }
+        let ownStart = state.fromStreamStart && !state.produced
         state.produced = true
         let chunk = AudioChunk(samples: samples, pts: pts, serial: serial, channels: channels, sampleRate: rate)
         let capacity = configuration.audioQueueDuration
@@ -127,6 +130,7 @@ extension PlaybackEngine {
             guard !engine.closing, engine.serial == serial else { return false }
             engine.audioChunks.append(chunk)
             engine.audioChunksDuration = engine.audioChunksDuration + chunk.duration
+            if ownStart, engine.itemAudioStart == nil { engine.itemAudioStart = pts }
             if engine.firstAudioSerial != serial {
                 engine.firstAudioSerial = serial
                 engine.firstAudioTime = pts

@@ -58,6 +58,11 @@ struct EngineState: Sendable {
     var audioEndedSerial = -1
     /// The first audio time of `firstAudioSerial`, from the audio decoder.
     var firstAudioTime: MediaTime?
+    /// The time of the item's own first audio sample (decoded from the stream's start, nothing
+    /// trimmed), from the audio decoder: audio that starts there plays the item's own first
+    /// sample as it is, with no ramp (its own edge, as its end is); any other start is a cut
+    /// and fades in.
+    var itemAudioStart: MediaTime?
     var firstAudioSerial = -1
 
     // MARK: Audio rendering (the owner sets the pace; the renderer writes the rest)

@@ -150,7 +150,8 @@ final class PlaybackEngine: Sendable {
         if let audioSink {
             let format = audioSink.format
             let frames = Int((configuration.audioRingDuration.seconds * Double(format.sampleRate)).rounded(.up))
-            ring = AudioRing(channels: format.channels, capacity: max(2048, frames), sampleRate: format.sampleRate)
+            ring = AudioRing(channels: format.channels, capacity: max(2048, frames), sampleRate: format.sampleRate,
+                             rampFrames: AudioRing.rampFrames(sampleRate: format.sampleRate))
         } else {
             ring = nil
         }
@@ -176,7 +177,7 @@ final class PlaybackEngine: Sendable {
             let worker = monitor.register("audio-render")
             spawn("reel.audio-render") { [self] in
                 // Made here: the renderer's state belongs to this thread alone.
-                let renderer = AudioRenderer(ring: ring, format: audioSink.format, pullMode: audioSink.mode == .pull,
+                let renderer = AudioRenderer(ring: ring, format: audioSink.format, mode: audioSink.mode,
                                              deviceLatency: audioSink.latency)
                 renderer.run(engine: self, worker: worker)
             }

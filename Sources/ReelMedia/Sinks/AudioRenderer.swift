@@ -37,15 +37,22 @@ final class AudioRenderer {
     private var finished = false
     private var segment: AudioSegment?
 
-    /// Frames of the old audio a rate or volume change leaves to play: one device buffer
-    /// (none for push sinks, which take their blocks only when the clock says so).
+    /// Frames of the old audio a rate or volume change leaves to play: one device buffer (a
+    /// push sink's block), and at least the ring's ramp, which fades them out.
     let keepOnFlush: Int
 
-    init(ring: AudioRing, format: AudioFormat, pullMode: Bool, deviceLatency: MediaTime) {
+    init(ring: AudioRing, format: AudioFormat, mode: AudioSinkMode, deviceLatency: MediaTime) {
         self.ring = ring
         self.format = format
-        self.pullMode = pullMode
-        keepOnFlush = pullMode ? Int((deviceLatency.seconds * Double(format.sampleRate)).rounded(.up)) : 0
+        pullMode = mode == .pull
+        // A pull device's buffer, or a push sink's block: the jump then falls at the end of
+        // what the consumer takes next, and the new audio has until its following take to be
+        // written (the skipped frames are the consumer's until it jumps).
+        let buffer = switch mode {
+        case .pull: Int((deviceLatency.seconds * Double(format.sampleRate)).rounded(.up))
+        case .push(let blockFrames): blockFrames
+        }
+        keepOnFlush = max(ring.rampFrames, buffer)
         minimumRoom = min(512, ring.capacity / 4)
         source = SourceLog(channels: format.channels, sampleRate: format.sampleRate)
     }
@@ -116,7 +123,8 @@ final class AudioRenderer {
     private func takeJob(_ state: inout EngineState, engine: PlaybackEngine) -> Job {
         if state.closing || state.failure != nil { return .stop }
         if state.serial != serial {
-            ring.flush()
+            // A seek: the old audio fades out over the ring's ramp if it is sounding.
+            ring.flush(keeping: ring.rampFrames, discardWhenSilent: true)
             state.rendererBacklog = 0
             state.audioSegments.removeAll { $0.serial != state.serial }
             engine.scheduleStepLocked(&state, at: engine.clock.now)
@@ -135,6 +143,10 @@ final class AudioRenderer {
             guard chunk.serial == serial else { continue }
             if segment == nil {
                 let lead = leadingSilence(before: chunk, startingAt: start, upTo: state.machine.configuration.discontinuity)
+                // The item's own first sample plays as it is; a start anywhere else fades in.
+                if let own = state.itemAudioStart, chunk.pts <= own + MediaTime(value: 1, timescale: 1000) {
+                    ring.markUnramped(at: ring.writePosition)
+                }
                 startSegmentLocked(&state, pts: lead?.pts ?? chunk.pts)
                 if let lead {
                     chunks.append(lead)

@@ -1,3 +1,4 @@
+import Foundation
 import ReelCore
 import Synchronization
 
@@ -22,6 +23,14 @@ import Synchronization
 ///
 /// What the consumer took last — where it started, how much, and the host time — is
 /// published through a sequence lock, from which the owner derives the audio clock.
+///
+/// **Ramps** (no clicks): the sound never starts or stops mid-waveform. The consumer keeps a
+/// gain level that follows a precomputed raised-cosine table (`rampFrames` long, made at init):
+/// up from silence when told to run, down to silence over the next `rampFrames` frames when
+/// told to stop (it goes on consuming only for that), and down to silence before a jump, then
+/// up from it after (a flush keeps the frames to fade over; see ``flush(keeping:discardWhenSilent:)``).
+/// What the consumer does with them is a table lookup and one multiply per sample, only while a
+/// ramp runs; everything that decides a ramp (running, the jump) is set by the other side.
 ///
 /// Checked `Sendable`: its indices are atomics and its samples a ``SampleBuffer`` (raw
 /// memory, ordered by those atomics), so the callback path stays lock- and allocation-free.
@@ -55,12 +64,33 @@ final class AudioRing: Sendable {
 
     private let underrunCount = Atomic<Int>(0)
 
+    /// Frames a start or a stop is ramped over (0: none).
+    let rampFrames: Int
+    /// `rampFrames + 1` gains, 0 to 1 on a raised cosine.
+    private let ramp: SampleBuffer
+    /// The consumer's own: where on `ramp` the next frame's gain is (`rampFrames`: full).
+    private let level = Atomic<Int>(0)
+    /// The pending jump is a seek's: a consumer that is silent skips the frames kept before it.
+    private let jumpDiscardable = Atomic<Bool>(false)
+    /// Where the item's own first sample is written (the producer's; -1: nowhere): a start
+    /// there is the item's own edge and plays at full level.
+    private let unrampedAt = Atomic<Int>(-1)
+
     /// Frames per second (for timing a report inside a buffer).
     let sampleRate: Int
 
-    init(channels: Int, capacity minimum: Int, sampleRate: Int = 48_000) {
+    /// The raised-cosine ramp Reel uses at every start and stop: 5 ms.
+    static func rampFrames(sampleRate: Int) -> Int { max(1, sampleRate / 200) }
+
+    init(channels: Int, capacity minimum: Int, sampleRate: Int = 48_000, rampFrames: Int = 0) {
         self.channels = channels
         self.sampleRate = sampleRate
+        self.rampFrames = max(0, rampFrames)
+        ramp = SampleBuffer(count: self.rampFrames + 1)
+        for k in 0...self.rampFrames {
+            let x = self.rampFrames == 0 ? 1 : Double(k) / Double(self.rampFrames)
+            ramp.base[k] = Float(0.5 - 0.5 * cos(Double.pi * x))
+        }
         var size = 1
         while size < minimum { size <<= 1 }
         capacity = size
@@ -95,11 +125,13 @@ final class AudioRing: Sendable {
     }
 
     /// A flush: the consumer plays at most `keeping` more frames of what was written (fewer if
-    /// there are fewer; none for a seek), then goes on at what is written from now on.
-    /// Returns where the old audio stops and where the new audio starts. A flush while an
-    /// earlier one has not been reached keeps the earlier stopping point.
+    /// there are fewer), fading them out over their last `rampFrames`, then goes on at what is
+    /// written from now on, fading in. Returns where the old audio stops and where the new
+    /// audio starts. A flush while an earlier one has not been reached keeps the earlier
+    /// stopping point. `discardWhenSilent` (a seek): a consumer that is not sounding skips the
+    /// kept frames (nothing to fade), instead of playing them when it runs again.
     @discardableResult
-    func flush(keeping margin: Int = 0) -> (stop: Int, start: Int) {
+    func flush(keeping margin: Int = 0, discardWhenSilent: Bool = false) -> (stop: Int, start: Int) {
         let end = written.load(ordering: .relaxed)
         let reached = consumed.load(ordering: .acquiring)
         let pendingFrom = jumpFrom.load(ordering: .relaxed)
@@ -108,10 +140,17 @@ final class AudioRing: Sendable {
             ? pendingFrom
             : min(end, max(reached, pendingTo) + max(0, margin))
         finished.store(false, ordering: .relaxed)
+        jumpDiscardable.store(discardWhenSilent, ordering: .relaxed)
         // `jumpTo` first: a consumer that sees the new stopping point sees where to go on.
         jumpTo.store(end, ordering: .releasing)
         jumpFrom.store(stop, ordering: .releasing)
         return (stop, end)
+    }
+
+    /// Says that the audio written from `position` on starts with the item's own first sample:
+    /// a start there plays it as it is, with no fade-in.
+    func markUnramped(at position: Int) {
+        unrampedAt.store(position, ordering: .releasing)
     }
 
     /// Says the stream's last sample is written (or, `false`, that more will come).
@@ -150,43 +189,95 @@ final class AudioRing: Sendable {
 
     // MARK: Consumer (the device callback, or the engine's push step)
 
-    /// Copies up to `frames` frames into `output` and fills the rest with silence; nothing
-    /// while not running. Real-time safe. `hostNanos` is the engine clock's time now.
+    /// Copies up to `frames` frames into `output` and fills the rest with silence; while not
+    /// running, only the frames of a fade-out still under way. Real-time safe. `hostNanos` is
+    /// the engine clock's time now. Returns the frames taken.
     @discardableResult
     func consume(into output: UnsafeMutablePointer<Float>, frames: Int, hostNanos: Int64) -> Int {
         var position = consumed.load(ordering: .relaxed)
         let from = jumpFrom.load(ordering: .acquiring)
         let to = jumpTo.load(ordering: .acquiring)
-        if position >= from, to > position { position = to }
+        var gain = level.load(ordering: .relaxed)
+        if position >= from, to > position {
+            position = to
+            gain = 0
+        }
+        let run = running.load(ordering: .acquiring)
+        if !run, gain == 0, to > position, jumpDiscardable.load(ordering: .relaxed) { position = to }
+        let ownStart = unrampedAt.load(ordering: .acquiring)
+        if run, gain == 0, position == ownStart { gain = rampFrames }
         var taken = 0
-        if running.load(ordering: .acquiring) {
+        if run || gain > 0 {
             let end = written.load(ordering: .acquiring)
+            let pending = position < from && to > from
+            // Stopping: only the fade-out, and not past a jump.
+            let wanted = run ? frames : min(frames, gain, pending ? from - position : gain)
             var reportStart = position
             var reportOffset = 0
-            if position < from, to > from {
+            var crossed: Int?
+            let first = position
+            if pending {
                 // The old audio up to the jump, then the new audio after it.
-                taken = copy(from: position, count: min(frames, from - position), into: output)
+                taken = copy(from: position, count: min(wanted, from - position, end - position), into: output)
                 position += taken
-                if position == from {
+                if position == from, run {
                     position = to
                     reportStart = to
                     reportOffset = taken
+                    crossed = taken
                 }
             }
-            if position >= from || to <= from {
-                let rest = copy(from: position, count: max(0, min(frames - taken, end - position)), into: output + taken * channels)
+            if !pending || crossed != nil {
+                let rest = copy(from: position, count: max(0, min(wanted - taken, end - position)), into: output + taken * channels)
                 position += rest
                 taken += rest
             }
-            if taken < frames, !finished.load(ordering: .acquiring) { underrunCount.add(1, ordering: .relaxed) }
-            let offsetNanos = Int64(reportOffset) * 1_000_000_000 / Int64(sampleRate)
-            publish(start: reportStart, frames: taken - reportOffset, hostNanos: hostNanos + offsetNanos)
+            gain = envelope(output, frames: taken, first: first, jumpFrom: pending ? from : nil, crossed: crossed,
+                            running: run, level: gain, ownStartCrossed: to == ownStart)
+            // A jump crossed at the very end of the buffer: the new audio fades in from the next.
+            if crossed == taken { gain = to == ownStart ? rampFrames : 0 }
+            if run {
+                if taken < frames, !finished.load(ordering: .acquiring) { underrunCount.add(1, ordering: .relaxed) }
+                let offsetNanos = Int64(reportOffset) * 1_000_000_000 / Int64(sampleRate)
+                publish(start: reportStart, frames: taken - reportOffset, hostNanos: hostNanos + offsetNanos)
+            } else if taken < wanted {
+                gain = 0  // ran dry while fading: nothing sounds any more
+            }
         }
         if taken < frames {
             (output + taken * channels).update(repeating: 0, count: (frames - taken) * channels)
         }
+        level.store(gain, ordering: .relaxed)
         consumed.store(position, ordering: .releasing)
         return taken
+    }
+
+    /// Applies the ramps to the `frames` frames just copied to `output` (ring positions from
+    /// `first`; the new audio from frame `crossed` on, when a jump was crossed): the level
+    /// moves one step a frame toward full (running) or silence, capped to reach silence at a
+    /// pending jump; after the jump from silence, or at once when the new audio is the item's
+    /// own start. One multiply a sample, and none once the level is full with no jump near.
+    /// Returns the level after them.
+    private func envelope(_ output: UnsafeMutablePointer<Float>, frames: Int, first: Int, jumpFrom: Int?,
+                          crossed: Int?, running run: Bool, level start: Int, ownStartCrossed: Bool) -> Int {
+        let full = rampFrames
+        guard full > 0 else { return 0 }
+        var level = start
+        let target = run ? full : 0
+        if level == target, jumpFrom.map({ $0 - first > frames + full }) ?? true, crossed == nil { return level }
+        let gains = ramp.base
+        for i in 0..<frames {
+            if i == crossed { level = ownStartCrossed ? full : 0 }
+            if level < target { level += 1 } else if level > target { level -= 1 }
+            var index = level
+            if let jumpFrom, crossed.map({ i < $0 }) ?? true { index = min(index, max(0, jumpFrom - (first + i) - 1)) }
+            if index < full {
+                let g = gains[index]
+                let frame = output + i * channels
+                for c in 0..<channels { frame[c] *= g }
+            }
+        }
+        return level
     }
 
     /// Copies `count` frames from ring position `position` (wrapping); returns `count`.
@@ -207,8 +298,18 @@ final class AudioRing: Sendable {
         let position = consumed.load(ordering: .relaxed)
         let from = jumpFrom.load(ordering: .acquiring)
         let to = jumpTo.load(ordering: .acquiring)
-        if position >= from, to > position { consumed.store(to, ordering: .releasing) }
+        guard to > position else { return }
+        if position >= from {
+            level.store(0, ordering: .relaxed)
+            consumed.store(to, ordering: .releasing)
+        } else if !running.load(ordering: .acquiring), level.load(ordering: .relaxed) == 0,
+                  jumpDiscardable.load(ordering: .relaxed) {
+            consumed.store(to, ordering: .releasing)
+        }
     }
+
+    /// Whether the consumer is sounding or fading (a stop has frames of fade-out to play).
+    var isSounding: Bool { level.load(ordering: .relaxed) > 0 }
 
     private func publish(start: Int, frames: Int, hostNanos: Int64) {
         let sequence = reportSequence.load(ordering: .relaxed)
