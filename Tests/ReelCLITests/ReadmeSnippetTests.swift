@@ -3,16 +3,17 @@ import ReelCore
 import ReelTestSupport
 import Testing
 
-/// A fenced ```swift block of the top-level README.
+/// A fenced ```swift block of the README, CONTRIBUTING.md or a page under docs/.
 struct ReadmeSnippet: Sendable, CustomTestStringConvertible {
     var line: Int
     var code: String
-    var testDescription: String { "README.md:\(line)" }
+    var file = "README.md"
+    var testDescription: String { "\(file):\(line)" }
     var isManifest: Bool { code.contains("import PackageDescription") }
 
-    static let readme = URL(fileURLWithPath: #filePath)
+    static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md")
+    static let readme = root.appendingPathComponent("README.md")
 
     static func parse(_ text: String) -> [ReadmeSnippet] {
         var out: [ReadmeSnippet] = []
@@ -34,7 +35,15 @@ struct ReadmeSnippet: Sendable, CustomTestStringConvertible {
         return out
     }
 
-    static let all: [ReadmeSnippet] = parse((try? String(contentsOf: readme, encoding: .utf8)) ?? "")
+    /// Every document's blocks: the README's and those moved from it into CONTRIBUTING.md and docs/.
+    static let all: [ReadmeSnippet] = {
+        let docs = ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)) ?? [])
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/\($0)" }
+        return (["README.md", "CONTRIBUTING.md"] + docs).flatMap { file in
+            let text = (try? String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)) ?? ""
+            return parse(text).map { var snippet = $0; snippet.file = file; return snippet }
+        }
+    }()
 }
 
 /// Every ```swift block in README.md compiles as printed (the compiler's front end checks
@@ -44,7 +53,7 @@ struct ReadmeSnippet: Sendable, CustomTestStringConvertible {
 struct ReadmeSnippetTests {
     @Test func theReadmeHasSwiftBlocks() {
         #expect(ReadmeSnippet.all.count >= 5)
-        #expect(ReadmeSnippet.all.contains { $0.isManifest && $0.code.contains("ReelTestSupport") },
+        #expect(ReadmeSnippet.all.contains { $0.file == "README.md" && $0.isManifest && $0.code.contains("ReelTestSupport") },
                 "the SwiftPM dependency snippet for ReelTestSupport")
     }
 
@@ -71,7 +80,7 @@ struct ReadmeSnippetTests {
         }
         arguments.append(source.path)
         let (status, output) = try await Self.run(compiler, arguments, in: work)
-        #expect(status == 0, "README.md:\(snippet.line) does not compile:\n\(output)\n\(snippet.code)")
+        #expect(status == 0, "\(snippet.file):\(snippet.line) does not compile:\n\(output)\n\(snippet.code)")
     }
 
     // MARK: The toolchain and the build
