@@ -1,4 +1,5 @@
 import Foundation
+import ReelTestSupport
 import Testing
 
 /// The documentation's Markdown: its relative links and `#heading` anchors, read as GitHub
@@ -110,6 +111,15 @@ struct DocumentationTests {
         #expect(text.contains("./setup.sh && swift test "))
         let ci = try String(contentsOf: MarkdownDocument.root.appendingPathComponent(".ci/run"), encoding: .utf8)
         #expect(ci.contains("./setup.sh && swift test\n"), "CI runs the README's test command")
+    }
+
+    /// docs/cli.md is what `scripts/docs-cli.sh` makes of the built `reel`'s own definitions: an
+    /// option added, renamed or described anew without regenerating it fails here.
+    @Test func theCommandLineReferenceIsWhatTheCodeGenerates() async throws {
+        let reel = try await ReelBinary.locate()
+        let script = MarkdownDocument.root.appendingPathComponent("scripts/docs-cli.sh").path
+        let result = try await runSeparately(URL(fileURLWithPath: "/usr/bin/env"), ["bash", script, "--check", "--reel", reel.path])
+        #expect(result.status == 0, "\(result.stderr)\n\(result.stdout)")
     }
 
     @Test func anchorsFollowGitHub() {

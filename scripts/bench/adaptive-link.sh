@@ -3,7 +3,7 @@
 # variant held fixed (--variant-plan 0:2), the same 30 s 3-variant ladder, each on its own
 # origin with the same link (3 Mbit/s, 0.5 Mbit/s from 5 s, 8 Mbit/s from 15 s), in one run.
 # Checks every frame shown against FFmpeg's decode of the variant it came from.
-# Usage, from the repository after `swift build`: docs/adaptive-link.sh
+# Usage, from the repository after `swift build`: scripts/bench/adaptive-link.sh
 set -e
 B=${B:-$PWD/.build/debug/reel}
 DIR=$(mktemp -d /tmp/reel-adaptive-XXXX)

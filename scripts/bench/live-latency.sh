@@ -1,6 +1,6 @@
 #!/bin/bash
 # Live latency: Reel's segment reader against FFmpeg's HLS demuxer, same playlist, same run.
-# Usage, from the repository after `swift build`: docs/live-latency.sh segments|parts
+# Usage, from the repository after `swift build`: scripts/bench/live-latency.sh segments|parts
 # segments: 2 s fMP4 segments (FFmpeg's HLS muxer); parts: the same as CMAF chunks of four
 # 0.5 s fragments (FFmpeg's DASH muxer), published by `reel serve --live` as LL-HLS parts.
 set -e
