@@ -12,7 +12,15 @@ internal import ReelDigest
 /// <cache>/media/<md5>/…                 a complete resource (same files)
 /// <cache>/trash/<md5>-<id>/…            deleted resources, purged in the background
 /// <cache>/bandwidth.json                the last measured bandwidth (SavedBandwidthEstimate)
+/// <cache>/.bandwidth.json.<pid>.<id>.tmp  the next one, being written by process <pid>
+/// <cache>/demo-feed/…                   the feed `reel demo` makes (its manifest, written
+///                                       last, is its commit point; the cache leaves it alone)
 /// ```
+///
+/// Every file Reel writes under a cache directory is one of these. What a killed process
+/// leaves is an unfinished write the next open discards: a `.partial` span, a
+/// `meta.json.tmp`, a resource directory without metadata, or an estimate's temporary file
+/// whose process is gone (one whose process still runs is left alone: it is being written).
 ///
 /// A span's name carries its offset, its length and the MD5 of its bytes, and it gets
 /// that name only by a rename after every byte was written (and synced): a committed
@@ -28,6 +36,21 @@ enum CacheLayout {
     static let metadataFile = "meta.json"
     static let spanExtension = ".span"
     static let partialExtension = ".partial"
+
+    /// The name of the temporary file a process writes the bandwidth estimate into before
+    /// renaming it over ``bandwidthFile``.
+    static func estimateTemporaryName(pid: Int32) -> String {
+        ".\(bandwidthFile).\(pid).\(UInt32.random(in: 0 ... .max)).tmp"
+    }
+
+    /// The writing process of an estimate's temporary file, or `nil` if `name` is not one.
+    static func estimateTemporaryPID(_ name: String) -> Int32? {
+        let prefix = ".\(bandwidthFile)."
+        guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return nil }
+        let parts = name.dropFirst(prefix.count).dropLast(".tmp".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, UInt32(parts[1]) != nil else { return nil }
+        return pid
+    }
 
     /// The directory name for a cache key: the hex MD5 of the key.
     static func directoryName(forKey key: String) -> String {

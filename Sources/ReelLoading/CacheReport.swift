@@ -70,8 +70,14 @@ extension RangeCache {
             report.isInUse = true
             report.writerPID = holder
         }
-        let known: Set<String> = [CacheLayout.temp, CacheLayout.media, CacheLayout.trash, CacheLayout.lockFile, CacheLayout.bandwidthFile]
+        let known: Set<String> = [CacheLayout.temp, CacheLayout.media, CacheLayout.trash, CacheLayout.lockFile, CacheLayout.bandwidthFile,
+                                  RangeCache.demoFeedFolder]
         for name in POSIXFile.list(root) where !known.contains(name) {
+            if CacheLayout.estimateTemporaryPID(name) != nil {
+                // An estimate being written, or one a killed process left: the next open removes it.
+                report.unfinishedWrites += 1
+                continue
+            }
             report.problems.append(.init(kind: .orphan, path: name, detail: "not part of the cache layout"))
         }
         report.trashEntries = POSIXFile.list(root + "/" + CacheLayout.trash).count

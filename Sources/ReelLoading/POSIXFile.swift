@@ -1,10 +1,12 @@
 import Foundation
+import ReelCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A failed system call: the call, the path and `errno`'s text. Every file operation
-/// of the cache goes through the helpers below, which turn `errno` into this.
+/// of the cache goes through the helpers below, which turn `errno` into this; every commit
+/// step among them (fsync, rename, unlink) passes a crash point first (``CrashPoints``).
 struct POSIXError: Error, CustomStringConvertible {
     var call: String
     var path: String
@@ -76,10 +78,12 @@ enum POSIXFile {
     }
 
     static func sync(_ fd: Int32, path: String) throws(POSIXError) {
+        CrashPoints.reach(.fsync, path)
         guard fdatasync(fd) == 0 else { throw POSIXError(call: "fdatasync", path: path, code: errno) }
     }
 
     static func rename(_ from: String, _ to: String) throws(POSIXError) {
+        CrashPoints.reach(.rename, to)
         guard Glibc.rename(from, to) == 0 else { throw POSIXError(call: "rename", path: from, code: errno) }
     }
 
@@ -90,6 +94,7 @@ enum POSIXFile {
     }
 
     static func unlinkIfPresent(_ path: String) {
+        CrashPoints.reach(.unlink, path)
         _ = unlink(path)
     }
 
@@ -149,7 +154,7 @@ enum POSIXFile {
             for name in list(path) { removeTree(path + "/" + name) }
             _ = rmdir(path)
         } else {
-            _ = unlink(path)
+            unlinkIfPresent(path)
         }
     }
 }

@@ -57,6 +57,12 @@ final class ProcessLock: @unchecked Sendable {
         return .some(readPID(fd))
     }
 
+    /// Whether a process with this pid exists (one owned by another user counts).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
     private static func readPID(_ fd: Int32) -> Int32? {
         var buffer = [CChar](repeating: 0, count: 32)
         let n = pread(fd, &buffer, 31, 0)

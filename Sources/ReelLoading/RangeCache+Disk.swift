@@ -114,6 +114,7 @@ extension RangeCache {
     /// Scans `temp/` and `media/`, keeps what can be trusted, discards what a crash left
     /// unfinished and drops (with a warning) what is damaged.
     func recover() {
+        sweepEstimateLeftovers()
         var found: [String: CacheIndex.Found] = [:]
         for area in [Area.media, Area.temp] {
             let areaPath = root + "/" + area.rawValue
@@ -133,6 +134,16 @@ extension RangeCache {
             }
         }
         change { index in ((), index.load(found.keys.sorted().map { found[$0]! })) }
+    }
+
+    /// Removes the bandwidth estimate's temporary files whose process is gone (killed between
+    /// the write and the rename); a running process's file is being written and stays.
+    private func sweepEstimateLeftovers() {
+        for name in POSIXFile.list(root) {
+            guard let pid = CacheLayout.estimateTemporaryPID(name), !ProcessLock.isRunning(pid) else { continue }
+            logger.debug("cache: removing \(name), an estimate its process did not finish writing")
+            POSIXFile.unlinkIfPresent(root + "/" + name)
+        }
     }
 
     private func recoverResource(name: String, area: Area) -> CacheIndex.Found? {

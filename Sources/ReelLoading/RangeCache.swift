@@ -398,6 +398,11 @@ public final class RangeCache: Sendable {
 }
 
 extension RangeCache {
+    /// The folder beside the cache's own areas where `reel demo` keeps the feed it makes
+    /// (``CacheLayout``): part of the layout, not the cache's to check or to clean — the
+    /// demo's manifest, written last, is its commit point.
+    public static let demoFeedFolder = "demo-feed"
+
     /// Where Reel keeps its cache unless told otherwise: `$XDG_CACHE_HOME/reel`, or
     /// `~/.cache/reel` when `XDG_CACHE_HOME` is unset or not absolute.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {

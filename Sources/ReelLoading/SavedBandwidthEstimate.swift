@@ -56,15 +56,29 @@ public struct SavedBandwidthEstimate: Sendable, Hashable, Codable {
 
     /// Writes it to `directory` atomically (a temporary file renamed over the old one), so a
     /// reader never sees half a file and two processes leave one whole estimate.
+    ///
+    /// The temporary file is named for the process writing it
+    /// (``CacheLayout/estimateTemporaryName(pid:)``): a process killed between the write and the
+    /// rename leaves a file the cache knows as an unfinished write, which the next open of the
+    /// cache removes once that process is gone, and which `verify` counts but does not call damage.
     public func save(to directory: URL) throws {
         let data = try JSONEncoder().encode(self)
-        let final = directory.appendingPathComponent(Self.fileName)
-        let temporary = directory.appendingPathComponent(".\(Self.fileName).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp")
-        try data.write(to: temporary)
-        guard rename(temporary.path, final.path) == 0 else {
-            let code = errno
-            try? FileManager.default.removeItem(at: temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "rename: \(String(cString: strerror(code)))"])
+        let root = directory.standardizedFileURL.path
+        let final = root + "/" + Self.fileName
+        let temporary = root + "/" + CacheLayout.estimateTemporaryName(pid: getpid())
+        do {
+            let fd = try POSIXFile.createExclusive(temporary)
+            defer { POSIXFile.close(fd) }
+            try POSIXFile.writeAll(fd, data, path: temporary)
+        } catch {
+            POSIXFile.unlinkIfPresent(temporary)
+            throw error
+        }
+        do {
+            try POSIXFile.rename(temporary, final)
+        } catch {
+            POSIXFile.unlinkIfPresent(temporary)
+            throw error
         }
     }
 }

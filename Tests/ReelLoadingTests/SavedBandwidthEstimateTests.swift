@@ -5,6 +5,9 @@ import ReelStreaming
 import ReelTestSupport
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The estimate one process leaves in the cache directory for the next.
 @Suite struct SavedBandwidthEstimateTests {
@@ -53,6 +56,37 @@ import Testing
         cache.close()
         let report = RangeCache.inspect(directory: directory, verifyContents: true)
         #expect(report.problems.isEmpty, "\(report.problems)")
+    }
+
+    /// A process killed between writing the estimate and renaming it leaves its temporary
+    /// file: `verify` counts it as an unfinished write, not as damage, and the next open
+    /// removes it once its process is gone, never while it runs.
+    @Test func aKilledWritersTemporaryEstimateIsAnUnfinishedWriteTheNextOpenRemoves() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = ".\(SavedBandwidthEstimate.fileName).\(finished.processIdentifier).3141.tmp"
+        let live = ".\(SavedBandwidthEstimate.fileName).\(getpid()).2718.tmp"
+        let foreign = ".\(SavedBandwidthEstimate.fileName).notapid.tmp"
+        for name in [dead, live] { try Data("{\"bitsPerSecond\":".utf8).write(to: directory.appendingPathComponent(name)) }
+
+        let before = RangeCache.inspect(directory: directory, verifyContents: true)
+        #expect(before.isClean, "\(before.problems)")
+        #expect(before.unfinishedWrites == 2)
+
+        let cache = try RangeCache(configuration: .init(directory: directory))
+        cache.close()
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!left.contains(dead), "its process is gone: the next open removed it")
+        #expect(left.contains(live), "a running process's file is being written: left alone")
+        #expect(RangeCache.inspect(directory: directory, verifyContents: true).unfinishedWrites == 1)
+
+        try Data().write(to: directory.appendingPathComponent(foreign))
+        let report = RangeCache.inspect(directory: directory, verifyContents: true)
+        #expect(report.problems.map(\.path) == [foreign], "a name the cache never writes is still an orphan")
     }
 
     @Test func theMeterStartsFromItUnlessGivenAnInitialEstimateAndAMeasurementReplacesIt() {
