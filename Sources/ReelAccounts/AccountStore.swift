@@ -182,8 +182,9 @@ public final class AccountStore: Sendable {
     }
 
     /// Every path the database refers to under the media directory (items and avatars).
-    func referencedPaths() async throws -> Set<String> {
-        try await queue.read { db in
+    /// Blocking: for opening the service, which runs off the concurrency pool.
+    func referencedPathsNow() throws -> Set<String> {
+        try queue.read { db in
             let items = try String.fetchAll(db, sql: "SELECT path FROM item")
             let avatars = try String.fetchAll(db, sql: "SELECT avatarPath FROM user WHERE avatarPath IS NOT NULL")
             return Set(items + avatars)

@@ -82,7 +82,8 @@ public final class AccountsService: Sendable {
     private let decoyHash: String
 
     /// Opens (creating when needed) the data directory and its database, and removes
-    /// what an interrupted upload left in `incoming/`.
+    /// what an interrupted upload left: its partial file in `incoming/`, and a file moved into
+    /// `media/` whose row was never committed (the process ended between the two).
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         let fileManager = FileManager.default
@@ -103,6 +104,12 @@ public final class AccountsService: Sendable {
             now: configuration.now
         )
         decoyHash = try PasswordHasher.hashNow(Self.randomIdentifier(), parameters: configuration.passwordParameters)
+        for relative in MediaSweep.unrecorded(in: mediaDirectory, recorded: try store.referencedPathsNow()) {
+            // Stored, then the process ended before its row was committed: the client was never
+            // told it worked, so the file is nobody's.
+            logger.notice("removing \(relative): stored by an upload that was never recorded")
+            try? fileManager.removeItem(at: mediaDirectory.appendingPathComponent(relative))
+        }
     }
 
     /// ``init(configuration:)`` on NIO's thread pool: opening the database, emptying
@@ -273,11 +280,16 @@ public final class AccountsService: Sendable {
         let folder = mediaDirectory.appendingPathComponent(category, isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let destination = mediaDirectory.appendingPathComponent(relative)
+        CrashPoints.reach(.rename, destination.path)
         guard rename(incoming.path, destination.path) == 0 else {
             throw APIFailure(status: 500, code: "storage", message: "cannot store the upload: \(String(cString: strerror(errno)))")
         }
+        CrashPoints.reach(.after, destination.path)
         do {
+            // A kill from here until the row commits leaves a file the next start sweeps.
+            CrashPoints.reach(.commit, relative)
             try await store.insertItem(id: id, userID: user.id, title: title, category: category, path: relative, now: configuration.now())
+            CrashPoints.reach(.after, relative)
         } catch {
             try? FileManager.default.removeItem(at: destination)
             throw error

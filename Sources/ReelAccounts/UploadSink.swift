@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import ReelCore
 import ReelOrigin
 
 /// Writes a request body to a new file in the incoming directory, counting bytes and
@@ -62,6 +63,7 @@ final class FileDescriptorBox: @unchecked Sendable {
 
     func close() throws {
         guard descriptor >= 0 else { return }
+        CrashPoints.reach(.fsync, "upload")
         let result = fsync(descriptor)
         Foundation.close(descriptor)
         descriptor = -1
