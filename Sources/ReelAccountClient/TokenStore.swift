@@ -6,7 +6,8 @@ import Glibc
 /// Sign-in tokens kept between runs, one per server, in `tokens.json` inside
 /// `$XDG_CONFIG_HOME/reel/` (or `~/.config/reel/`). The directory is made with mode
 /// 0700 and the file is written whole to a temporary file with mode 0600 and renamed
-/// over the old one, so it is never readable by others nor half-written. Expired
+/// over the old one, so it is never readable by others nor half-written; a temporary file a
+/// killed process left is removed by the next write. Expired
 /// tokens are dropped when read. Reads and writes are small and synchronous: the CLI
 /// calls them between requests.
 public struct TokenStore: Sendable {
@@ -112,11 +113,31 @@ public struct TokenStore: Sendable {
         try write(contents)
     }
 
+    /// Removes the temporary files of writes whose process is gone (killed between the write
+    /// and the rename: `tokens.json` itself is then still the old, whole one). A running
+    /// process's temporary file is being written and stays.
+    func sweepLeftovers() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names {
+            guard let pid = Self.temporaryFilePID(name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(directory.appendingPathComponent(name).path)
+        }
+    }
+
+    /// The writing process of a temporary token file (`.tokens-<pid>-<n>.json`), or `nil`.
+    static func temporaryFilePID(_ name: String) -> Int32? {
+        guard name.hasPrefix(".tokens-"), name.hasSuffix(".json") else { return nil }
+        let parts = name.dropFirst(".tokens-".count).dropLast(".json".count).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, UInt32(parts[1]) != nil else { return nil }
+        return pid
+    }
+
     private func write(_ contents: Contents) throws {
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: directory.path) {
             try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        sweepLeftovers()
         let data = try AccountsAPIFormat.encoder.encode(contents)
         let temporary = directory.appendingPathComponent(".tokens-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

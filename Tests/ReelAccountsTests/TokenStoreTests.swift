@@ -30,6 +30,29 @@ struct TokenStoreTests {
         #expect(try store.entry(for: a, now: now)?.name == "ada")
     }
 
+    /// A sign-in killed between writing the temporary file and renaming it leaves that file
+    /// and the old `tokens.json` whole; the next write removes the dead process's file and
+    /// leaves a running one's alone.
+    @Test func aKilledWritersTemporaryFileIsRemovedByTheNextWrite() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = TokenStore(directory: root)
+        let server = URL(string: "http://127.0.0.1:8080")!
+        try store.store(.init(token: "kept", expiresAt: Date().addingTimeInterval(600), name: "ada"), for: server)
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = ".tokens-\(finished.processIdentifier)-12345.json"
+        let live = ".tokens-\(ProcessInfo.processInfo.processIdentifier)-67890.json"
+        for name in [dead, live] { try Data("{\"tok".utf8).write(to: root.appendingPathComponent(name)) }
+        #expect(try store.entry(for: server)?.token == "kept", "the old file is whole and still read")
+        try store.store(.init(token: "new", expiresAt: Date().addingTimeInterval(600), name: "ada"), for: server)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: root.path))
+        #expect(left == ["tokens.json", live])
+        #expect(try store.entry(for: server)?.token == "new")
+    }
+
     @Test func expiredTokensAreDroppedWhenRead() throws {
         let root = try scratch()
         defer { try? FileManager.default.removeItem(at: root) }
