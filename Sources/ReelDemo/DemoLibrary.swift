@@ -56,7 +56,7 @@ public enum DemoLibrary {
 
     /// `<cache>/demo-feed`, beside the range cache's own folders.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        RangeCache.defaultDirectory(environment: environment).appendingPathComponent("demo-feed", isDirectory: true)
+        RangeCache.defaultDirectory(environment: environment).appendingPathComponent(RangeCache.demoFeedFolder, isDirectory: true)
     }
 
     /// The manifest's file name inside the library directory.
@@ -98,8 +98,10 @@ public enum DemoLibrary {
         let files = FileManager.default
         try files.createDirectory(at: directory, withIntermediateDirectories: true)
         let manifest = directory.appendingPathComponent(manifestName)
-        // Whatever an older or interrupted run left is redone from scratch.
+        // Whatever an older or interrupted run left is redone from scratch: the manifest is
+        // the library's commit point, written last, so without it nothing here is trusted.
         try? files.removeItem(at: manifest)
+        try? files.removeItem(at: directory.appendingPathComponent(manifestName + ".tmp"))
         for folder in ["clips", "covers", "images", "streams", "captions"] {
             try? files.removeItem(at: directory.appendingPathComponent(folder))
             try files.createDirectory(at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
@@ -149,9 +151,30 @@ public enum DemoLibrary {
             "items": items,
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try data.write(to: manifest, options: .atomic)
+        try commit(data, to: manifest)
         progress?(Progress(completed: entries.count, total: entries.count, fraction: 1, title: ""))
         return manifest
+    }
+
+    /// Writes the manifest whole (synced) beside its final name, then renames it there: the one
+    /// step after which the library counts as made. A kill before it leaves no manifest, and the
+    /// next run makes the library again.
+    private static func commit(_ data: Data, to manifest: URL) throws {
+        let temporary = manifest.path + ".tmp"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot create \(temporary)"])
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
+        defer { try? handle.close() }
+        try handle.write(contentsOf: data)
+        CrashPoints.reach(.fsync, temporary)
+        try handle.synchronize()
+        CrashPoints.reach(.rename, manifest.path)
+        guard rename(temporary, manifest.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot write \(manifest.path): \(reason)"])
+        }
     }
 
     /// A SubRip file showing `lines` one after another over `duration` seconds, each for an
