@@ -15,6 +15,8 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/display.h>
+#include <libavutil/mastering_display_metadata.h>
+#include <libavutil/dovi_meta.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/log.h>
 #include <libavutil/md5.h>
@@ -97,6 +99,25 @@ static inline const uint8_t *_Nullable reel_stream_side_data(
     *size = data ? found : 0;
     return data;
 #endif
+}
+
+/// A stream's Dolby Vision configuration record (AV_PKT_DATA_DOVI_CONF, libavutil 56.54+),
+/// read field by field (later FFmpeg versions append fields to the struct). Returns 1 and
+/// fills the values when the stream has one, else 0.
+static inline int reel_stream_dovi(const AVStream *_Nonnull stream, int *_Nonnull profile, int *_Nonnull level,
+                                   int *_Nonnull compatibility, int *_Nonnull baseLayer, int *_Nonnull enhancementLayer,
+                                   int *_Nonnull rpu) {
+    size_t size = 0;
+    const uint8_t *data = reel_stream_side_data(stream, AV_PKT_DATA_DOVI_CONF, &size);
+    if (!data || size < 8) return 0;
+    const AVDOVIDecoderConfigurationRecord *record = (const AVDOVIDecoderConfigurationRecord *)data;
+    *profile = record->dv_profile;
+    *level = record->dv_level;
+    *compatibility = record->dv_bl_signal_compatibility_id;
+    *baseLayer = record->bl_present_flag;
+    *enhancementLayer = record->el_present_flag;
+    *rpu = record->rpu_present_flag;
+    return 1;
 }
 
 /// Adds `size` zeroed bytes of side data of `type` to a stream being muxed (set after

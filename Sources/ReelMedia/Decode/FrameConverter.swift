@@ -21,24 +21,48 @@ public final class FrameScaler: @unchecked Sendable {
         reel_sws_free_context(context)
     }
 
-    /// `frame` scaled to `width` × `height` as packed RGB (no rotation applied).
+    /// `frame` scaled to `width` × `height` as packed RGB (no rotation applied). HDR and
+    /// wide-gamut frames are scaled to 16 bits a component and brought to the SDR display
+    /// through ``ColorMapper``'s table, dithered to 8 bits (the window's shader does the same);
+    /// everything else goes straight to 8 bits as it always has.
     public func rgb(_ frame: VideoFrame, width: Int, height: Int) throws -> RGBImage {
         guard width > 0, height > 0 else { return RGBImage(width: max(width, 0), height: max(height, 0)) }
+        if frame.color.needsMapping, let table = colorMapper.table(for: frame) {
+            let (padded, stride) = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB48LE, bytesPerPixel: 6)
+            return Self.mapped(padded, stride: stride, width: width, height: height, table: table)
+        }
+        let (padded, paddedStride) = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB24, bytesPerPixel: 3)
+        let packedStride = width * 3
+        var bytes = [UInt8](repeating: 0, count: packedStride * height)
+        bytes.withUnsafeMutableBufferPointer { out in
+            padded.withUnsafeBufferPointer { source in
+                for row in 0..<height {
+                    (out.baseAddress! + row * packedStride).update(from: source.baseAddress! + row * paddedStride, count: packedStride)
+                }
+            }
+        }
+        return RGBImage(width: width, height: height, bytes: bytes)
+    }
+
+    /// Decides the colour path of ``rgb(_:width:height:)`` (made on first use, with the options then current).
+    private lazy var colorMapper = ColorMapper()
+
+    /// The frame scaled into rows padded to 64 bytes with slack at the end: swscale's SIMD
+    /// output paths write whole blocks and may run past a row's last pixel (and past the
+    /// buffer after the last row).
+    private func scale(_ frame: VideoFrame, width: Int, height: Int, to format: AVPixelFormat,
+                       bytesPerPixel: Int) throws -> (bytes: [UInt8], stride: Int) {
         let source = frame.box.pointer
         context = reel_sws_get_cached_context(
             context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
-            Int32(width), Int32(height), AV_PIX_FMT_RGB24, flags
+            Int32(width), Int32(height), format, flags
         )
         guard let context else {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
         }
         applyColorDetails(context, frame: frame)
-        // swscale's SIMD output paths write whole blocks and may run past a row's last
-        // pixel (and past the buffer after the last row): scale into rows padded to 64
-        // bytes with slack at the end, then pack them.
-        let packedStride = width * 3
-        let paddedStride = (packedStride + 63) & ~63
-        var padded = [UInt8](repeating: 0, count: paddedStride * height + 256)
+        let paddedStride = (width * bytesPerPixel + 63) & ~63
+        var padded = [UInt8](repeating: 0, count: paddedStride * height + Self.outputSlack)
         let scaled = padded.withUnsafeMutableBufferPointer { out -> Int32 in
             var destination: UnsafeMutablePointer<UInt8>? = out.baseAddress
             var stride = Int32(paddedStride)
@@ -55,11 +79,33 @@ public final class FrameScaler: @unchecked Sendable {
         guard scaled > 0 else {
             throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
         }
-        var bytes = [UInt8](repeating: 0, count: packedStride * height)
+        return (padded, paddedStride)
+    }
+
+    /// 16-bit R'G'B' rows through `table`, dithered to packed 8-bit RGB.
+    static func mapped(_ padded: [UInt8], stride: Int, width: Int, height: Int, table: ColorLUT) -> RGBImage {
+        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        let size = table.size
+        let unit = Float(1) / 65535
         bytes.withUnsafeMutableBufferPointer { out in
-            padded.withUnsafeBufferPointer { source in
-                for row in 0..<height {
-                    (out.baseAddress! + row * packedStride).update(from: source.baseAddress! + row * paddedStride, count: packedStride)
+            padded.withUnsafeBytes { raw in
+                table.withTables { cube, light, encode in
+                    for y in 0..<height {
+                        let row = raw.baseAddress! + y * stride
+                        var o = y * width * 3
+                        for x in 0..<width {
+                            let p = row + x * 6
+                            let r = Float(p.loadUnaligned(as: UInt16.self).littleEndian) * unit
+                            let g = Float(p.loadUnaligned(fromByteOffset: 2, as: UInt16.self).littleEndian) * unit
+                            let b = Float(p.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian) * unit
+                            let v = ColorLUT.apply(cube: cube, light: light, encode: encode, size: size, r, g, b)
+                            let d = ColorLUT.dither(x: x, y: y)
+                            out[o] = UInt8(min(max(v.0 * 255 + d, 0), 255).rounded())
+                            out[o + 1] = UInt8(min(max(v.1 * 255 + d, 0), 255).rounded())
+                            out[o + 2] = UInt8(min(max(v.2 * 255 + d, 0), 255).rounded())
+                            o += 3
+                        }
+                    }
                 }
             }
         }

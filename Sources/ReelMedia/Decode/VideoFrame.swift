@@ -70,6 +70,9 @@ public final class VideoFrame: Sendable {
     public let pixelFormat: PixelFormat
     public let colorMatrix: ColorMatrix
     public let colorRange: ColorRange
+    /// The frame's colour from its own tags and side data (transfer, primaries, HDR metadata),
+    /// with the documented fallbacks for what is untagged.
+    public let color: ColorDescription
     /// Clockwise degrees to rotate for display (0, 90, 180, 270).
     public let rotation: Int
     public let isKeyframe: Bool
@@ -87,16 +90,10 @@ public final class VideoFrame: Sendable {
         self.rotation = rotation
         self.isKeyframe = reel_frame_is_key(box.pointer) != 0
         self.serial = serial
-        self.colorRange = f.color_range == AVCOL_RANGE_JPEG || PixelFormat(AVPixelFormat(rawValue: f.format)).name.hasPrefix("yuvj")
-            ? .full : .limited
-        switch f.colorspace {
-        case AVCOL_SPC_BT709: colorMatrix = .bt709
-        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: colorMatrix = .bt2020
-        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M, AVCOL_SPC_SMPTE240M, AVCOL_SPC_FCC: colorMatrix = .bt601
-        default:
-            // Unspecified: the common guess — HD and up are BT.709, SD is BT.601.
-            colorMatrix = (f.width >= 1280 || f.height >= 720) ? .bt709 : .bt601
-        }
+        let color = ColorDescription(frame: box.pointer)
+        self.color = color
+        self.colorRange = color.range
+        self.colorMatrix = color.matrix
     }
 
     /// Width and height as displayed, after rotation.
