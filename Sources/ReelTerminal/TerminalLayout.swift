@@ -67,4 +67,33 @@ public struct TerminalLayout: Sendable, Hashable {
             columns: usedColumns, rows: usedRows,
             column: (columns - usedColumns) / 2, row: (rows - usedRows) / 2)
     }
+
+    /// Fits a frame into `columns × rows` cells of `cellWidth × cellHeight` pixels, at
+    /// the pixels themselves (sixel, kitty graphics): as large as it goes keeping its aspect
+    /// (and within `limit`, the terminal's largest image), centred by whole cells. The
+    /// picture's pixel size need not fill its cells; ``columns`` and ``rows`` are the cells
+    /// it touches. Rotation and sample aspect as in ``fit(frameWidth:frameHeight:rotation:sampleAspectRatio:columns:rows:cellAspectRatio:glyphs:)``.
+    public static func fitPixels(
+        frameWidth: Int, frameHeight: Int, rotation: Int = 0, sampleAspectRatio: Double = 1,
+        columns: Int, rows: Int, cellWidth: Int, cellHeight: Int, limit: (width: Int, height: Int)? = nil
+    ) -> TerminalLayout? {
+        guard frameWidth > 0, frameHeight > 0, columns > 0, rows > 0, cellWidth > 0, cellHeight > 0, sampleAspectRatio > 0 else {
+            return nil
+        }
+        let turned = ((rotation / 90) % 2 + 2) % 2 == 1
+        let width = Double(turned ? frameHeight : frameWidth) * (turned ? 1 : sampleAspectRatio)
+        let height = Double(turned ? frameWidth : frameHeight) * (turned ? sampleAspectRatio : 1)
+        var boxWidth = Double(columns * cellWidth), boxHeight = Double(rows * cellHeight)
+        if let limit, limit.width > 0, limit.height > 0 {
+            boxWidth = min(boxWidth, Double(limit.width))
+            boxHeight = min(boxHeight, Double(limit.height))
+        }
+        let scale = min(boxWidth / width, boxHeight / height)
+        let pixelWidth = max(1, min(Int(boxWidth), Int((width * scale).rounded())))
+        let pixelHeight = max(1, min(Int(boxHeight), Int((height * scale).rounded())))
+        let usedColumns = (pixelWidth + cellWidth - 1) / cellWidth
+        let usedRows = (pixelHeight + cellHeight - 1) / cellHeight
+        return TerminalLayout(pixelWidth: pixelWidth, pixelHeight: pixelHeight, columns: usedColumns, rows: usedRows,
+                              column: (columns - usedColumns) / 2, row: (rows - usedRows) / 2)
+    }
 }

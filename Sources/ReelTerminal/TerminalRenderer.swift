@@ -21,13 +21,20 @@ public final class TerminalRenderer: VideoSink, Sendable {
         /// Also encode every frame without diffing, only to count what a full-redraw
         /// renderer would have written (``Statistics/fullRedrawBytes``). Costs CPU.
         public var measureFullRedraw: Bool
+        /// The sixel encoder's palette, dithering and diffing (when ``graphics`` is sixel).
+        public var sixel: SixelEncoder.Configuration
+        /// The kitty encoder's image id and diffing (when ``graphics`` is kitty).
+        public var kitty: KittyEncoder.Configuration
 
         /// Creates a configuration: half blocks, truecolor, ?2026, diffing; cells 1:2.
         public init(encoder: TerminalEncoder.Configuration = .init(), cellAspectRatio: Double = 2,
-                    measureFullRedraw: Bool = false) {
+                    measureFullRedraw: Bool = false, sixel: SixelEncoder.Configuration = .init(),
+                    kitty: KittyEncoder.Configuration = .init()) {
             self.encoder = encoder
             self.cellAspectRatio = cellAspectRatio
             self.measureFullRedraw = measureFullRedraw
+            self.sixel = sixel
+            self.kitty = kitty
         }
     }
 
@@ -74,6 +81,13 @@ public final class TerminalRenderer: VideoSink, Sendable {
         }
     }
 
+    /// The output the terminal gets (cells unless set): set it before ``start()``, from
+    /// what ``TerminalGraphicsDetector`` chose; later changes take effect on the next start.
+    public var graphics: TerminalGraphics {
+        get { shared.withTrackedLock { $0.graphics } }
+        set { shared.withTrackedLock { $0.graphics = newValue } }
+    }
+
     // Threads: the player's (present, clear), the caller's (layout, chrome, statistics,
     // start, stop) and the render thread (`loop`, which alone scales, encodes and writes).
 
@@ -85,7 +99,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
     /// Resumed when the render thread has exited (``finished()``).
     private let exit = ExitSignal()
 
-    private enum Content: Sendable {
+    enum Content: Sendable {
         case frame(VideoFrame)
         case picture(RGBImage)
     }
@@ -93,6 +107,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
     /// Everything more than one thread touches.
     private struct Shared {
         var overlay: (@Sendable (_ full: Bool) -> [UInt8])?
+        var graphics = TerminalGraphics.cells("not detected")
         var pending: Content?
         var last: Content?
         var needsFullRedraw = true
@@ -212,22 +227,26 @@ public final class TerminalRenderer: VideoSink, Sendable {
 
     // MARK: Render loop
 
-    private typealias Area = (column: Int, row: Int, columns: Int, rows: Int)
-    private typealias Work = (content: Content?, full: Bool, area: Area, overlay: (@Sendable (Bool) -> [UInt8])?)
+    typealias Area = (column: Int, row: Int, columns: Int, rows: Int)
+    private typealias Work = (content: Content?, full: Bool, area: Area, screenRows: Int, overlay: (@Sendable (Bool) -> [UInt8])?)
 
     private func loop() {
-        var painter = Painter(configuration: configuration)
+        var painter = Painter(configuration: configuration, graphics: graphics)
         while true {
             guard let work = takeWork() else {
                 let (stopped, hasOverlay) = shared.withTrackedLock { ($0.stopped, $0.overlay != nil) }
-                if stopped { return }
+                if stopped {
+                    // Images the terminal keeps (kitty's) go with the renderer.
+                    if !painter.farewell.isEmpty { output(painter.farewell) }
+                    return
+                }
                 // Wake now and then so the progress bar moves while paused or stalled.
                 if !wakeup.park(seconds: 0.25), hasOverlay {
                     shared.withTrackedLock { $0.chromeDirty = true }
                 }
                 continue
             }
-            var frame = painter.paint(work.content, area: work.area, full: work.full)
+            var frame = painter.paint(work.content, area: work.area, screenRows: work.screenRows, full: work.full)
             let chrome = work.overlay?(frame.full) ?? []
             frame.bytes += chrome
             // Counted before the write: a slow terminal blocks in it.
@@ -253,7 +272,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
                 shared.needsFullRedraw = false
                 shared.chromeDirty = false
             }
-            return (content, shared.needsFullRedraw, shared.area, shared.overlay)
+            return (content, shared.needsFullRedraw, shared.area, shared.screen.rows, shared.overlay)
         }
     }
 
@@ -273,116 +292,6 @@ public final class TerminalRenderer: VideoSink, Sendable {
             }
             shared.renderTimes.append(now)
             shared.renderTimes.removeAll { now - $0 > 1 }
-        }
-    }
-
-    /// The render thread's own state (a local of `loop`, never shared): the encoders, the
-    /// scaler and the last picture scaled. Turns content into the bytes of one write.
-    private struct Painter {
-        struct Painted {
-            var bytes: [UInt8] = []
-            /// Whether the screen was cleared (the chrome is drawn whole then).
-            var full: Bool
-            var drewFrame = false
-            var videoBytes = 0
-            var fullFrame = false
-            var fullRedrawBytes = 0
-            var cells: (columns: Int, rows: Int)?
-        }
-
-        let configuration: Configuration
-        var encoder: TerminalEncoder
-        var baseline: TerminalEncoder
-        let scaler = FrameScaler()
-        var image: RGBImage?
-        var imageSource: ObjectIdentifier?
-        var lastGeometry: [Int]?
-
-        init(configuration: Configuration) {
-            self.configuration = configuration
-            // The whole write (video and chrome) is wrapped in one synchronized update, so
-            // the encoders add no markers of their own; both count only the picture's bytes.
-            var unwrapped = configuration.encoder
-            unwrapped.synchronizedOutput = false
-            encoder = TerminalEncoder(configuration: unwrapped)
-            // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
-            unwrapped.diffing = false
-            unwrapped.tolerance = 0
-            baseline = TerminalEncoder(configuration: unwrapped)
-        }
-
-        mutating func paint(_ content: Content?, area: Area, full requestedFull: Bool) -> Painted {
-            var painted = Painted(full: requestedFull)
-            let placement = place(content, area: area, full: requestedFull)
-            // A picture of another size or place (a portrait video after a landscape one)
-            // leaves the old one's cells around it: clear the screen and draw it all.
-            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
-            if content != nil, let geometry, geometry != lastGeometry {
-                painted.full = true
-                lastGeometry = geometry
-            }
-            if painted.full {
-                encoder.invalidate()
-                painted.bytes += TerminalControl.resetAttributes
-                painted.bytes += TerminalControl.clearScreen
-            }
-            if content != nil, let image {
-                let encoded = encoder.encode(image, column: placement.column, row: placement.row)
-                painted.videoBytes = encoded.count
-                painted.bytes += encoded
-                painted.drewFrame = true
-                if configuration.measureFullRedraw {
-                    _ = baseline.encode(image, column: placement.column, row: placement.row)
-                }
-            }
-            painted.fullFrame = encoder.lastFrame.fullRedraw
-            painted.fullRedrawBytes = baseline.totalByteCount
-            let glyphs = configuration.encoder.glyphs
-            painted.cells = image.map { image in
-                ((image.width + glyphs.pixelsPerCellHorizontally - 1) / glyphs.pixelsPerCellHorizontally,
-                 (image.height + glyphs.pixelsPerCellVertically - 1) / glyphs.pixelsPerCellVertically)
-            }
-            return painted
-        }
-
-        /// Scales `content` to fit `area` (into `image`, unless the same frame is there
-        /// already) and says where it goes on the screen.
-        private mutating func place(_ content: Content?, area: Area, full: Bool) -> (column: Int, row: Int) {
-            var placement = (column: 0, row: 0)
-            switch content {
-            case .frame(let frame):
-                if let layout = TerminalLayout.fit(
-                    frameWidth: frame.width, frameHeight: frame.height, rotation: frame.rotation,
-                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
-                    glyphs: configuration.encoder.glyphs) {
-                    let turned = (frame.rotation / 90) % 2 != 0
-                    let id = ObjectIdentifier(frame)
-                    if imageSource != id || full {
-                        image = try? scaler.rgb(
-                            frame, width: turned ? layout.pixelHeight : layout.pixelWidth,
-                            height: turned ? layout.pixelWidth : layout.pixelHeight)
-                        if let scaled = image, frame.rotation % 360 != 0 { image = scaled.rotated(clockwise: frame.rotation) }
-                        imageSource = id
-                    }
-                    placement = (area.column + layout.column, area.row + layout.row)
-                } else {
-                    image = nil
-                }
-            case .picture(let picture):
-                if let layout = TerminalLayout.fit(
-                    frameWidth: picture.width, frameHeight: picture.height,
-                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
-                    glyphs: configuration.encoder.glyphs) {
-                    image = TerminalRenderer.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
-                    imageSource = nil
-                    placement = (area.column + layout.column, area.row + layout.row)
-                } else {
-                    image = nil
-                }
-            case nil:
-                break
-            }
-            return placement
         }
     }
 

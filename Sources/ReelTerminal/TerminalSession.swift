@@ -139,6 +139,15 @@ public final class TerminalSession: Sendable {
         return Size(columns: 80, rows: 24)
     }
 
+    /// The grid and, where the terminal fills them in, the window's pixels (`TIOCGWINSZ`).
+    public var window: TerminalGraphicsDetector.Window {
+        var ws = winsize()
+        for fd in [output, input] where ioctl(fd, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0 {
+            return .init(columns: Int(ws.ws_col), rows: Int(ws.ws_row), pixelWidth: Int(ws.ws_xpixel), pixelHeight: Int(ws.ws_ypixel))
+        }
+        return .init(columns: 80, rows: 24, pixelWidth: 0, pixelHeight: 0)
+    }
+
     /// Raw mode, alternate screen, hidden cursor, mouse, keyboard enhancement; starts the
     /// input thread and the signal handlers.
     /// - Throws: ``TerminalSessionError`` when `input` is not a terminal.

@@ -59,6 +59,7 @@ struct PlayCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Loudness") var loudness: LoudnessOptions<PlayLoudness>
 
     func validate() throws {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
@@ -99,7 +100,7 @@ struct PlayCommand: AsyncParsableCommand {
             )
             audio.close()
         case .terminal:
-            let app = TerminalApp(configuration: outputOptions.terminal.appConfiguration, audio: ProcessAudio())
+            let app = TerminalApp(configuration: outputOptions.terminal.appConfiguration(trace: writer), audio: ProcessAudio())
             let content = terminalContent(app: app, source: source, item: item, trace: writer)
             do {
                 end = PlaybackEnd(try await app.run(content))

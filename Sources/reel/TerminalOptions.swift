@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import ReelCore
 import ReelFeed
 import ReelMedia
@@ -27,6 +28,9 @@ struct TerminalOptions: ParsableArguments {
 
     @Option(help: "Terminal glyphs: half (2 pixels a cell), quadrant (4) or sextant (6).")
     var cells: Cells = .half
+
+    @Option(help: "Terminal output: auto (kitty graphics or sixel where the terminal answers for them, else cells), cells, sixel or kitty.")
+    var graphics: TerminalGraphicsRequest = .auto
 
     @Option(help: "Truecolor: how far (0-255 a channel) a cell's colour may drift before it is redrawn; 0 is exact, 2 is invisible and saves 15-35% of the bytes.")
     var tolerance: Int = 2
@@ -57,8 +61,17 @@ struct TerminalOptions: ParsableArguments {
             encoder: .init(glyphs: glyphs, colors: depth, tolerance: tolerance), measureFullRedraw: statsOut != nil)
     }
 
-    var appConfiguration: TerminalApp.Configuration {
-        TerminalApp.Configuration(renderer: rendererConfiguration, hud: hud, statsOut: statsOut)
+    var appConfiguration: TerminalApp.Configuration { appConfiguration(trace: nil) }
+
+    /// The app's configuration; the graphics chosen (and why) go to the log (`--verbose`)
+    /// and, as a `graphics` event, to `trace`.
+    func appConfiguration(trace: TraceWriter?) -> TerminalApp.Configuration {
+        TerminalApp.Configuration(renderer: rendererConfiguration, hud: hud, statsOut: statsOut, graphics: graphics) { choice in
+            Logger(label: "reel.terminal").info("terminal output: \(choice)")
+            var event: [String: Any] = ["type": "graphics", "output": choice.output.rawValue, "why": choice.reason]
+            if choice.output != .cells { event["cell"] = [choice.cellWidth, choice.cellHeight] }
+            trace?.write(event)
+        }
     }
 }
 
@@ -103,3 +116,5 @@ final class ProcessAudio: TerminalAudio {
     }
     func close() { output?.close() }
 }
+
+extension TerminalGraphicsRequest: ExpressibleByArgument {}

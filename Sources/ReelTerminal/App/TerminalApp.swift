@@ -24,11 +24,18 @@ public final class TerminalApp: Sendable {
         public var hud: Bool
         /// Where the renderer's byte counts go as JSON on exit.
         public var statsOut: String?
+        /// `--graphics`: cells, sixel or kitty, or what the terminal answers (auto).
+        public var graphics: TerminalGraphicsRequest
+        /// Told the output chosen and why, before the first frame (for `--verbose`, the trace).
+        public var onGraphics: (@Sendable (TerminalGraphics) -> Void)?
 
-        public init(renderer: TerminalRenderer.Configuration, hud: Bool = false, statsOut: String? = nil) {
+        public init(renderer: TerminalRenderer.Configuration, hud: Bool = false, statsOut: String? = nil,
+                    graphics: TerminalGraphicsRequest = .auto, onGraphics: (@Sendable (TerminalGraphics) -> Void)? = nil) {
             self.renderer = renderer
             self.hud = hud
             self.statsOut = statsOut
+            self.graphics = graphics
+            self.onGraphics = onGraphics
         }
     }
 
@@ -62,6 +69,8 @@ public final class TerminalApp: Sendable {
         var notice: String?
         var drag: (row: Int, column: Int)?
         var pausedForSuspend = false
+        /// Asking the terminal what it draws (replies go to it), during `run`'s start.
+        var detection: GraphicsDetection?
     }
 
     /// Guarded by `state`: the UI's state, shared by the threads above.
@@ -92,6 +101,12 @@ public final class TerminalApp: Sendable {
             onTerminate: { [weak self] _ in self?.finish(.finished) })
         renderer.overlay = { [weak self] full in self?.drawChrome(full: full) ?? [] }
         try session.enter()
+        let detection = GraphicsDetection(TerminalGraphicsDetector(
+            request: configuration.graphics, environment: ProcessInfo.processInfo.environment, window: session.window))
+        state.withTrackedLock { $0.detection = detection }
+        let graphics = await detection.run(write: { session.write($0) }, timeout: 0.5, queue: timerQueue)
+        renderer.graphics = graphics
+        configuration.onGraphics?(graphics)
         relayout()
         renderer.start()
         let timer = DispatchSource.makeTimerSource(queue: timerQueue)
@@ -212,6 +227,7 @@ public final class TerminalApp: Sendable {
 
     /// On the input thread.
     private func handle(_ event: TerminalInputEvent) {
+        state.withTrackedLock { $0.detection }?.receive(event)
         switch event {
         case .key(let key): handleKey(key)
         case .mouse(let mouse): handleMouse(mouse)

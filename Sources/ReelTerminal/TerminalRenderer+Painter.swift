@@ -1,0 +1,170 @@
+import ReelCore
+import ReelMedia
+
+extension TerminalRenderer {
+    /// The render thread's own state (a local of `loop`, never shared): the encoders, the
+    /// scaler and the last picture scaled. Turns content into the bytes of one write, in the
+    /// output chosen for the terminal — character cells, sixel or kitty graphics — like
+    /// mpv's `vo_tct`, `vo_sixel` and `vo_kitty` side by side.
+    struct Painter {
+        struct Painted {
+            var bytes: [UInt8] = []
+            /// Whether the screen was cleared (the chrome is drawn whole then).
+            var full: Bool
+            var drewFrame = false
+            var videoBytes = 0
+            var fullFrame = false
+            var fullRedrawBytes = 0
+            var cells: (columns: Int, rows: Int)?
+        }
+
+        let configuration: Configuration
+        let graphics: TerminalGraphics
+        var encoder: TerminalEncoder
+        var baseline: TerminalEncoder
+        var sixel: SixelEncoder?
+        var sixelBaseline: SixelEncoder?
+        var kitty: KittyEncoder?
+        var kittyBaseline: KittyEncoder?
+        let scaler = FrameScaler()
+        var image: RGBImage?
+        var imageSource: ObjectIdentifier?
+        var lastGeometry: [Int]?
+
+        init(configuration: Configuration, graphics: TerminalGraphics) {
+            self.configuration = configuration
+            self.graphics = graphics
+            // The whole write (video and chrome) is wrapped in one synchronized update, so
+            // the encoders add no markers of their own; both count only the picture's bytes.
+            var unwrapped = configuration.encoder
+            unwrapped.synchronizedOutput = false
+            encoder = TerminalEncoder(configuration: unwrapped)
+            // The baseline is a renderer like mpv's vo_tct: every cell, exact colours.
+            unwrapped.diffing = false
+            unwrapped.tolerance = 0
+            baseline = TerminalEncoder(configuration: unwrapped)
+            switch graphics.output {
+            case .cells:
+                break
+            case .sixel:
+                sixel = SixelEncoder(configuration: configuration.sixel, cellHeight: graphics.cellHeight)
+                var whole = configuration.sixel
+                whole.diffing = false
+                sixelBaseline = SixelEncoder(configuration: whole, cellHeight: graphics.cellHeight)
+            case .kitty:
+                kitty = KittyEncoder(configuration: configuration.kitty)
+                var whole = configuration.kitty
+                whole.diffing = false
+                kittyBaseline = KittyEncoder(configuration: whole)
+            }
+        }
+
+        /// What to write when the renderer stops: the kitty image deleted.
+        var farewell: [UInt8] { kitty?.delete ?? [] }
+
+        mutating func paint(_ content: Content?, area: Area, screenRows: Int, full requestedFull: Bool) -> Painted {
+            var painted = Painted(full: requestedFull)
+            var area = area
+            // A sixel image reaching the last row scrolls the screen when the terminal moves
+            // the cursor below it: keep that row out of the picture.
+            if sixel != nil, area.row + area.rows >= screenRows, area.rows > 1 { area.rows -= 1 }
+            let placement = place(content, area: area, full: requestedFull)
+            // A picture of another size or place (a portrait video after a landscape one)
+            // leaves the old one's cells around it: clear the screen and draw it all.
+            let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
+            if content != nil, let geometry, geometry != lastGeometry {
+                painted.full = true
+                lastGeometry = geometry
+            }
+            if painted.full {
+                encoder.invalidate()
+                sixel?.invalidate()
+                kitty?.invalidate()
+                painted.bytes += TerminalControl.resetAttributes
+                painted.bytes += TerminalControl.clearScreen
+            }
+            if content != nil, let image {
+                let encoded = encode(image, column: placement.column, row: placement.row)
+                painted.videoBytes = encoded.count
+                painted.bytes += encoded
+                painted.drewFrame = true
+                if configuration.measureFullRedraw { measureBaseline(image, column: placement.column, row: placement.row) }
+            }
+            painted.fullFrame = sixel?.lastFrame.fullRedraw ?? kitty?.lastFrame.fullRedraw ?? encoder.lastFrame.fullRedraw
+            painted.fullRedrawBytes = sixelBaseline?.totalByteCount ?? kittyBaseline?.totalByteCount ?? baseline.totalByteCount
+            painted.cells = image.map { cells(of: $0) }
+            return painted
+        }
+
+        private mutating func encode(_ image: RGBImage, column: Int, row: Int) -> [UInt8] {
+            if sixel != nil { return sixel!.encode(image, column: column, row: row) }
+            if kitty != nil { return kitty!.encode(image, column: column, row: row) }
+            return encoder.encode(image, column: column, row: row)
+        }
+
+        private mutating func measureBaseline(_ image: RGBImage, column: Int, row: Int) {
+            if sixelBaseline != nil {
+                _ = sixelBaseline!.encode(image, column: column, row: row)
+            } else if kittyBaseline != nil {
+                _ = kittyBaseline!.encode(image, column: column, row: row)
+            } else {
+                _ = baseline.encode(image, column: column, row: row)
+            }
+        }
+
+        /// The cells a picture of these pixels covers.
+        private func cells(of image: RGBImage) -> (columns: Int, rows: Int) {
+            let (across, down) = graphics.output == .cells
+                ? (configuration.encoder.glyphs.pixelsPerCellHorizontally, configuration.encoder.glyphs.pixelsPerCellVertically)
+                : (graphics.cellWidth, graphics.cellHeight)
+            return ((image.width + across - 1) / across, (image.height + down - 1) / down)
+        }
+
+        /// Where and how large a `width × height` picture turned by `rotation` goes in `area`.
+        private func layout(width: Int, height: Int, rotation: Int, area: Area) -> TerminalLayout? {
+            if graphics.output == .cells {
+                return TerminalLayout.fit(
+                    frameWidth: width, frameHeight: height, rotation: rotation,
+                    columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
+                    glyphs: configuration.encoder.glyphs)
+            }
+            return TerminalLayout.fitPixels(
+                frameWidth: width, frameHeight: height, rotation: rotation, columns: area.columns, rows: area.rows,
+                cellWidth: graphics.cellWidth, cellHeight: graphics.cellHeight, limit: graphics.sixelLimit)
+        }
+
+        /// Scales `content` to fit `area` (into `image`, unless the same frame is there
+        /// already) and says where it goes on the screen.
+        private mutating func place(_ content: Content?, area: Area, full: Bool) -> (column: Int, row: Int) {
+            var placement = (column: 0, row: 0)
+            switch content {
+            case .frame(let frame):
+                if let layout = layout(width: frame.width, height: frame.height, rotation: frame.rotation, area: area) {
+                    let turned = (frame.rotation / 90) % 2 != 0
+                    let id = ObjectIdentifier(frame)
+                    if imageSource != id || full {
+                        image = try? scaler.rgb(
+                            frame, width: turned ? layout.pixelHeight : layout.pixelWidth,
+                            height: turned ? layout.pixelWidth : layout.pixelHeight)
+                        if let scaled = image, frame.rotation % 360 != 0 { image = scaled.rotated(clockwise: frame.rotation) }
+                        imageSource = id
+                    }
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case .picture(let picture):
+                if let layout = layout(width: picture.width, height: picture.height, rotation: 0, area: area) {
+                    image = TerminalRenderer.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
+                    imageSource = nil
+                    placement = (area.column + layout.column, area.row + layout.row)
+                } else {
+                    image = nil
+                }
+            case nil:
+                break
+            }
+            return placement
+        }
+    }
+}
