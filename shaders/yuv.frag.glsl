@@ -2,19 +2,67 @@
 // Planar (Y, U, V) or semi-planar (Y, UV interleaved: NV12, P010) YUV to RGB.
 // uColor and uOffset fold range expansion, bit depth and the BT.601/709/2020 matrix
 // into one affine map (see YUVToRGB.swift).
+// HDR and wide-gamut frames (uMapped 1) then go through uTable, the 3D lookup table of
+// ReelCore's ColorLUT (linearise, tone-map, primaries to BT.709: signed gamma-2.4 light over
+// uHeadroom times the display's peak), and are finished as ColorLUT.finish does: gamut
+// mapping toward the grey of the same luminance, the display's transfer, and the 8x8 Bayer
+// dither of ColorLUT.dither before the 8-bit framebuffer rounds.
+// SDR frames (uMapped 0) take exactly the path they always took.
 uniform sampler2D uPlaneY;
 uniform sampler2D uPlaneU;     // U, or UV for semi-planar
 uniform sampler2D uPlaneV;
 uniform int uSemiPlanar;
 uniform mat3 uColor;
 uniform vec3 uOffset;
+uniform int uMapped;
+uniform sampler3D uTable;
+uniform float uTableSize;
+uniform float uHeadroom;
+uniform int uSRGB;
 in vec2 vUV;
 out vec4 fragColor;
+
+float bayer(ivec2 p) {
+    int v = 0;
+    for (int bit = 0; bit < 3; bit++) {
+        int xb = (p.x >> bit) & 1;
+        int yb = (p.y >> bit) & 1;
+        v |= ((xb ^ yb) << (2 * (2 - bit) + 1)) | (yb << (2 * (2 - bit)));
+    }
+    return (float(v) + 0.5) / 64.0 - 0.5;
+}
+
+vec3 gamutMap(vec3 c) {
+    if (min(c.r, min(c.g, c.b)) >= 0.0 && max(c.r, max(c.g, c.b)) <= 1.0) return c;
+    float y = dot(c, vec3(0.2126, 0.7152, 0.0722));
+    if (y >= 1.0) return vec3(1.0);
+    if (y <= 0.0) return vec3(0.0);
+    float t = 1.0;
+    for (int i = 0; i < 3; i++) {
+        if (c[i] > 1.0) t = min(t, (1.0 - y) / (c[i] - y));
+        if (c[i] < 0.0) t = min(t, y / (y - c[i]));
+    }
+    return vec3(y) + (c - vec3(y)) * t;
+}
+
+vec3 encode(vec3 l) {
+    l = clamp(l, 0.0, 1.0);
+    if (uSRGB == 1) {
+        return mix(1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, 12.92 * l, vec3(lessThanEqual(l, vec3(0.0031308))));
+    }
+    return pow(l, vec3(1.0 / 2.4));
+}
 
 void main() {
     float y = texture(uPlaneY, vUV).r;
     vec2 uv = uSemiPlanar == 1 ? texture(uPlaneU, vUV).rg
                                : vec2(texture(uPlaneU, vUV).r, texture(uPlaneV, vUV).r);
     vec3 rgb = uColor * vec3(y, uv) + uOffset;
+    if (uMapped == 1) {
+        vec3 coordinate = (clamp(rgb, 0.0, 1.0) * (uTableSize - 1.0) + 0.5) / uTableSize;
+        vec3 coded = texture(uTable, coordinate).rgb;
+        vec3 light = sign(coded) * pow(abs(coded), vec3(2.4)) * uHeadroom;
+        rgb = encode(gamutMap(light)) + bayer(ivec2(gl_FragCoord.xy) & 7) / 255.0;
+    }
     fragColor = vec4(clamp(rgb, 0.0, 1.0), 1.0);
 }

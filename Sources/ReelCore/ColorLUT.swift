@@ -29,7 +29,7 @@ public struct ColorLUT: Sendable, Hashable {
     static let tableCount = 4097
     /// The cube holds light up to this many times the display's peak (the primaries' matrix
     /// takes a saturated colour past it; the gamut mapping brings it back).
-    static let headroom = 4.0
+    public static let headroom = 4.0
 
     public init(_ mapping: ColorMapping, size: Int = ColorLUT.defaultSize) {
         precondition(size >= 2)

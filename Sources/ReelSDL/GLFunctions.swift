@@ -20,6 +20,7 @@ struct GLFunctions {
     let bindTexture: @convention(c) (Enum, UInt) -> Void
     let activeTexture: @convention(c) (Enum) -> Void
     let texImage2D: @convention(c) (Enum, Int32, Int32, Int32, Int32, Int32, Enum, Enum, UnsafeRawPointer?) -> Void
+    let texImage3D: @convention(c) (Enum, Int32, Int32, Int32, Int32, Int32, Int32, Enum, Enum, UnsafeRawPointer?) -> Void
     let texSubImage2D: @convention(c) (Enum, Int32, Int32, Int32, Int32, Int32, Enum, Enum, UnsafeRawPointer?) -> Void
     let texParameteri: @convention(c) (Enum, Enum, Int32) -> Void
     let readPixels: @convention(c) (Int32, Int32, Int32, Int32, Enum, Enum, UnsafeMutableRawPointer?) -> Void
@@ -74,6 +75,7 @@ struct GLFunctions {
         bindTexture = try load("glBindTexture")
         activeTexture = try load("glActiveTexture")
         texImage2D = try load("glTexImage2D")
+        texImage3D = try load("glTexImage3D")
         texSubImage2D = try load("glTexSubImage2D")
         texParameteri = try load("glTexParameteri")
         readPixels = try load("glReadPixels")

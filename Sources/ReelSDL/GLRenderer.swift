@@ -30,6 +30,8 @@ final class GLRenderer: WindowRenderer {
     private var uploadedFrame: ObjectIdentifier?
     private var uploaded: VideoFrame?
     private let scaler = FrameScaler(smooth: false)
+    /// HDR and wide-gamut frames' lookup table as a 3D texture.
+    private let colorTable: GLColorTable
     private var images: [String: (texture: UInt32, width: Int, height: Int)] = [:]
     private var textTextures: [String: (texture: UInt32, width: Int, height: Int)] = [:]
     private var textOrder: [String] = []
@@ -68,6 +70,7 @@ final class GLRenderer: WindowRenderer {
             SDL_GL_DeleteContext(context)
             throw error
         }
+        colorTable = GLColorTable(gl)
         if let s = gl.getString(UInt32(GL_RENDERER)) { driver = String(cString: s) }
         gl.genVertexArrays(1, &vao)
         gl.bindVertexArray(vao)
@@ -81,6 +84,7 @@ final class GLRenderer: WindowRenderer {
         var all = planeTextures + images.values.map(\.texture) + textTextures.values.map(\.texture) + blurTargets.map(\.texture)
             + Array(captionPictures.values) + (captionAtlasTexture != 0 ? [captionAtlasTexture] : [])
         gl.deleteTextures(Int32(all.count), &all)
+        colorTable.delete()
         var framebuffers = blurTargets.map(\.framebuffer)
         if !framebuffers.isEmpty { gl.deleteFramebuffers(Int32(framebuffers.count), &framebuffers) }
         SDL_GL_DeleteContext(context)
@@ -185,6 +189,7 @@ final class GLRenderer: WindowRenderer {
             conversion.matrix.withUnsafeBufferPointer { gl.uniformMatrix3fv(yuvProgram["uColor"], 1, 0, $0.baseAddress) }
             gl.uniform3f(yuvProgram["uOffset"], conversion.offset[0], conversion.offset[1], conversion.offset[2])
             gl.uniform1i(yuvProgram["uSemiPlanar"], format.isSemiPlanar ? 1 : 0)
+            colorTable.bind(yuvProgram)
             for (i, name) in ["uPlaneY", "uPlaneU", "uPlaneV"].enumerated() {
                 gl.activeTexture(UInt32(GL_TEXTURE0) + UInt32(i))
                 gl.bindTexture(UInt32(GL_TEXTURE_2D), planeTextures[i])
@@ -391,6 +396,7 @@ final class GLRenderer: WindowRenderer {
         gl.pixelStorei(UInt32(GL_UNPACK_ROW_LENGTH), 0)
         uploadedFrame = ObjectIdentifier(frame)
         uploaded = prepared
+        colorTable.prepare(prepared)
         return prepared
     }
 
