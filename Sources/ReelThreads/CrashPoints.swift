@@ -11,9 +11,12 @@ import Glibc
 /// Off unless the environment asks, and then only in that process:
 /// - `REEL_CRASH_AT=N` — the process kills itself with SIGKILL at the N-th point it reaches
 ///   (counted from 1, over every kind together, in the order the threads reach them);
+/// - `REEL_CRASH_MATCH=TEXT` — with `REEL_CRASH_AT`, only points whose `kind path` contains
+///   TEXT count toward N (`rename /tmp/c/bandwidth.json`: the estimate's commit, whatever the
+///   threads did before it);
 /// - `REEL_CRASH_LOG=FILE` — one line per point reached is appended to FILE
-///   (`N kind path`), written before the kill, so a test learns how many points a run has
-///   and what the killed one was.
+///   (`N kind path`, N counting every point), written before the kill, so a test learns how
+///   many points a run has and what the killed one was.
 ///
 /// With neither set a point costs the check of a value read once. Nothing here locks.
 public enum CrashPoints {
@@ -30,6 +33,7 @@ public enum CrashPoints {
 
     struct Settings: Sendable {
         var crashAt: Int?
+        var match: String?
         var logDescriptor: Int32?
         var isActive: Bool { crashAt != nil || logDescriptor != nil }
     }
@@ -42,20 +46,25 @@ public enum CrashPoints {
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if fd >= 0 { descriptor = fd }
         }
-        return Settings(crashAt: crashAt, logDescriptor: descriptor)
+        let match = environment("REEL_CRASH_MATCH").flatMap { $0.isEmpty ? nil : $0 }
+        return Settings(crashAt: crashAt, match: match, logDescriptor: descriptor)
     }()
 
     private static let reached = Atomic<Int>(0)
+    private static let matched = Atomic<Int>(0)
 
     /// Passes a crash point: counts it, logs it, and kills the process when it is the one asked for.
     public static func reach(_ kind: Kind, _ path: String) {
         guard settings.isActive else { return }
         let number = reached.add(1, ordering: .sequentiallyConsistent).newValue
+        let point = "\(kind.rawValue) \(path)"
         if let fd = settings.logDescriptor {
-            let line = Array("\(number) \(kind.rawValue) \(path)\n".utf8)
+            let line = Array("\(number) \(point)\n".utf8)
             _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         }
-        if settings.crashAt == number {
+        guard let crashAt = settings.crashAt else { return }
+        if let match = settings.match, !point.contains(match) { return }
+        if matched.add(1, ordering: .sequentiallyConsistent).newValue == crashAt {
             kill(getpid(), SIGKILL)
             // SIGKILL is not caught; nothing after this runs.
             while true { pause() }
