@@ -48,6 +48,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Loudness") var loudness: LoudnessOptions<FeedLoudness>
 
     /// The library to make: the full catalogue, or a tiny one for tests (`--tiny`: the first six
     /// entries, through the adaptive stream and the live one).

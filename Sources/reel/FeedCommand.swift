@@ -51,6 +51,7 @@ struct FeedCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Loudness") var loudness: LoudnessOptions<FeedLoudness>
 
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }

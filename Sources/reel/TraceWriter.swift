@@ -81,6 +81,17 @@ final class TraceWriter: Sendable {
         state.buffer.removeAll(keepingCapacity: true)
     }
 
+    /// What loudness levelling decided for an item: the loudness it went by (LUFS; null for
+    /// silence), its true peak (dBTP), where the figure came from (`item`: the feed's;
+    /// `measured`: Reel's meter, over `measuredSeconds`), the gain applied (dB) and the target.
+    static func loudness(_ report: LoudnessReport, at seconds: Double) -> [String: Any] {
+        func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+        return ["type": "loudness", "loudness": report.loudness.map(rounded) ?? NSNull(),
+                "truePeak": report.truePeak.map(rounded) ?? NSNull(), "source": report.source.rawValue,
+                "gain": rounded(report.gain), "target": report.target,
+                "measuredSeconds": rounded(report.measuredSeconds), "at": seconds]
+    }
+
     /// The variant an HLS master (or the video Representation a DASH manifest) starts on: its
     /// bandwidth, resolution and why; `representation` is the DASH Representation's `@id`.
     static func variant(_ choice: VariantChoice) -> [String: Any] {
@@ -224,6 +235,8 @@ final class PlaybackTrace: Sendable {
             }])
         case .captionSourceFailed(let failure):
             writer.write(["type": "captionError", "url": failure.url.absoluteString, "reason": failure.reason])
+        case .loudness(let report):
+            writer.write(TraceWriter.loudness(report, at: (clock.now - openedAt).seconds))
         }
     }
 

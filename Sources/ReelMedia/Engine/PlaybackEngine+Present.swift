@@ -16,6 +16,7 @@ enum EngineNotification {
     case captions(CaptionFrame)
     case captionTracks([CaptionTrack])
     case captionSourceFailed(CaptionSourceFailure)
+    case loudness(LoudnessReport)
 }
 
 extension PlaybackEngine {
@@ -32,6 +33,8 @@ extension PlaybackEngine {
             guard !state.closing else { return [] }
             var out: [EngineNotification] = []
             applyCommandsLocked(&state, now: now, into: &out)
+            out += state.loudnessReports.map { .loudness($0) }
+            state.loudnessReports = []
             if let ring, audioSink?.mode != .pull { ring.applySkip() }
             state.videoFrames.removeAll { $0.serial != state.serial }
             let buffers = buffersLocked(state, now: now)
@@ -197,6 +200,8 @@ extension PlaybackEngine {
                 delegate?.engine(self, didChangeCaptionTracks: tracks)
             case .captionSourceFailed(let failure):
                 delegate?.engine(self, captionSourceFailed: failure)
+            case .loudness(let report):
+                delegate?.engine(self, didLevelLoudness: report)
             }
         }
     }

@@ -63,6 +63,8 @@ struct EngineState: Sendable {
     /// sample as it is, with no ramp (its own edge, as its end is); any other start is a cut
     /// and fades in.
     var itemAudioStart: MediaTime?
+    /// What loudness levelling decided, for the owner to report (the render thread's).
+    var loudnessReports: [LoudnessReport] = []
     var firstAudioSerial = -1
 
     // MARK: Audio rendering (the owner sets the pace; the renderer writes the rest)

@@ -19,6 +19,7 @@ protocol PlaybackEngineDelegate: AnyObject, Sendable {
     func engine(_ engine: PlaybackEngine, didShowCaptions frame: CaptionFrame)
     func engine(_ engine: PlaybackEngine, didChangeCaptionTracks tracks: [CaptionTrack])
     func engine(_ engine: PlaybackEngine, captionSourceFailed failure: CaptionSourceFailure)
+    func engine(_ engine: PlaybackEngine, didLevelLoudness report: LoudnessReport)
 }
 
 /// Tunables of the pipeline.
@@ -109,6 +110,9 @@ final class PlaybackEngine: Sendable {
     let phaseClock: any EngineClock
     let phaseOpenedAt: MediaTime
     let startTime: MediaTime?
+    /// Loudness levelling for the item (off when `nil`), and the item's own figures.
+    let levelling: LoudnessLevelling?
+    let itemLoudness: ItemLoudness?
     /// Threads still running; `close()` waits for them.
     let exited = DispatchGroup()
 
@@ -117,7 +121,10 @@ final class PlaybackEngine: Sendable {
          captionSources: [CaptionSource] = [], captionSelection: CaptionSelection = CaptionSelection(),
          startTime: MediaTime?,
          phaseClock: (any EngineClock)? = nil, delegate: (any PlaybackEngineDelegate)?,
-         demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1) {
+         demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1,
+         levelling: LoudnessLevelling? = nil, itemLoudness: ItemLoudness? = nil) {
+        self.levelling = levelling
+        self.itemLoudness = itemLoudness
         self.url = url
         self.loader = loader
         self.positionListener = loader as? any PlaybackPositionListener
@@ -178,7 +185,8 @@ final class PlaybackEngine: Sendable {
             spawn("reel.audio-render") { [self] in
                 // Made here: the renderer's state belongs to this thread alone.
                 let renderer = AudioRenderer(ring: ring, format: audioSink.format, mode: audioSink.mode,
-                                             deviceLatency: audioSink.latency)
+                                             deviceLatency: audioSink.latency, levelling: levelling,
+                                             itemLoudness: itemLoudness)
                 renderer.run(engine: self, worker: worker)
             }
         }

@@ -25,6 +25,9 @@ struct PlayerState {
     var lastTime: MediaTime = .zero
     var volume: Float = 1
     var muted = false
+    /// Loudness levelling for the next items (off when `nil`), and what it decided for this one.
+    var levelling: LoudnessLevelling?
+    var loudness: LoudnessReport?
     var defaultRate: Double = 1
     /// Which captions show, for this item and the next ones.
     var captionSelection = CaptionSelection()
@@ -216,5 +219,12 @@ extension Player: PlaybackEngineDelegate {
 
     func engine(_ engine: PlaybackEngine, captionSourceFailed failure: CaptionSourceFailure) {
         ifCurrent(engine) { _ in [.event(.captionSourceFailed(failure))] }
+    }
+
+    func engine(_ engine: PlaybackEngine, didLevelLoudness report: LoudnessReport) {
+        ifCurrent(engine) { state in
+            state.loudness = report
+            return [.event(.loudness(report))]
+        }
     }
 }

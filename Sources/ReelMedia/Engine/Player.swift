@@ -12,12 +12,17 @@ public struct PlayerItem: Sendable {
     /// Caption files to show beside the item's own captions, read through `loader` when the
     /// item is set (so a pre-rendered page has its first cue before it plays).
     public var captions: [CaptionSource]
+    /// The item's loudness as its source measured it (a feed's `loudness`/`truePeak`): with
+    /// levelling on, the gain comes from it instead of from Reel's meter.
+    public var loudness: ItemLoudness?
 
-    public init(url: URL, loader: any ResourceLoader, startTime: MediaTime? = nil, captions: [CaptionSource] = []) {
+    public init(url: URL, loader: any ResourceLoader, startTime: MediaTime? = nil, captions: [CaptionSource] = [],
+                loudness: ItemLoudness? = nil) {
         self.url = url
         self.loader = loader
         self.startTime = startTime
         self.captions = captions
+        self.loudness = loudness
     }
 }
 
@@ -44,6 +49,8 @@ public enum PlayerEvent: Sendable {
     case captionTracksChanged([CaptionTrack])
     /// A caption file could not be read or parsed; the item plays on without it.
     case captionSourceFailed(CaptionSourceFailure)
+    /// Loudness levelling decided the item's gain (before its first sound), or refined it.
+    case loudness(LoudnessReport)
 }
 
 /// Counters for the HUD, the benchmark and tests.
@@ -114,6 +121,17 @@ public final class Player: Sendable {
         self.audioSink = audioSink
         self.captionSink = captionSink
         self.configuration = configuration
+        let levelling = Self.defaultLoudnessLevelling
+        state.withTrackedLock { $0.levelling = levelling }
+    }
+
+    private static let defaultLevelling = Mutex<LoudnessLevelling?>(nil)
+
+    /// The loudness levelling every player made from now on starts with (the command line's
+    /// `--loudness`); `nil`, the default, levels nothing.
+    public static var defaultLoudnessLevelling: LoudnessLevelling? {
+        get { defaultLevelling.withTrackedLock { $0 } }
+        set { defaultLevelling.withTrackedLock { $0 = newValue } }
     }
 
     deinit {
@@ -158,6 +176,7 @@ public final class Player: Sendable {
                 state.item = newItem
                 state.info = nil
                 state.firstFrame = nil
+                state.loudness = nil
                 state.lastTime = newItem?.startTime ?? .zero
                 var actions = state.machine.handle(.itemReplaced(hasItem: newItem != nil))
                 var engine: PlaybackEngine?
@@ -169,7 +188,8 @@ public final class Player: Sendable {
                         startTime: newItem.startTime,
                         phaseClock: measurementClock, delegate: self, demandObserver: state.demandObserver.value,
                         volume: state.muted ? 0 : state.volume,
-                        rate: state.machine.rate > 0 ? state.machine.rate : state.defaultRate)
+                        rate: state.machine.rate > 0 ? state.machine.rate : state.defaultRate,
+                        levelling: state.levelling, itemLoudness: newItem.loudness)
                     state.engine = engine
                     // Re-apply the requested rate so time runs once the item is ready.
                     actions += state.machine.handle(.rateRequested(state.machine.rate))
@@ -333,6 +353,16 @@ public final class Player: Sendable {
         get { state.withTrackedLock { $0.volume } }
         set { applyVolume { $0.volume = max(0, min(1, newValue)) } }
     }
+
+    /// Loudness levelling (EBU R128) for the items set from now on; `nil` (the default) plays
+    /// every item at its own loudness.
+    public var loudnessLevelling: LoudnessLevelling? {
+        get { state.withTrackedLock { $0.levelling } }
+        set { state.withTrackedLock { $0.levelling = newValue } }
+    }
+
+    /// What levelling decided for the current item (its loudness, the source, the gain).
+    public var loudness: LoudnessReport? { state.withTrackedLock { $0.loudness } }
 
     public var isMuted: Bool {
         get { state.withTrackedLock { $0.muted } }

@@ -36,13 +36,19 @@ final class AudioRenderer {
     /// The serial's last sample is in the ring.
     private var finished = false
     private var segment: AudioSegment?
+    /// Loudness levelling, when on: the gain of every block (see ``LoudnessLeveller``).
+    private var leveller: LoudnessLeveller?
+    /// Where the audio measured so far ends (decoded audio is measured once, ahead or as taken).
+    private var measuredThrough: MediaTime?
 
     /// Frames of the old audio a rate or volume change leaves to play: one device buffer (a
     /// push sink's block), and at least the ring's ramp, which fades them out.
     let keepOnFlush: Int
 
-    init(ring: AudioRing, format: AudioFormat, mode: AudioSinkMode, deviceLatency: MediaTime) {
+    init(ring: AudioRing, format: AudioFormat, mode: AudioSinkMode, deviceLatency: MediaTime,
+         levelling: LoudnessLevelling? = nil, itemLoudness: ItemLoudness? = nil) {
         self.ring = ring
+        leveller = levelling.map { LoudnessLeveller(settings: $0, item: itemLoudness, format: format) }
         self.format = format
         pullMode = mode == .pull
         // A pull device's buffer, or a push sink's block: the jump then falls at the end of
@@ -63,7 +69,9 @@ final class AudioRenderer {
         case restart(serial: Int, rate: Double, volume: Float)
         /// The same audio at a new pace or gain, from media time `from`.
         case retime(rate: Double, volume: Float, from: MediaTime?)
-        case render(chunks: [AudioChunk], ended: Bool)
+        /// `measure`: decoded audio to measure first (the chunks taken, and before the gain is
+        /// decided, everything decoded ahead of them).
+        case render(chunks: [AudioChunk], ended: Bool, measure: [AudioChunk])
         case idle
     }
 
@@ -91,8 +99,9 @@ final class AudioRenderer {
                 carry = []
                 stretcher = nil
                 if let from { source.rewind(to: from) }
-            case .render(let chunks, let ended):
+            case .render(let chunks, let ended, let measure):
                 for chunk in chunks { source.append(chunk) }
+                level(measure, engine: engine)
                 render(ended: ended, engine: engine)
             }
         }
@@ -105,10 +114,17 @@ final class AudioRenderer {
         let room = minimumRoom
         let ring = ring
         let starting = segment == nil
+        let measuring = leveller?.needsAudioAhead == true
+        let ahead = LoudnessLeveller.audioAhead
         let ready: @Sendable (EngineState) -> Bool = { state in
             if state.closing || state.failure != nil || state.serial != mySerial { return true }
             if state.audioRate != myRate || state.volume != myVolume { return true }
             if starting, state.audioStart == .pending { return false }
+            // The gain is decided on the audio decoded ahead: wait for enough of it, unless
+            // the audio ends first or time already runs.
+            if measuring, state.audioChunksDuration < ahead, state.audioEndedSerial != state.serial, !ring.isRunning {
+                return false
+            }
             guard ring.freeFrames >= room else { return false }
             return hasLocal || !state.audioChunks.isEmpty || (state.audioEndedSerial == state.serial && !done)
         }
@@ -135,6 +151,7 @@ final class AudioRenderer {
         }
         let need = Int((Double(ring.freeFrames) * rate).rounded(.up)) + Self.block - source.pendingFrames
         var chunks: [AudioChunk] = []
+        var measure: [AudioChunk] = []
         var taken = 0
         let start = state.audioStart
         while taken < need, start != .pending || segment != nil, !state.audioChunks.isEmpty {
@@ -154,11 +171,13 @@ final class AudioRenderer {
                 }
             }
             chunks.append(chunk)
+            measure.append(chunk)
             taken += chunk.frameCount
         }
+        if let leveller, !leveller.decided { measure += state.audioChunks.filter { $0.serial == serial } }
         state.rendererBacklog = source.pendingFrames + taken + carry.count / format.channels
         let ended = state.audioEndedSerial == serial && state.audioChunks.isEmpty
-        return .render(chunks: chunks, ended: ended)
+        return .render(chunks: chunks, ended: ended, measure: measure)
     }
 
     private func retimeLocked(_ state: inout EngineState, engine: PlaybackEngine) -> Job {
@@ -220,12 +239,49 @@ final class AudioRenderer {
             } else {
                 break
             }
-            if volume != 1 {
-                for i in output.indices { output[i] *= volume }
-            }
+            applyGain(&output)
             carry = output
         }
         publish(engine)
+    }
+
+    /// Measures what is new in `chunks` (outside the lock), decides the item's gain before its
+    /// first block, refines it as more plays, and has the owner report each decision.
+    private func level(_ chunks: [AudioChunk], engine: PlaybackEngine) {
+        guard leveller != nil else { return }
+        for chunk in chunks {
+            let end = chunk.pts + chunk.duration
+            if let through = measuredThrough, end <= through { continue }
+            leveller!.measure(chunk.samples)
+            measuredThrough = end
+        }
+        var report: LoudnessReport?
+        if !leveller!.decided {
+            // Decided with the first audio to render, from all that is decoded by then.
+            guard source.pendingFrames > 0 else { return }
+            report = leveller!.decide()
+        } else {
+            report = leveller!.refine()
+        }
+        guard let report else { return }
+        engine.monitor.update { state in
+            state.loudnessReports.append(report)
+            engine.scheduleStepLocked(&state, at: engine.clock.now)
+        }
+    }
+
+    /// The volume and the levelling gain, moving linearly across the block when it changes.
+    private func applyGain(_ output: inout [Float]) {
+        let frames = output.count / format.channels
+        let (start, end) = leveller?.gains(over: frames) ?? (1, 1)
+        let from = start * volume, to = end * volume
+        guard from != 1 || to != 1, frames > 0 else { return }
+        let step = (to - from) / Float(frames)
+        let channels = format.channels
+        for frame in 0..<frames {
+            let gain = from + step * Float(frame)
+            for c in 0..<channels { output[frame * channels + c] *= gain }
+        }
     }
 
     private func stretch(_ input: [Float]) -> [Float] {
