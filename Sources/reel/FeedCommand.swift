@@ -48,6 +48,7 @@ struct FeedCommand: AsyncParsableCommand {
     @Option(help: "Write the swipe lines and the players' events here as JSON lines ('-' for standard output).")
     var trace: String?
 
+    @OptionGroup(title: "HDR") var toneMapping: ToneMappingFlags
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions

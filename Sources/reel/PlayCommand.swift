@@ -56,6 +56,7 @@ struct PlayCommand: AsyncParsableCommand {
     var loop = false
 
     @OptionGroup(title: "Captions") var captions: CaptionOptions
+    @OptionGroup(title: "HDR") var toneMapping: ToneMappingFlags
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions

@@ -76,6 +76,7 @@ enum ProbeOutput {
         if let v = s.title { out["title"] = v }
         if s.isForced { out["forced"] = true }
         if s.isAttachedPicture { out["attachedPicture"] = true }
+        if let color = s.color { out["color"] = ColorProbe.json(color) }
         return out
     }
 
@@ -102,6 +103,7 @@ enum ProbeOutput {
             if s.isForced { line += " forced" }
             if s.isSelected { line += " *" }
             lines.append(line)
+            if let color = s.color { lines += ColorProbe.lines(color) }
         }
         return lines.joined(separator: "\n")
     }

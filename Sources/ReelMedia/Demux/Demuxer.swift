@@ -474,6 +474,7 @@ package final class Demuxer: @unchecked Sendable {
                 if p.format >= 0, let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: p.format)) {
                     s.pixelFormat = String(cString: name)
                 }
+                s.color = ColorDescription(stream: stream)
                 let rate = stream.pointee.avg_frame_rate
                 if rate.num > 0 && rate.den > 0 {
                     s.frameRate = MediaTime(value: Int64(rate.num), timescale: rate.den)

@@ -52,6 +52,9 @@ public struct StreamInfo: Sendable, Codable, Hashable {
     /// (`rotation=90` in its side data is `rotation` 270 here).
     public var displayMatrixRotation: Int?
     public var pixelFormat: String?
+    /// A video stream's colour: its tags (with the fallbacks for what it leaves untagged),
+    /// HDR metadata and Dolby Vision configuration.
+    public var color: ColorDescription?
     /// Average frame rate, when known.
     public var frameRate: MediaTime?
     public var sampleRate: Int?

@@ -123,6 +123,7 @@ extension PlaybackEngine {
     private func openVideoDecoder(_ demuxer: Demuxer) throws -> (decoder: Decoder, parameters: CodecParameters)? {
         guard let index = demuxer.videoStreamIndex, let stream = demuxer.stream(index),
               let parameters = CodecParameters(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { return nil }
+        try DolbyVisionPolicy.check(stream, url: url)
         let decoder = try Decoder(parameters: parameters.pointer, timeBase: parameters.timeBase, url: url, threads: 0)
         return (decoder, parameters)
     }
