@@ -167,6 +167,8 @@ final class PlaybackTrace: Sendable {
     /// The cues on screen at the last `captionsChanged`: a `caption` line is written for each
     /// cue that was not (guarded; written on the player's clock context).
     private let shownCues = Mutex<Set<CaptionEvent>>([])
+    /// The colour of the last frame traced (guarded; written on the player's clock context).
+    private let lastColor = Mutex<ColorDescription?>(nil)
 
     init(writer: TraceWriter, clock: any EngineClock) {
         self.writer = writer
@@ -185,6 +187,13 @@ final class PlaybackTrace: Sendable {
 
     fileprivate func frame(_ frame: VideoFrame, _ presentation: Presentation) {
         guard writer.isEnabled else { return }
+        // A `color` line when the frames' colour changes (the first frame, a new item):
+        // the tags and what the outputs apply.
+        let newColor = lastColor.withLock { last in
+            defer { last = frame.color }
+            return last != frame.color
+        }
+        if newColor { writer.write(["type": "color"].merging(ColorProbe.json(frame.color)) { a, _ in a }) }
         writer.write([
             "type": "frame", "pts": frame.pts.stringValue, "seconds": frame.pts.seconds,
             "md5": frame.md5(), "presentedAt": (presentation.presentedAt - openedAt).seconds,
