@@ -8,16 +8,19 @@ import ReelMedia
 import ReelOrigin
 
 /// `reel bench swipe`: a feed over the shaped origin, swiped N times with a dwell on each
-/// page: swipe-to-first-frame, the preload stage each swipe found, live decoders, and
-/// resident memory after the first swipes and at the end.
+/// page: swipe-to-first-frame, the preload stage each swipe found, live decoders and players
+/// against the pool's cap, and resident memory after every swipe — held when the run's second
+/// half peaks no higher than its first.
 struct BenchSwipeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swipe",
         abstract: "Swipe through a feed: swipe-to-first-frame, preload stages, decoders, memory.",
         discussion: """
-            Without DIR it uses the demo feed (made on first run). The feed is served by an \
-            in-process origin with --rtt-ms and --kbps and read through a fresh cache, as \
-            `reel feed` reads it; past the last item it wraps to the first.
+            Without DIR it uses the demo feed (made on first run), its live item published as \
+            `reel demo` publishes it. The feed is served by an in-process origin with --rtt-ms \
+            and --kbps and read through a fresh cache, as `reel feed` reads it; past the last \
+            item it wraps to the first. Memory is held when the second half of the swipes peaks \
+            no higher than the first (the pool's and caches' caps bound it once they are full).
             """
     )
 
@@ -68,7 +71,11 @@ struct BenchSwipeCommand: AsyncParsableCommand {
             root = DemoLibrary.defaultDirectory()
             let manifest = try await DemoCommand.prepareLibrary(in: root)
             do {
-                routes = FeedAPIRoutes.routes(source: try await ManifestFeedSource(url: manifest, loader: FileLoader()), root: root)
+                // The live item published as `reel demo` publishes it (looping for ever), so a
+                // swipe onto it plays it instead of finding nothing.
+                let live = try ServeLive.routes(root: root, paths: DemoLibrary.livePlaylists(in: root), window: 6,
+                                                stallsAfter: nil, loops: true)
+                routes = live + FeedAPIRoutes.routes(source: try await ManifestFeedSource(url: manifest, loader: FileLoader()), root: root)
             } catch {
                 throw CommandFailure.media("demo feed: \(error)")
             }
@@ -125,7 +132,8 @@ struct BenchSwipeCommand: AsyncParsableCommand {
                 result.failures += 1
             }
             if number == 5 { result.rssAfterFive = residentBytes() }
-            if !json && number % 20 == 0 { printError("swipe \(number)/\(swipes)") }
+            result.rssSamples.append(residentBytes())
+            if !json && number % 20 == 0 { printError("swipe \(number)/\(swipes), resident \(formatBytes(Double(residentBytes())))") }
         }
         result.rssEnd = residentBytes()
         result.items = session.items.count
@@ -161,13 +169,32 @@ struct SwipeBenchResult {
     var rssStart = 0
     var rssAfterFive = 0
     var rssEnd = 0
+    /// Resident memory after each swipe.
+    var rssSamples: [Int] = []
 
     var videoSwipes: [Swipe] { swipes.filter { !$0.isImage } }
     var distribution: Distribution { Distribution(videoSwipes.map(\.milliseconds)) }
     var stages: [(PreloadStage, Int)] {
         [PreloadStage.prerendered, .prepared, .bytes, .none].map { stage in (stage, videoSwipes.filter { $0.stage == stage }.count) }
     }
-    var memoryRatio: Double { rssAfterFive > 0 ? Double(rssEnd) / Double(rssAfterFive) : .nan }
+    /// The pool's caps: at most this many players and video decoders alive at once.
+    static let poolCap = 3
+    /// Fewer swipes than this say nothing about memory held over a run.
+    static let heldMinimumSwipes = 40
+    /// How far the second half's peak may rise above the first half's.
+    static let heldTolerance = 1.1
+    var maxDecoders: Int { swipes.map(\.liveDecoders).max() ?? 0 }
+    var maxPlayers: Int { swipes.map(\.livePlayers).max() ?? 0 }
+    var peak: Int { rssSamples.max() ?? rssEnd }
+    var firstHalfPeak: Int { rssSamples.prefix(rssSamples.count / 2).max() ?? 0 }
+    var secondHalfPeak: Int { rssSamples.dropFirst(rssSamples.count / 2).max() ?? 0 }
+    /// What bounds memory is the pool's and the caches' caps, so once they are full resident
+    /// memory stops rising: the second half of the run peaks no higher than the first (whose
+    /// warm-up, the pool and caches filling, is allowed to rise). Nil for a run too short to tell.
+    var heldRatio: Double? {
+        guard rssSamples.count >= Self.heldMinimumSwipes, firstHalfPeak > 0 else { return nil }
+        return Double(secondHalfPeak) / Double(firstHalfPeak)
+    }
 
     func text(origin: String) -> String {
         let d = distribution
@@ -179,11 +206,27 @@ struct SwipeBenchResult {
             out += "swipe → first picture (image posts, \(images.count)): p50 \(formatMs(Distribution(images.map(\.milliseconds)).p50, width: 0)) ms\n"
         }
         out += "preload stage at the swipe: " + stages.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "\n"
-        out += "live decoders: max \(swipes.map(\.liveDecoders).max() ?? 0), live players: max \(swipes.map(\.livePlayers).max() ?? 0)\n"
-        out += "resident memory: start \(formatBytes(Double(rssStart))), after 5 swipes \(formatBytes(Double(rssAfterFive))), end \(formatBytes(Double(rssEnd)))"
-        out += String(format: " — end/after-5 %.2f× ", memoryRatio) + (memoryRatio <= 1.2 ? "✓" : "✗") + " goal ≤ 1.2×\n"
-        if failures > 0 { out += "failed swipes: \(failures)\n" }
+        let capped = maxDecoders <= Self.poolCap && maxPlayers <= Self.poolCap
+        out += "live decoders: max \(maxDecoders), live players: max \(maxPlayers)   \(capped ? "✓" : "✗") goal ≤ \(Self.poolCap) each (the pool's cap)\n"
+        out += "resident memory: start \(formatBytes(Double(rssStart))), after 5 swipes \(formatBytes(Double(rssAfterFive))), "
+        out += "peak \(formatBytes(Double(peak))), end \(formatBytes(Double(rssEnd)))\n"
+        out += heldLine()
+        out += "failed swipes: \(failures)   \(failures == 0 ? "✓" : "✗") goal 0\n"
         return out
+    }
+
+    /// Whether memory stayed within what the pool's and caches' caps hold, in one line.
+    func heldLine() -> String {
+        guard let ratio = heldRatio else {
+            return "memory held by the pool's and caches' caps: \(swipes.count) swipes are too few to tell "
+                + "(\(Self.heldMinimumSwipes) or more compare the run's two halves)\n"
+        }
+        let half = rssSamples.count / 2
+        var line = "memory held by the pool's and caches' caps: peak of swipes \(half + 1)–\(rssSamples.count) "
+        line += "\(formatBytes(Double(secondHalfPeak))) vs 1–\(half) \(formatBytes(Double(firstHalfPeak)))"
+        line += String(format: ", %.2f×   ", ratio) + (ratio <= Self.heldTolerance ? "✓" : "✗")
+        line += String(format: " goal ≤ %.2f× (it rises while they fill, then holds)\n", Self.heldTolerance)
+        return line
     }
 
     func json() -> String {
@@ -192,7 +235,9 @@ struct SwipeBenchResult {
         text += "\"p50Ms\":\(jsonNumber(d.p50)),\"p95Ms\":\(jsonNumber(d.p95)),\"maxMs\":\(jsonNumber(d.max)),"
         text += "\"stages\":{" + stages.map { "\"\($0.0.rawValue)\":\($0.1)" }.joined(separator: ",") + "},"
         text += "\"maxLiveDecoders\":\(swipes.map(\.liveDecoders).max() ?? 0),\"maxLivePlayers\":\(swipes.map(\.livePlayers).max() ?? 0),"
-        text += "\"rssStartBytes\":\(rssStart),\"rssAfterFiveBytes\":\(rssAfterFive),\"rssEndBytes\":\(rssEnd),\"rssRatio\":\(jsonNumber(memoryRatio))}"
+        text += "\"rssStartBytes\":\(rssStart),\"rssAfterFiveBytes\":\(rssAfterFive),\"rssEndBytes\":\(rssEnd),\"rssPeakBytes\":\(peak),"
+        text += "\"rssFirstHalfPeakBytes\":\(firstHalfPeak),\"rssSecondHalfPeakBytes\":\(secondHalfPeak),"
+        text += "\"rssHeldRatio\":\(jsonNumber(heldRatio))}"
         return text
     }
 }
