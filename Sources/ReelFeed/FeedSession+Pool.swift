@@ -130,11 +130,11 @@ extension FeedSession {
         // Frames of the item just released must not pass for the new one's.
         if player.currentItem != nil { player.replaceCurrentItem(with: nil) }
         slot.store.accept(generation: generation)
-        let captions = state.withTrackedLock { s in s.machine.items.first { $0.videoURL == url }?.captions ?? [] }
-        player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader, captions: captions.map {
+        let item = state.withTrackedLock { s in s.machine.items.first { $0.videoURL == url } }
+        player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader, captions: (item?.captions ?? []).map {
             // Named by the feed: read only where the video's own references may go.
             CaptionSource(url: $0.url, language: $0.language, label: $0.label, isNamedByDocument: true)
-        }))
+        }, loudness: item?.loudness.map { ItemLoudness(integrated: $0, truePeak: item?.truePeak) }))
         if play { player.play() }
     }
 

@@ -8,7 +8,9 @@ import Foundation
 ///
 /// `current` counts pages from 1. A page with fewer than `size` items is the last
 /// ("no more data"). ITEM is `{"id", "title", "uploader", "video", "cover", "category",
-/// "images"}` with absolute URLs (or URLs relative to the request).
+/// "images", "captions", "loudness", "truePeak"}` with absolute URLs (or URLs relative to the
+/// request); `loudness` (LUFS) and `truePeak` (dBTP) are optional numbers a backend measures
+/// once per upload, by which the player levels the item before its first sound.
 public enum FeedAPIFormat {
     struct CategoryList: Codable {
         var categories: [FeedCategory]
@@ -29,6 +31,9 @@ public enum FeedAPIFormat {
         public var images: [String]?
         /// `[{"url": "...", "language": "en", "label": "English"}]`; URLs as for `video`.
         public var captions: [Caption]?
+        /// Integrated loudness in LUFS and true peak in dBTP, when measured.
+        public var loudness: Double?
+        public var truePeak: Double?
     }
 
     /// One caption file of an item as the API writes it.
@@ -53,7 +58,8 @@ public enum FeedAPIFormat {
         try JSONEncoder().encode(ItemList(items: items.map {
             Item(id: $0.id, title: $0.title, uploader: $0.uploader, video: $0.videoURL?.absoluteString,
                  cover: $0.coverURL?.absoluteString, category: $0.category, images: $0.images.map(\.absoluteString),
-                 captions: $0.captions.isEmpty ? nil : $0.captions.map { Caption(url: $0.url.absoluteString, language: $0.language, label: $0.label) })
+                 captions: $0.captions.isEmpty ? nil : $0.captions.map { Caption(url: $0.url.absoluteString, language: $0.language, label: $0.label) },
+                 loudness: $0.loudness, truePeak: $0.truePeak)
         }))
     }
 
@@ -76,7 +82,9 @@ public enum FeedAPIFormat {
                     URL(string: caption.url, relativeTo: base).map {
                         FeedCaption(url: $0.absoluteURL, language: caption.language, label: caption.label)
                     }
-                }
+                },
+                loudness: item.loudness.flatMap { $0.isFinite ? $0 : nil },
+                truePeak: item.truePeak.flatMap { $0.isFinite ? $0 : nil }
             )
         }
     }

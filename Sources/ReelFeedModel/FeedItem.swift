@@ -15,9 +15,17 @@ public struct FeedItem: Sendable, Hashable, Codable, Identifiable {
     public var images: [URL]
     /// Caption files for the video (SubRip, WebVTT, ASS), each with its language and label.
     public var captions: [FeedCaption]
+    /// The video's integrated loudness (LUFS, ITU-R BS.1770 / EBU R128) and true peak (dBTP),
+    /// when the backend measured them (once per upload): the player levels the item by them
+    /// instead of measuring it. Absent in older feeds.
+    public var loudness: Double?
+    public var truePeak: Double?
 
     public init(id: String, title: String, uploader: String = "", videoURL: URL? = nil, coverURL: URL? = nil,
-                category: String? = nil, images: [URL] = [], captions: [FeedCaption] = []) {
+                category: String? = nil, images: [URL] = [], captions: [FeedCaption] = [],
+                loudness: Double? = nil, truePeak: Double? = nil) {
+        self.loudness = loudness
+        self.truePeak = truePeak
         self.id = id
         self.title = title
         self.uploader = uploader
@@ -39,6 +47,9 @@ public struct FeedItem: Sendable, Hashable, Codable, Identifiable {
         images = try container.decode([URL].self, forKey: .images)
         // Items written before captions existed have none.
         captions = try container.decodeIfPresent([FeedCaption].self, forKey: .captions) ?? []
+        // Items written before loudness existed have none.
+        loudness = try container.decodeIfPresent(Double.self, forKey: .loudness)
+        truePeak = try container.decodeIfPresent(Double.self, forKey: .truePeak)
     }
 
     /// The uploader as a handle to show: `@name` (feeds write it with or without the
