@@ -329,6 +329,8 @@ final class ObservedPlayers: Sendable {
             let fresh = seen.withTrackedLock { $0.insert(ObjectIdentifier(player)).inserted }
             guard fresh else { continue }
             let trace = self.trace
+            // A page pre-rendered before it was observed decided its gain already.
+            if let report = player.loudness { Self.write(report, of: player, to: trace) }
             player.addEventObserver { event in
                 switch event {
                 case .firstFrame(let report):
@@ -341,11 +343,23 @@ final class ObservedPlayers: Sendable {
                     trace.write(["type": "error", "message": error.description])
                 case .ended(let looping):
                     trace.write(["type": "end", "looping": looping, "url": player.currentItem?.url.absoluteString ?? ""])
+                case .loudness(let report):
+                    Self.write(report, of: player, to: trace)
                 default:
                     break
                 }
             }
         }
+    }
+}
+
+extension ObservedPlayers {
+    /// A `loudness` line naming the item.
+    static func write(_ report: LoudnessReport, of player: Player, to trace: TraceWriter) {
+        var object = TraceWriter.loudness(report, at: 0)
+        object["at"] = nil
+        object["url"] = player.currentItem?.url.absoluteString ?? ""
+        trace.write(object)
     }
 }
 
