@@ -3,14 +3,15 @@ import ReelCore
 /// Turns already-scaled `RGBImage`s into sixel images (DEC's six-pixel-high bands), one
 /// write per frame, rewriting only the text rows whose pixels changed.
 ///
-/// Each frame's palette is a median cut of the pixels to be sent (``SixelPalette``, at most
+/// Each frame's palette is a median cut of the frame's pixels (``SixelPalette``, at most
 /// ``Configuration/colors`` entries, only the ones used written out), mapped with ordered
 /// (Bayer 4×4) dithering; runs of one sixel are run-length encoded (`!n`).
 ///
 /// Diffing by text rows: a sixel image starts at the cursor's cell, so an update can only
 /// start at a text row. The picture is cut in stripes one text row (`cellHeight` pixels)
 /// high; a stripe whose pixels moved by more than ``Configuration/tolerance`` is sent
-/// again, consecutive changed stripes as one image placed at the first one's row. A stripe
+/// again, consecutive changed stripes as one image placed at the first one's row (and the
+/// whole picture as one image when three quarters of it changed). A stripe
 /// need not be a whole number of bands: images are sent with a transparent background
 /// (`P2=1`), so the rows of the last band below the stripe, which no colour sets, leave what
 /// is on screen. Terminals keep each image's colour registers (xterm's
@@ -28,7 +29,7 @@ public struct SixelEncoder: Sendable {
         /// How far (per channel) a pixel may move before its row is sent again.
         public var tolerance: Int
 
-        public init(colors: Int = 256, dither: Int = 12, diffing: Bool = true, tolerance: Int = 2) {
+        public init(colors: Int = 64, dither: Int = 8, diffing: Bool = true, tolerance: Int = 2) {
             self.colors = colors
             self.dither = dither
             self.diffing = diffing
@@ -78,19 +79,26 @@ public struct SixelEncoder: Sendable {
                 changed[s] = Self.differ(shown.image, image, rows: stripeRows(s, height: image.height),
                                          tolerance: configuration.tolerance)
             }
+            // Most of the picture changed: one image with one palette costs less than
+            // several runs each with its own.
+            if changed.filter({ $0 }).count * 4 >= stripes * 3 { changed = [Bool](repeating: true, count: stripes) }
         } else {
             full = true
         }
         var out: [UInt8] = []
         var s = 0
         var sent = 0
+        // One palette for the frame, from the whole picture: the runs sent share it, so each
+        // band uses no more colours than it would in the whole frame.
+        var palette: SixelPalette?
         while s < stripes {
             guard changed[s] else { s += 1; continue }
             var end = s
             while end + 1 < stripes && changed[end + 1] { end += 1 }
             let rows = (s * cellHeight)..<min(image.height, (end + 1) * cellHeight)
             out += TerminalControl.moveCursor(column: column, row: row + s)
-            out += Self.image(image, rows: rows, configuration: configuration)
+            if palette == nil { palette = SixelPalette(image: image, rows: 0..<image.height, maximum: configuration.colors) }
+            out += Self.image(image, rows: rows, palette: palette!, dither: configuration.dither)
             sent += end - s + 1
             s = end + 1
         }
@@ -115,10 +123,9 @@ public struct SixelEncoder: Sendable {
         }
     }
 
-    /// One sixel image (DCS … ST) of `rows` of `image`, with its own palette.
-    static func image(_ image: RGBImage, rows: Range<Int>, configuration: Configuration) -> [UInt8] {
-        let palette = SixelPalette(image: image, rows: rows, maximum: configuration.colors)
-        let indices = palette.indices(of: image, rows: rows, dither: configuration.dither)
+    /// One sixel image (DCS … ST) of `rows` of `image` in `palette`.
+    static func image(_ image: RGBImage, rows: Range<Int>, palette: SixelPalette, dither: Int) -> [UInt8] {
+        let indices = palette.indices(of: image, rows: rows, dither: dither)
         return encode(indices: indices, width: image.width, height: rows.count, palette: palette)
     }
 

@@ -79,7 +79,9 @@ public struct SixelPalette: Sendable {
             let box = boxes[best]
             let shift = box.channel
             pixels[box.range].sort { ($0 >> shift) & 0xFF < ($1 >> shift) & 0xFF }
-            let middle = box.range.lowerBound + box.range.count / 2
+            // Split at the median's value, not its index: a few pixels of a distinct colour
+            // beside many of another part at once (the many would need halving again and again).
+            let middle = split(pixels, box.range, shift: shift)
             var low = Box(range: box.range.lowerBound..<middle), high = Box(range: middle..<box.range.upperBound)
             measure(&low, pixels)
             measure(&high, pixels)
@@ -98,16 +100,32 @@ public struct SixelPalette: Sendable {
         return colors
     }
 
+    /// Where to split `range` (sorted on channel `shift`): before the first pixel of the
+    /// median's value, or after its last when that is the start.
+    private static func split(_ pixels: [UInt32], _ range: Range<Int>, shift: UInt32) -> Int {
+        func value(_ i: Int) -> UInt32 { (pixels[i] >> shift) & 0xFF }
+        let median = value(range.lowerBound + range.count / 2)
+        var low = range.lowerBound + range.count / 2
+        while low > range.lowerBound && value(low - 1) == median { low -= 1 }
+        if low > range.lowerBound { return low }
+        var high = range.lowerBound + range.count / 2
+        while high < range.upperBound && value(high) == median { high += 1 }
+        return high < range.upperBound ? high : range.lowerBound + range.count / 2
+    }
+
     /// The 4×4 Bayer matrix, thresholds 0…15.
     private static let bayer: [Int] = [0, 8, 2, 10, 12, 4, 14, 6, 3, 11, 1, 9, 15, 7, 13, 5]
 
     /// Maps rows `rows` of `image` to palette indices (row-major, `width × rows.count`),
     /// offsetting each pixel by the Bayer threshold scaled to `dither` (0: nearest colour).
+    /// A pixel already within about `dither / 2` of its nearest entry is not dithered: flat
+    /// areas stay flat (long runs, few colours a band) and only gradients get the pattern.
     public func indices(of image: RGBImage, rows: Range<Int>, dither: Int) -> [UInt8] {
         let width = image.width
         var out = [UInt8](repeating: 0, count: width * rows.count)
         var lookup = [Int16](repeating: -1, count: 1 << 15)
         let offsets = Self.bayer.map { ($0 * 2 - 15) * dither / 32 }
+        let close = 9 * (dither / 2) * (dither / 2)
         image.bytes.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
                 lookup.withUnsafeMutableBufferPointer { table in
@@ -116,23 +134,39 @@ public struct SixelPalette: Sendable {
                         let matrixRow = (y & 3) * 4
                         for x in 0..<width {
                             let p = (y * width + x) * 3
+                            if dither > 0 {
+                                let (r, g, b) = (Int(src[p]), Int(src[p + 1]), Int(src[p + 2]))
+                                let plain = Int(entry(table: table, r: r, g: g, b: b))
+                                let dr = r - Int(colors[plain * 3]), dg = g - Int(colors[plain * 3 + 1])
+                                let db = b - Int(colors[plain * 3 + 2])
+                                if 3 * dr * dr + 4 * dg * dg + 2 * db * db <= close {
+                                    dst[row + x] = UInt8(plain)
+                                    continue
+                                }
+                            }
                             let o = offsets[matrixRow + (x & 3)]
                             let r = min(255, max(0, Int(src[p]) + o))
                             let g = min(255, max(0, Int(src[p + 1]) + o))
                             let b = min(255, max(0, Int(src[p + 2]) + o))
-                            let key = (r >> 3) << 10 | (g >> 3) << 5 | (b >> 3)
-                            var index = table[key]
-                            if index < 0 {
-                                index = Int16(nearest(r: (r & ~7) | 4, g: (g & ~7) | 4, b: (b & ~7) | 4))
-                                table[key] = index
-                            }
-                            dst[row + x] = UInt8(index)
+                            dst[row + x] = UInt8(entry(table: table, r: r, g: g, b: b))
                         }
                     }
                 }
             }
         }
         return out
+    }
+
+    /// The entry for `r, g, b` through the 15-bit lookup (found and kept on first use).
+    @inline(__always)
+    private func entry(table: UnsafeMutableBufferPointer<Int16>, r: Int, g: Int, b: Int) -> Int16 {
+        let key = (r >> 3) << 10 | (g >> 3) << 5 | (b >> 3)
+        var index = table[key]
+        if index < 0 {
+            index = Int16(nearest(r: (r & ~7) | 4, g: (g & ~7) | 4, b: (b & ~7) | 4))
+            table[key] = index
+        }
+        return index
     }
 
     /// The entry closest to `r, g, b` (weighted squared distance).

@@ -65,17 +65,21 @@ import ReelTerminal
 
     @Test func consecutiveChangedRowsGoAsOneImageAndAMoveSendsAll() {
         var encoder = SixelEncoder(configuration: .init(colors: 16, dither: 0), cellHeight: 12)
-        var image = quarters(width: 24, height: 48)
+        var image = quarters(width: 24, height: 96)  // 8 text rows
         _ = encoder.encode(image)
         for y in 10...30 { image[0, y] = (9, 9, 9) }  // rows 0, 1 and 2
         let update = Self.text(encoder.encode(image))
         #expect(update.components(separatedBy: "\u{1B}P").count - 1 == 1)
         #expect(update.contains("\"1;1;24;36"))
+        // Six rows of eight changed: the picture goes as one image.
+        for y in 10...70 { image[1, y] = (9, 9, 9) }
+        let most = Self.text(encoder.encode(image))
+        #expect(most.components(separatedBy: "\u{1B}P").count - 1 == 1 && most.contains("\"1;1;24;96"))
         _ = encoder.encode(image, column: 1, row: 0)
         #expect(encoder.lastFrame.fullRedraw)
         encoder.invalidate()
         _ = encoder.encode(image, column: 1, row: 0)
-        #expect(encoder.lastFrame.rowsSent == 4)
+        #expect(encoder.lastFrame.rowsSent == 8)
     }
 
     @Test func withoutDiffingEveryFrameIsWhole() {
@@ -92,6 +96,11 @@ import ReelTerminal
         var colors = Set<[UInt8]>()
         for i in 0..<palette.count { colors.insert(Array(palette.colors[(i * 3)..<(i * 3 + 3)])) }
         #expect(colors == [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]])
+        // Nine dark pixels among thousands of blue ones still get their own entry.
+        var dot = RGBImage(width: 40, height: 40, fill: (0, 0, 255))
+        for i in 0..<9 { dot[i, 0] = (0, 0, 0) }
+        let few = SixelPalette(image: dot, rows: 0..<40, maximum: 4)
+        #expect(few.count == 2 && Set([few.colors[2], few.colors[5]]) == [0, 255])
         let gradient = testPicture(width: 64, height: 64)
         #expect(SixelPalette(image: gradient, rows: 0..<64, maximum: 64).count == 64)
     }
