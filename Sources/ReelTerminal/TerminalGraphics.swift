@@ -29,6 +29,8 @@ public struct TerminalGraphics: Sendable, Hashable, CustomStringConvertible {
         set { sixelLimitSize = newValue.map { [$0.width, $0.height] } }
     }
     private var sixelLimitSize: [Int]?
+    /// The colour registers a sixel image may use (XTSMGRAPHICS item 1), when it said.
+    public var sixelColors: Int?
     /// Why: the answers (or their absence) that chose it, in a sentence.
     public var reason: String
 
@@ -58,6 +60,8 @@ public enum TerminalGraphicsQueries {
     public static let kittyGraphics = Array("\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\".utf8)
     /// XTSMGRAPHICS: the largest sixel image (`ESC[?2;1;0S`, item 2, read).
     public static let sixelGeometry = Array("\u{1B}[?2;1;0S".utf8)
+    /// XTSMGRAPHICS: how many colour registers (`ESC[?1;1;0S`, item 1, read).
+    public static let sixelColors = Array("\u{1B}[?1;1;0S".utf8)
     /// The cell's size in pixels (`ESC[16t`, answered `ESC[6;h;wt`).
     public static let cellPixelSize = Array("\u{1B}[16t".utf8)
     /// DA1 (`ESC[c`): every terminal answers it, so it comes last and ends the wait.
@@ -101,6 +105,7 @@ public struct TerminalGraphicsDetector: Sendable {
     private var kittyReply: String?
     private var deviceAttributes: [Int]?
     private var sixelLimit: (width: Int, height: Int)?
+    private var sixelColors: Int?
     private var cell: (width: Int, height: Int)?
     private var textArea: (width: Int, height: Int)?
     /// The decision, once made (later events change nothing).
@@ -127,7 +132,7 @@ public struct TerminalGraphicsDetector: Sendable {
         if request == .auto, let multiplexer {
             return decide(.cells("inside \(multiplexer), which does not pass graphics through"))
         }
-        return .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelGeometry
+        return .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelColors + TerminalGraphicsQueries.sixelGeometry
                       + TerminalGraphicsQueries.cellPixelSize + TerminalGraphicsQueries.primaryDeviceAttributes)
     }
 
@@ -140,6 +145,8 @@ public struct TerminalGraphicsDetector: Sendable {
             kittyReply = message
         case .graphicsAttribute(2, 0, let values) where values.count >= 2 && values[0] > 0 && values[1] > 0:
             sixelLimit = (values[0], values[1])
+        case .graphicsAttribute(1, 0, let values) where !values.isEmpty && values[0] >= 2:
+            sixelColors = values[0]
         case .pixelSize(true, let width, let height) where width > 0 && height > 0:
             cell = (width, height)
         case .pixelSize(false, let width, let height) where width > 0 && height > 0:
@@ -190,8 +197,10 @@ public struct TerminalGraphicsDetector: Sendable {
         let cellText = size.map { "cell \($0.width)×\($0.height) px from \($0.source)" } ?? "no cell size in pixels"
         func graphics(_ output: TerminalGraphics.Output, _ why: String) -> TerminalGraphics {
             let cell = size.map { ($0.width, $0.height) } ?? Self.assumedCell
-            return TerminalGraphics(output: output, cellWidth: cell.0, cellHeight: cell.1,
-                                    sixelLimit: output == .sixel ? sixelLimit : nil, reason: why)
+            var graphics = TerminalGraphics(output: output, cellWidth: cell.0, cellHeight: cell.1,
+                                            sixelLimit: output == .sixel ? sixelLimit : nil, reason: why)
+            if output == .sixel { graphics.sixelColors = sixelColors }
+            return graphics
         }
         switch request {
         case .sixel, .kitty:
@@ -214,6 +223,7 @@ public struct TerminalGraphicsDetector: Sendable {
         let da1 = (deviceAttributes ?? []).map(String.init).joined(separator: ";")
         parts.append(sixel ? "DA1 \(da1) lists sixel" : "DA1 \(da1) lists no sixel")
         if let sixelLimit { parts.append("sixel up to \(sixelLimit.width)×\(sixelLimit.height)") }
+        if let sixelColors { parts.append("\(sixelColors) colour registers") }
         return parts.joined(separator: ", ")
     }
 }

@@ -47,8 +47,11 @@ extension TerminalRenderer {
             case .cells:
                 break
             case .sixel:
-                sixel = SixelEncoder(configuration: configuration.sixel, cellHeight: graphics.cellHeight)
-                var whole = configuration.sixel
+                var sixelConfiguration = configuration.sixel
+                // No more colours than the terminal has registers (a VT340 has 16).
+                if let registers = graphics.sixelColors { sixelConfiguration.colors = min(sixelConfiguration.colors, registers) }
+                sixel = SixelEncoder(configuration: sixelConfiguration, cellHeight: graphics.cellHeight)
+                var whole = sixelConfiguration
                 whole.diffing = false
                 sixelBaseline = SixelEncoder(configuration: whole, cellHeight: graphics.cellHeight)
             case .kitty:

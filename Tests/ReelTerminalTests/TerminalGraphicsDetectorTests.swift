@@ -48,11 +48,12 @@ import ReelTerminal
     }
 
     @Test func sixelFromDA1WithItsGeometryAndTheCellFromCSI16t() {
-        let choice = detect("\u{1B}[?2;0;1000;800S\u{1B}[6;13;6t\u{1B}[?63;1;2;3;4;6;9;15;16;22;28;29c")
+        let choice = detect("\u{1B}[?1;0;16S\u{1B}[?2;0;1000;800S\u{1B}[6;13;6t\u{1B}[?63;1;2;3;4;6;9;15;16;22;28;29c")
         #expect(choice?.output == .sixel)
         #expect(choice?.cellWidth == 6 && choice?.cellHeight == 13)
         #expect(choice.flatMap { $0.sixelLimit.map { [$0.width, $0.height] } } == [1000, 800])
         #expect(choice?.reason.contains("lists sixel") == true)
+        #expect(choice?.sixelColors == 16)
     }
 
     @Test func attributeFourIsOnlySixelAfterTheDeviceClass() {
@@ -75,7 +76,7 @@ import ReelTerminal
 
     @Test func aTerminalThatAnswersNothingGetsCellsAtTheTimeout() {
         var detector = TerminalGraphicsDetector(request: .auto, environment: [:], window: window)
-        #expect(detector.start() == .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelGeometry
+        #expect(detector.start() == .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelColors + TerminalGraphicsQueries.sixelGeometry
                                            + TerminalGraphicsQueries.cellPixelSize + TerminalGraphicsQueries.primaryDeviceAttributes))
         let choice = detector.timedOut()
         #expect(choice.output == .cells)
