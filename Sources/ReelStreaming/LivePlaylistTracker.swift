@@ -18,7 +18,8 @@ import ReelCore
 ///   part (`_HLS_msn`, `_HLS_part`); a delta update (`_HLS_skip=YES`) when the server allows
 ///   skipping and a full playlist is known.
 /// - **Refuse** a media sequence that goes backwards, a delta update that skips segments it
-///   never saw (it asks for a full playlist instead), and a playlist that has not changed for
+///   never saw (it asks for a full playlist instead, once: a delta again is a failure), and a
+///   playlist that has not changed for
 ///   `staleAfter` target durations. Parts that contradict their segment (longer than it, or
 ///   each longer than the part target by half) are not used: it falls back to segments.
 public struct LivePlaylistTracker: Sendable {
@@ -70,6 +71,9 @@ public struct LivePlaylistTracker: Sendable {
         case stale(seconds: Double)
         case noTargetDuration
         case fellBehind(wanted: Int64, oldest: Int64)
+        /// A delta update (`EXT-X-SKIP`) that leaves out segments never seen, answering a
+        /// request for the whole playlist: the server sends deltas to a client that did not ask.
+        case unaskedDeltaUpdate(skipped: Int)
 
         public var description: String {
             switch self {
@@ -81,6 +85,8 @@ public struct LivePlaylistTracker: Sendable {
                 "the live playlist has no usable #EXT-X-TARGETDURATION"
             case .fellBehind(let wanted, let oldest):
                 "segment \(wanted) left the live playlist before it was fetched (it now starts at \(oldest))"
+            case .unaskedDeltaUpdate(let skipped):
+                "the live playlist is a delta update (EXT-X-SKIP of \(skipped) segments never listed) though the whole playlist was asked for"
             }
         }
     }
@@ -134,6 +140,10 @@ public struct LivePlaylistTracker: Sendable {
             // A delta update: the segments it left out must be known already.
             let knownEnd = segments.last.map { $0.sequence + 1 } ?? mediaSequence
             guard hasFullPlaylist, firstListed <= knownEnd else {
+                // Asked for the whole playlist (none known yet, or after such a delta) and
+                // answered with a delta again: a server that sends nothing else would be
+                // asked for ever.
+                if needsFullPlaylist { throw .unaskedDeltaUpdate(skipped: playlist.skippedSegments) }
                 needsFullPlaylist = true
                 lastLoad = now
                 lastLoadChanged = false

@@ -228,6 +228,9 @@ public struct LiveSegmentReader: Sendable {
         var skippedAhead = false
         /// The separate audio rendition, once its playlist is read.
         var audio: AudioRun?
+        /// A blocking reload was held past ``blockingDeadline(targetDuration:)``: the server's
+        /// are not trusted again, and the playlist is reloaded plainly.
+        var blockingGivenUp = false
     }
 
     /// Where reading a separate audio rendition is (see ``audio``).
@@ -274,7 +277,15 @@ public struct LiveSegmentReader: Sendable {
             if wait > 0 { try await sleep(wait) }
             let changed: Bool
             do {
-                changed = try await load(reload.url(for: variants[state.rank].playlist), into: &state.tracker, stored: !positioned)
+                guard let loaded = try await load(reload, state: &state, stored: !positioned) else {
+                    // A blocking reload held past what a server may hold one: plain reloads
+                    // from now on, the first at once.
+                    if waits { state.output.setIdle(false) }
+                    state.blockingGivenUp = true
+                    reload = LivePlaylistTracker.Reload(at: now())
+                    continue
+                }
+                changed = loaded
             } catch let failure as LivePlaylistTracker.Failure where positioned {
                 // The window slid past what was still to fetch (a player paused behind the
                 // edge): on from the oldest segment listed, as hls.js goes on from the window.
@@ -438,7 +449,7 @@ public struct LiveSegmentReader: Sendable {
             }
             try state.tracker.checkStale(at: now())
             reload = state.tracker.nextReload()
-            if reload.blockingSequence != nil, state.tracker.targetDuration * 3 > maximumBlockingWait {
+            if reload.blockingSequence != nil, state.blockingGivenUp || state.tracker.targetDuration * 3 > maximumBlockingWait {
                 // The server may hold a blocking reload for three target durations, longer than
                 // a response may take here: reload plainly, after a target duration.
                 reload = LivePlaylistTracker.Reload(at: now() + (changed ? state.tracker.targetDuration : state.tracker.targetDuration / 2),
@@ -499,6 +510,39 @@ public struct LiveSegmentReader: Sendable {
         let changed = try tracker.received(parsed, at: now())
         observer?(.playlist(url: url, changed: changed, at: now()))
         return changed
+    }
+
+    /// How long a blocking reload may go unanswered: a server holds one for at most three
+    /// target durations (RFC 8216bis §6.2.5.2), and a second more is allowed for the way;
+    /// never past ``maximumBlockingWait`` and its second (the loader's own response timeout is
+    /// longer, and would retry).
+    public func blockingDeadline(targetDuration: Double) -> Double {
+        min(3 * targetDuration, maximumBlockingWait) + 1
+    }
+
+    /// Loads the playlist as `reload` asks into the run's tracker; whether it listed something
+    /// new, or `nil` for a blocking reload left unanswered past its deadline (given up: the
+    /// tracker is as it was).
+    private func load(_ reload: LivePlaylistTracker.Reload, state: inout Run, stored: Bool) async throws -> Bool? {
+        let url = reload.url(for: variants[state.rank].playlist)
+        guard reload.blockingSequence != nil else { return try await load(url, into: &state.tracker, stored: stored) }
+        let (tracker, deadline) = (state.tracker, blockingDeadline(targetDuration: state.tracker.targetDuration))
+        let answer = try await withThrowingTaskGroup(of: (LivePlaylistTracker, Bool)?.self) { group in
+            group.addTask { [self] in
+                var tracker = tracker
+                let changed = try await load(url, into: &tracker, stored: false)
+                return (tracker, changed)
+            }
+            group.addTask { [sleep] in
+                try await sleep(deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        guard let answer else { return nil }
+        state.tracker = answer.0
+        return answer.1
     }
 
     /// Asks the switching rule before segment `sequence`; on a switch, loads the new variant's

@@ -178,6 +178,24 @@ import Testing
         #expect(fresh.nextReload() == .init(at: 0, blockingSequence: nil, blockingPart: nil, skip: false))
     }
 
+    /// A server that answers the request for the whole playlist with a delta update again:
+    /// asking once more would be asking for ever.
+    @Test func aDeltaUpdateAnsweringARequestForTheWholePlaylistIsRefused() throws {
+        let control = "CAN-SKIP-UNTIL=12"
+        var tracker = LivePlaylistTracker()
+        #expect(try !tracker.received(Self.playlist(first: 20, count: 11, control: control, skipped: 8), at: 0))
+        #expect(!tracker.nextReload().skip, "the whole playlist asked for")
+        #expect(throws: LivePlaylistTracker.Failure.unaskedDeltaUpdate(skipped: 8)) {
+            try tracker.received(Self.playlist(first: 20, count: 11, control: control, skipped: 8), at: 0.1)
+        }
+        // A delta that does fit what is known after the whole playlist came is merged as ever.
+        var recovered = LivePlaylistTracker()
+        #expect(try !recovered.received(Self.playlist(first: 20, count: 11, control: control, skipped: 8), at: 0))
+        try recovered.received(Self.playlist(first: 20, count: 11, control: control), at: 0.1)
+        try recovered.received(Self.playlist(first: 20, count: 12, control: control, skipped: 8), at: 2)
+        #expect(recovered.segments.last?.sequence == 31)
+    }
+
     @Test func anEndedPlaylistEnds() throws {
         var tracker = LivePlaylistTracker()
         try tracker.received(Self.playlist(first: 0, count: 3), at: 0)

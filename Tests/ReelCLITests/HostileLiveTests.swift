@@ -1,0 +1,137 @@
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMediaTools
+import ReelOrigin
+import ReelStreaming
+import ReelTestSupport
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `reel play` of live streams whose origin misbehaves: each ends with exit 3 and one line,
+/// soon, and a process waiting on a stalled origin waits without spending the processor.
+/// The origins are in this process; the deadlines below are watchdogs, the assertions are on
+/// what the player asked for and said.
+@Suite("reel play: hostile live streams")
+struct HostileLiveTests {
+    /// A playlist route answering `answer(query)` and recording each request's query.
+    final class PlaylistLog: Sendable {
+        private let log = Mutex<[(query: String?, at: ContinuousClock.Instant)]>([])
+        func record(_ query: String?) { log.withTrackedLock { $0.append((query, .now)) } }
+        var queries: [String?] { log.withTrackedLock { $0.map(\.query) } }
+        /// When the first request whose query contains `text` came.
+        func first(containing text: String) -> ContinuousClock.Instant? {
+            log.withTrackedLock { $0.first { $0.query?.contains(text) == true }?.at }
+        }
+    }
+
+    static func playlistResponse(_ text: String) -> OriginResponse {
+        OriginResponse(headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-cache")], body: Data(text.utf8))
+    }
+
+    /// A server that sends delta updates (`EXT-X-SKIP`) to a client that never asked for one
+    /// (no `_HLS_skip`), without an end, naming segments that are not there. The player used
+    /// to reload it at once for ever (past two minutes, 70 s of processor in 120 s); now it
+    /// asks for the whole playlist once more and ends.
+    @Test func deltaUpdatesNobodyAskedForEndWithExitThree() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hostile-delta")
+        defer { scratch.remove() }
+        let log = PlaylistLog()
+        let delta = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:2\n#EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=12\n"
+            + "#EXT-X-MEDIA-SEQUENCE:100\n#EXT-X-MAP:URI=\"init.mp4\"\n#EXT-X-SKIP:SKIPPED-SEGMENTS=10\n"
+            + (110..<113).map { "#EXTINF:2.0,\ns\($0).m4s\n" }.joined()
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            OriginRoute(pathPrefix: "/delta.m3u8", methods: ["GET", "HEAD"]) { request in
+                log.record(request.query)
+                return Self.playlistResponse(delta)
+            },
+        ]))
+        _ = try await server.start()
+        let started = ContinuousClock.now
+        let result = try await runSeparately(reel, ["play", server.url(for: "delta.m3u8").absoluteString, "--headless", "--no-cache"],
+                                             timeout: .seconds(60))
+        let took = ContinuousClock.now - started
+        await server.stop()
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains("delta update (EXT-X-SKIP of 10 segments never listed)"), "\(result.stderr)")
+        let queries = log.queries
+        #expect(queries.count <= 4, "asked again once, not for ever: \(queries.count) requests")
+        #expect(queries.allSatisfy { $0?.contains("_HLS_skip") != true }, "\(queries)")
+        #expect(took < .seconds(30), "watchdog: it ended in \(took)")
+    }
+
+    /// An origin that offers blocking reloads and holds every one without answering, its
+    /// playlist never growing: the player plays what it joined at (the last segment, by
+    /// `EXT-X-START`), waits for the blocking reload three target durations and a second
+    /// (spending next to nothing of the processor meanwhile), gives it up for a plain reload,
+    /// finds the playlist stale and ends. On the real clock: `--clock fast`'s simulation
+    /// thread polls while the stream waits, which is the test clock's cost, not the player's.
+    @Test func aBlockingReloadThatIsNeverAnsweredIsWaitedForCheaplyThenTheStreamEnds() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hostile-blocking")
+        defer { scratch.remove() }
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 6, keyframeInterval: 15))
+        let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
+                                                      into: scratch.url.appendingPathComponent("s"), segmentSeconds: 2)
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
+        let initURI = try #require(vod.initSection).uri
+        // The packaged segments, live: no end, blocking reloads offered, a target duration of
+        // 3 s (a 10 s deadline for a blocking reload), joined 1 s before the end.
+        let live = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:3\n#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES\n"
+            + "#EXT-X-START:TIME-OFFSET=-1.0\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-MAP:URI=\"s/\(initURI)\"\n"
+            + vod.segments.map { "#EXTINF:\($0.duration),\ns/\($0.uri)\n" }.joined()
+        let log = PlaylistLog()
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            OriginRoute(pathPrefix: "/held.m3u8", methods: ["GET", "HEAD"]) { request in
+                log.record(request.query)
+                // Held far past any deadline (the route's sleep is cancelled when the server stops).
+                if request.queryItems["_HLS_msn"] != nil { try await Task.sleep(for: .seconds(60)) }
+                return Self.playlistResponse(live)
+            },
+        ]))
+        _ = try await server.start()
+        let started = ContinuousClock.now
+        let child = try Child(reel, ["play", server.url(for: "held.m3u8").absoluteString, "--headless", "--no-cache"])
+        defer { child.kill(SIGKILL) }
+        // Watchdog: the blocking reload comes once the listed segments were fetched.
+        var held: ContinuousClock.Instant?
+        while held == nil, ContinuousClock.now - started < .seconds(30) {
+            held = log.first(containing: "_HLS_msn")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let blocking = try #require(held, "no blocking reload: \(log.queries) \(child.output)")
+        // From 4 s after it (the 2 s joined are played by then) to 9 s, before the 10 s
+        // deadline: the processor time the waiting process spent.
+        try await Task.sleep(until: blocking + .seconds(4))
+        let before = try Self.processorTicks(child.pid)
+        try await Task.sleep(until: blocking + .seconds(9))
+        let after = try Self.processorTicks(child.pid)
+        let status = await child.exitStatus(timeout: .seconds(60))
+        await server.stop()
+        // 5 s at 1 % of a core is 50 ms, 5 clock ticks: a process that polls, or reloads at
+        // once, spends far more (the delta case above spent half a core); one that waits
+        // spends none (0 ticks measured). Only a spin can fail this.
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let share = Double(after - before) / ticksPerSecond / 5
+        #expect(share < 0.01, "the waiting process used \(share * 100) % of a core")
+        #expect(status == 3, "\(child.output)")
+        #expect(child.standardError.split(separator: "\n").count == 1, "one line: \(child.standardError)")
+        #expect(child.standardError.contains("has not changed for"), "\(child.standardError)")
+        let queries = log.queries
+        #expect(queries.filter { $0?.contains("_HLS_msn") == true }.count == 1, "one blocking reload, then plain ones: \(queries)")
+        #expect(queries.last == String?.none, "a plain reload after the held one: \(queries)")
+    }
+
+    /// utime + stime of process `pid`, in clock ticks (/proc/PID/stat, fields 14 and 15).
+    static func processorTicks(_ pid: Int32) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // After the command's name (in parentheses, which may hold spaces): state is field 3.
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        return try #require(Int(fields[11])) + #require(Int(fields[12]))
+    }
+}
