@@ -336,6 +336,7 @@ struct PlaybackBenchResult {
         out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 1.00×\n"
         if let conditions, !realtime.isEmpty { out += realtimeText(conditions) }
         if !memory.isEmpty { out += memoryText() }
+        if out.contains("✗"), let note = benchConditions(ownLoad: (conditions?.busyLoops ?? 0) + 1) { out += "\n" + note }
         return out
     }
 

@@ -139,6 +139,7 @@ struct BenchStartCommand: AsyncParsableCommand {
         let withDrops = played.filter { $0.dropped > 0 }.count
         out += "\n\(played.count) items played (\(rows.count - played.count) failed, \(skipped) without video skipped): "
         out += "\(dropped) frames dropped in \(withDrops) items   \(dropped == 0 ? "✓" : "✗") goal 0\n"
+        if dropped > 0, let note = benchConditions(ownLoad: 1) { out += note }
         return out
     }
 

@@ -212,6 +212,7 @@ struct SwipeBenchResult {
         out += "peak \(formatBytes(Double(peak))), end \(formatBytes(Double(rssEnd)))\n"
         out += heldLine()
         out += "failed swipes: \(failures)   \(failures == 0 ? "✓" : "✗") goal 0\n"
+        if out.contains("✗"), let note = benchConditions(ownLoad: 1) { out += note }
         return out
     }
 
