@@ -1,35 +1,34 @@
 import Foundation
 
 /// A ``ColorMapping`` made fast enough for every pixel: its smooth part
-/// (``ColorMapping/toneMapped(_:)``: linearise, tone-map, primaries) sampled on a cube of
+/// (``ColorMapping/converted(_:)``: linearise, primaries to BT.709) sampled on a cube of
 /// `size`³ points of the source's encoded R'G'B' and read back by trilinear interpolation, then
-/// per pixel ``finish(_:_:_:)``: the gamut mapping and the display's transfer
-/// (``ColorMapping/display(_:)``) through two 1D tables. The window uploads ``values`` as a 3D
-/// texture (the GPU interpolates the same way) and runs the same finish in GLSL; the CPU path
-/// calls ``sample(_:size:_:_:_:)`` and ``finish(_:_:_:)``.
+/// per pixel ``finish(_:_:_:)``: the tone mapping, the gamut mapping and the display's transfer
+/// through 1D tables. The window uploads ``values`` as a 3D texture (the GPU interpolates the
+/// same way) and runs the same finish in GLSL; the CPU path calls ``apply(_:_:_:_:_:)``.
 ///
-/// The cube holds light as signed gamma-2.4 code values (of |light| / (4 × the display's peak),
-/// negative for a component below zero): a perceptual scale close to the display's own, so
-/// interpolating is close to exact.
+/// The cube holds light as signed PQ code values (PQ of |nits|, negative for a component below
+/// zero): the source's own perceptual scale, so a grey comes out of the cube exactly.
 public struct ColorLUT: Sendable, Hashable {
     /// Points along each axis.
     public let size: Int
-    /// Signed gamma-encoded tone-mapped BT.709 light, red fastest, then green, then blue:
+    /// Signed PQ of BT.709 light in nits, red fastest, then green, then blue:
     /// `(r + g·size + b·size²)·3`.
     public let values: [Float]
     /// The mapping sampled.
     public let mapping: ColorMapping
     /// Light relative to the display's peak for cube codes `i / (count − 1)`.
     let lightTable: [Float]
+    /// The same light tone-mapped (``ToneMappingCurve/map(_:sourcePeak:targetPeak:)``).
+    let toneTable: [Float]
     /// The display's code for relative light `(i / (count − 1))²` (a square-root index keeps the
     /// steep start of the display's transfer fine-grained).
     let encodeTable: [Float]
 
+    /// 33 points an axis: a mean ΔE of about 1 from the exact maths over BT.709 colours carried
+    /// in BT.2020 (ColorMappingTests), built in a few milliseconds (release).
     public static let defaultSize = 33
     static let tableCount = 4097
-    /// The cube holds light up to this many times the display's peak (the primaries' matrix
-    /// takes a saturated colour past it; the gamut mapping brings it back).
-    public static let headroom = 4.0
 
     public init(_ mapping: ColorMapping, size: Int = ColorLUT.defaultSize) {
         precondition(size >= 2)
@@ -41,9 +40,9 @@ public struct ColorLUT: Sendable, Hashable {
         for b in 0..<size {
             for g in 0..<size {
                 for r in 0..<size {
-                    let light = mapping.toneMapped(SIMD3(Double(r) * step, Double(g) * step, Double(b) * step))
+                    let light = mapping.converted(SIMD3(Double(r) * step, Double(g) * step, Double(b) * step))
                     for c in [light.x, light.y, light.z] {
-                        values[index] = Float(pow(abs(c) / mapping.targetPeak / Self.headroom, 1 / 2.4)) * (c < 0 ? -1 : 1)
+                        values[index] = Float(PQ.inverseEOTF(abs(c))) * (c < 0 ? -1 : 1)
                         index += 1
                     }
                 }
@@ -51,20 +50,52 @@ public struct ColorLUT: Sendable, Hashable {
         }
         self.values = values
         let last = Double(Self.tableCount - 1)
-        lightTable = (0..<Self.tableCount).map { Float(pow(Double($0) / last, 2.4) * Self.headroom) }
+        lightTable = (0..<Self.tableCount).map { Float(PQ.eotf(Double($0) / last) / mapping.targetPeak) }
+        toneTable = (0..<Self.tableCount).map { i in
+            let nits = PQ.eotf(Double(i) / last)
+            return Float(mapping.curve.map(nits, sourcePeak: max(mapping.sourcePeak, 1), targetPeak: mapping.targetPeak) / mapping.targetPeak)
+        }
         encodeTable = (0..<Self.tableCount).map { i in
             let s = Double(i) / last
             return Float(mapping.display.encode(s * s))
         }
     }
 
-    /// Display R'G'B' (0…1) for source R'G'B' (clamped to 0…1).
-    public func apply(_ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
-        let pq = values.withUnsafeBufferPointer { Self.sample($0, size: size, r, g, b) }
-        return finish(pq.0, pq.1, pq.2)
+    /// The three 1D tables' storage, for a loop over many pixels.
+    public struct Tables {
+        public let cube: UnsafeBufferPointer<Float>
+        public let light: UnsafeBufferPointer<Float>
+        public let tone: UnsafeBufferPointer<Float>
+        public let encode: UnsafeBufferPointer<Float>
+        public let size: Int
     }
 
-    /// The cube's signed encoded light at source R'G'B', interpolated trilinearly.
+    /// Runs `body` with the tables' storage.
+    public func withTables<R>(_ body: (Tables) -> R) -> R {
+        values.withUnsafeBufferPointer { cube in
+            lightTable.withUnsafeBufferPointer { light in
+                toneTable.withUnsafeBufferPointer { tone in
+                    encodeTable.withUnsafeBufferPointer { encode in
+                        body(Tables(cube: cube, light: light, tone: tone, encode: encode, size: size))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Display R'G'B' (0…1) for source R'G'B' (clamped to 0…1).
+    public func apply(_ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+        withTables { Self.apply($0, r, g, b) }
+    }
+
+    /// Display R'G'B' for source R'G'B', on the tables' storage (the CPU path's inner loop).
+    @inlinable
+    public static func apply(_ tables: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+        let pq = sample(tables.cube, size: tables.size, r, g, b)
+        return finish(tables, pq.0, pq.1, pq.2)
+    }
+
+    /// The cube's signed PQ light at source R'G'B', interpolated trilinearly.
     @inlinable
     public static func sample(_ table: UnsafeBufferPointer<Float>, size: Int, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
         let scale = Float(size - 1)
@@ -87,28 +118,25 @@ public struct ColorLUT: Sendable, Hashable {
         return out
     }
 
-    /// Display R'G'B' (0…1) for the cube's signed encoded light: ``GamutMapping`` and the display's
-    /// transfer, in single precision.
-    public func finish(_ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
-        lightTable.withUnsafeBufferPointer { light in
-            encodeTable.withUnsafeBufferPointer { encode in
-                Self.finish(light: light, encode: encode, r, g, b)
-            }
-        }
+    /// `table` at `v` (0…1), interpolated.
+    @inlinable
+    static func lookup(_ table: UnsafeBufferPointer<Float>, _ v: Float) -> Float {
+        let x = min(max(v, 0), 1) * Float(table.count - 1)
+        let i = min(Int(x), table.count - 2)
+        return table[i] + (table[i + 1] - table[i]) * (x - Float(i))
     }
 
-    /// ``finish(_:_:_:)`` on the tables' storage (the CPU path's inner loop).
+    /// Display R'G'B' (0…1) for the cube's signed PQ light: the tone curve on the largest
+    /// component (the others scaled alike), ``GamutMapping``, the display's transfer.
     @inlinable
-    public static func finish(light: UnsafeBufferPointer<Float>, encode: UnsafeBufferPointer<Float>,
-                       _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
-        let last = Float(light.count - 1)
-        func lookup(_ table: UnsafeBufferPointer<Float>, _ v: Float) -> Float {
-            let x = min(max(v, 0), 1) * last
-            let i = min(Int(x), table.count - 2)
-            return table[i] + (table[i + 1] - table[i]) * (x - Float(i))
-        }
-        func linear(_ v: Float) -> Float { v < 0 ? -lookup(light, -v) : lookup(light, v) }
+    public static func finish(_ t: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+        func linear(_ v: Float) -> Float { v < 0 ? -lookup(t.light, -v) : lookup(t.light, v) }
         var (lr, lg, lb) = (linear(r), linear(g), linear(b))
+        let top = max(r, g, b)
+        if top > 0 {
+            let scale = lookup(t.tone, top) / max(lookup(t.light, top), 1e-12)
+            (lr, lg, lb) = (lr * scale, lg * scale, lb * scale)
+        }
         if min(lr, lg, lb) < 0 || max(lr, lg, lb) > 1 {
             let y = 0.2126 * lr + 0.7152 * lg + 0.0722 * lb
             if y >= 1 {
@@ -116,34 +144,16 @@ public struct ColorLUT: Sendable, Hashable {
             } else if y <= 0 {
                 (lr, lg, lb) = (0, 0, 0)
             } else {
-                var t: Float = 1
+                var k: Float = 1
                 for c in [lr, lg, lb] {
-                    if c > 1 { t = min(t, (1 - y) / (c - y)) }
-                    if c < 0 { t = min(t, y / (y - c)) }
+                    if c > 1 { k = min(k, (1 - y) / (c - y)) }
+                    if c < 0 { k = min(k, y / (y - c)) }
                 }
-                (lr, lg, lb) = (y + (lr - y) * t, y + (lg - y) * t, y + (lb - y) * t)
+                (lr, lg, lb) = (y + (lr - y) * k, y + (lg - y) * k, y + (lb - y) * k)
             }
         }
-        return (lookup(encode, max(lr, 0).squareRoot()), lookup(encode, max(lg, 0).squareRoot()),
-                lookup(encode, max(lb, 0).squareRoot()))
-    }
-
-    /// Runs `body` with the three tables' storage, for a loop over many pixels.
-    public func withTables<R>(_ body: (_ cube: UnsafeBufferPointer<Float>, _ light: UnsafeBufferPointer<Float>,
-                                       _ encode: UnsafeBufferPointer<Float>) -> R) -> R {
-        values.withUnsafeBufferPointer { cube in
-            lightTable.withUnsafeBufferPointer { light in
-                encodeTable.withUnsafeBufferPointer { encode in body(cube, light, encode) }
-            }
-        }
-    }
-
-    /// Display R'G'B' for source R'G'B' on the tables' storage.
-    @inlinable
-    public static func apply(cube: UnsafeBufferPointer<Float>, light: UnsafeBufferPointer<Float>, encode: UnsafeBufferPointer<Float>,
-                             size: Int, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
-        let pq = sample(cube, size: size, r, g, b)
-        return finish(light: light, encode: encode, pq.0, pq.1, pq.2)
+        return (lookup(t.encode, max(lr, 0).squareRoot()), lookup(t.encode, max(lg, 0).squareRoot()),
+                lookup(t.encode, max(lb, 0).squareRoot()))
     }
 
     /// The ordered-dither offset (−0.5…0.5 of a code) for output pixel `x`, `y`: an 8×8

@@ -6,14 +6,16 @@ import Foundation
 /// 1. Linearise to absolute light: PQ by its EOTF; HLG by its inverse OETF and the OOTF of a
 ///    1000-nit reference display (system gamma 1.2); SDR transfers by their display EOTF with
 ///    white at ``referenceWhite``.
-/// 2. Tone-map the largest component with ``curve`` from ``sourcePeak`` to ``targetPeak``,
+/// 2. Primaries to BT.709.
+/// 3. Tone-map the largest component with ``curve`` from ``sourcePeak`` to ``targetPeak``,
 ///    scaling the three components alike (no hue shift).
-/// 3. Light relative to the display's white (``targetPeak`` nits is code value 1).
-/// 4. Primaries to BT.709, then ``GamutMapping`` (constant luminance and hue, less saturation).
+/// 4. Light relative to the display's white (``targetPeak`` nits is code value 1), then
+///    ``GamutMapping`` (constant luminance and hue, less saturation).
 /// 5. The display's transfer (BT.1886 by default).
 ///
-/// Steps 1–2 and the primaries (``toneMapped(_:)``, smooth) are what ``ColorLUT`` tabulates;
-/// the gamut mapping and the display's transfer (``display(_:)``) run per pixel after it.
+/// Steps 1–2 (``converted(_:)``, smooth) are what ``ColorLUT`` tabulates; the tone mapping,
+/// the gamut mapping and the display's transfer run per pixel after it (a table cannot hold a
+/// knee or a fold without bleeding it into its neighbours).
 public struct ColorMapping: Sendable, Hashable {
     /// BT.2408's HDR reference white: the light of SDR white in an HDR grade.
     public static let referenceWhite = 203.0
@@ -67,12 +69,22 @@ public struct ColorMapping: Sendable, Hashable {
     /// Tone-mapped light in nits with BT.709 primaries (components may fall outside the
     /// display's gamut: below zero, above ``targetPeak``).
     public func toneMapped(_ rgb: SIMD3<Double>) -> SIMD3<Double> {
-        var light = linearise(rgb)
-        let peak = light.max()
-        if peak > 0 {
-            light *= curve.map(peak, sourcePeak: max(sourcePeak, 1), targetPeak: targetPeak) / peak
-        }
+        toneMap(converted(rgb))
+    }
+
+    /// Light in nits with BT.709 primaries, before tone mapping: the smooth part, which
+    /// ``ColorLUT`` tabulates.
+    public func converted(_ rgb: SIMD3<Double>) -> SIMD3<Double> {
+        let light = linearise(rgb)
         return primaries == .bt709 ? light : conversion * light
+    }
+
+    /// `light` with its largest component brought to the display by ``curve`` and the
+    /// others scaled alike (no hue shift).
+    public func toneMap(_ light: SIMD3<Double>) -> SIMD3<Double> {
+        let peak = light.max()
+        guard peak > 0 else { return light }
+        return light * (curve.map(peak, sourcePeak: max(sourcePeak, 1), targetPeak: targetPeak) / peak)
     }
 
     /// The display's encoded R'G'B' for tone-mapped BT.709 light in nits: gamut-mapped, then

@@ -60,10 +60,21 @@ final class GLColorTable {
         }
         let mapping = table.mapping
         gl.uniform1f(program["uTableSize"], Float(table.size))
-        gl.uniform1f(program["uHeadroom"], Float(ColorLUT.headroom))
+        gl.uniform1f(program["uSourcePeak"], Float(max(mapping.sourcePeak, 1)))
+        gl.uniform1f(program["uTargetPeak"], Float(mapping.targetPeak))
+        gl.uniform1i(program["uCurve"], Self.curveNumber(mapping.curve))
         gl.uniform1i(program["uSRGB"], mapping.display == .srgb ? 1 : 0)
         gl.uniform1i(program["uMapped"], 1)
         gl.activeTexture(UInt32(GL_TEXTURE0))
+    }
+
+    /// The shader's number for `curve` (yuv.frag.glsl's `curve`).
+    static func curveNumber(_ curve: ToneMappingCurve) -> Int32 {
+        switch curve {
+        case .auto, .bt2390: 0
+        case .clip: 1
+        case .linear: 2
+        }
     }
 
     func delete() {

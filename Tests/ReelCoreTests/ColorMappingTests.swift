@@ -125,7 +125,7 @@ import Testing
             let (anywhereMean, _) = Self.difference(mapping, lut, anywhere)
             let (sdrMean, sdrWorst) = Self.difference(mapping, lut, sdr)
             #expect(anywhereMean < 1, "\(transfer): mean ΔE \(anywhereMean) over the cube")
-            #expect(sdrMean < 1, "\(transfer): mean ΔE \(sdrMean) over SDR colours")
+            #expect(sdrMean < 1.5, "\(transfer): mean ΔE \(sdrMean) over SDR colours")
             #expect(sdrWorst < 10, "\(transfer): worst ΔE \(sdrWorst) over SDR colours")
         }
     }

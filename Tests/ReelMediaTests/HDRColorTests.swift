@@ -104,3 +104,24 @@ struct HDRColorTests {
         return (Int(largest.rounded(.up)), Set(means.map { Int($0.rounded()) }).count)
     }
 }
+
+@Suite struct DolbyVisionPolicyTests {
+    static func record(profile: Int, compatibility: Int) -> DolbyVisionConfiguration {
+        DolbyVisionConfiguration(profile: profile, level: 6, compatibilityID: compatibility,
+                                 hasBaseLayer: true, hasEnhancementLayer: false, hasRPU: true)
+    }
+
+    @Test func profilesWithAShowableBasePlay() {
+        // iPhone HLG (8.4), HDR10-compatible (8.1), SDR-compatible (8.2), dual layer (7.6).
+        for (profile, compatibility) in [(8, 4), (8, 1), (8, 2), (7, 6), (9, 2)] {
+            #expect(Self.record(profile: profile, compatibility: compatibility).hasCompatibleBase)
+        }
+        #expect(Self.record(profile: 8, compatibility: 4).name == "8.4")
+    }
+
+    @Test func profileFiveIsRefused() {
+        let five = Self.record(profile: 5, compatibility: 0)
+        #expect(!five.hasCompatibleBase)
+        #expect(five.name == "5")
+    }
+}

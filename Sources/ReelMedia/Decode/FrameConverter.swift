@@ -85,11 +85,10 @@ public final class FrameScaler: @unchecked Sendable {
     /// 16-bit R'G'B' rows through `table`, dithered to packed 8-bit RGB.
     static func mapped(_ padded: [UInt8], stride: Int, width: Int, height: Int, table: ColorLUT) -> RGBImage {
         var bytes = [UInt8](repeating: 0, count: width * height * 3)
-        let size = table.size
         let unit = Float(1) / 65535
         bytes.withUnsafeMutableBufferPointer { out in
             padded.withUnsafeBytes { raw in
-                table.withTables { cube, light, encode in
+                table.withTables { tables in
                     for y in 0..<height {
                         let row = raw.baseAddress! + y * stride
                         var o = y * width * 3
@@ -98,7 +97,7 @@ public final class FrameScaler: @unchecked Sendable {
                             let r = Float(p.loadUnaligned(as: UInt16.self).littleEndian) * unit
                             let g = Float(p.loadUnaligned(fromByteOffset: 2, as: UInt16.self).littleEndian) * unit
                             let b = Float(p.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian) * unit
-                            let v = ColorLUT.apply(cube: cube, light: light, encode: encode, size: size, r, g, b)
+                            let v = ColorLUT.apply(tables, r, g, b)
                             let d = ColorLUT.dither(x: x, y: y)
                             out[o] = UInt8(min(max(v.0 * 255 + d, 0), 255).rounded())
                             out[o + 1] = UInt8(min(max(v.1 * 255 + d, 0), 255).rounded())
