@@ -253,7 +253,10 @@ public final class TerminalRenderer: VideoSink, Sendable {
             record(frame, chromeBytes: chrome.count)
             if !frame.bytes.isEmpty {
                 var bytes = frame.bytes
-                if configuration.encoder.synchronizedOutput {
+                // Cells only: a terminal holds a synchronized update's bytes, and a kitty or
+                // sixel frame can be more than it holds (kitty ends pending mode and then
+                // reads the rest of the frame from its middle).
+                if configuration.encoder.synchronizedOutput && painter.graphics.output == .cells {
                     bytes = TerminalControl.beginSynchronizedUpdate + bytes + TerminalControl.endSynchronizedUpdate
                 }
                 output(bytes)
