@@ -79,27 +79,30 @@ enum FramePeak {
     static let grid = 128
 
     /// The light in nits (largest component) that all but the brightest 0.1 % of the sampled
-    /// pixels stay under, so one hot pixel does not dim a scene.
+    /// pixels stay under, so one hot pixel does not dim a scene. PQ is linearised once, at the
+    /// chosen sample (its curve keeps the order); HLG's OOTF needs each sample's luminance.
     static func measure(_ frame: VideoFrame) -> Double? {
         let format = frame.pixelFormat
         guard format.isYUV, format.planeCount >= 3 || format.isSemiPlanar else { return nil }
         let reader = SampleReader(frame)
         let mapping = ColorMapping(transfer: frame.color.transfer, primaries: frame.color.primaries, sourcePeak: 10_000)
+        let isPQ = mapping.transfer == .pq
         let step = max(1, max(frame.width, frame.height) / grid)
-        var peaks: [Double] = []
-        peaks.reserveCapacity((frame.width / step + 1) * (frame.height / step + 1))
+        var values: [Double] = []
+        values.reserveCapacity((frame.width / step + 1) * (frame.height / step + 1))
         frame.withPlanes { planes in
             guard planes.count >= 2 else { return }
             for y in stride(from: step / 2, to: frame.height, by: step) {
                 for x in stride(from: step / 2, to: frame.width, by: step) {
                     let rgb = reader.rgb(planes, x: x, y: y)
-                    peaks.append(mapping.linearise(rgb).max())
+                    values.append(isPQ ? rgb.max() : mapping.linearise(rgb).max())
                 }
             }
         }
-        guard !peaks.isEmpty else { return nil }
-        peaks.sort()
-        return peaks[min(peaks.count - 1, peaks.count * 999 / 1000)]
+        guard !values.isEmpty else { return nil }
+        values.sort()
+        let chosen = values[min(values.count - 1, values.count * 999 / 1000)]
+        return isPQ ? PQ.eotf(chosen) : chosen
     }
 }
 
