@@ -38,7 +38,7 @@ public struct CaptionEvent: Hashable, Sendable {
 
     public var track: CaptionTrackID
     public var start: MediaTime
-    /// When the cue goes; ``MediaTime/positiveInfinity`` while it is open (a CEA-608 or bitmap
+    /// When the cue goes; `MediaTime.positiveInfinity` (ReelCore) while it is open (a CEA-608 or bitmap
     /// cue that lasts until the next one clears it).
     public var end: MediaTime
     public var content: Content

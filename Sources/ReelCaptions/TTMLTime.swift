@@ -46,7 +46,7 @@ public struct TTMLTimingParameters: Sendable, Hashable {
     }
 }
 
-/// TTML time expressions (TTML 1 §10.3.1) read into exact ``MediaTime``s:
+/// TTML time expressions (TTML 1 §10.3.1) read into exact `MediaTime`s (ReelCore):
 /// - clock time `hh:mm:ss`, `hh:mm:ss.fraction`, `hh:mm:ss:frames`, `hh:mm:ss:frames.subframes`;
 /// - offset time `count(.fraction)?` with a metric `h`, `m`, `s`, `ms`, `f` (frames) or `t` (ticks).
 ///

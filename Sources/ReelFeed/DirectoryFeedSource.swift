@@ -12,7 +12,7 @@ public struct DirectoryFeedSource: FeedSource {
     static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm", "avi", "ts"]
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp"]
 
-    /// Reads the directory now; throws ``FeedError/unavailable(_:)`` when it is not one.
+    /// Reads the directory now; throws `FeedError.unavailable(_:)` when it is not one.
     public init(directory: URL) throws {
         self.directory = directory
         var isDirectory: ObjCBool = false

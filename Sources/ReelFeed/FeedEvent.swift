@@ -32,7 +32,7 @@ public enum FeedEvent: Sendable, Hashable {
     /// Item `index` cannot be shown: its player failed (or its media ended before a
     /// single frame), or an image post's picture could not be decoded. Emitted once when
     /// it fails, wherever the item is (the current page, a pre-rendered neighbour), and
-    /// again each time a swipe lands on it later, in place of ``firstFrame``. The page
+    /// again each time a swipe lands on it later, in place of ``firstFrame(index:swipeToFirstFrameMs:stage:)``. The page
     /// stays in the feed, showing ``FeedSession/failure(at:)``.
     case failed(index: Int, message: String)
 }

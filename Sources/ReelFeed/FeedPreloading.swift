@@ -3,7 +3,7 @@ import ReelLoading
 
 /// What the feed asks of a byte preloader: replace the queue (cancelling a running
 /// preload no longer wanted) and say whether an item's head is already cached.
-/// ``Preloader`` is the real one; tests record what the feed asks.
+/// `Preloader` is the real one; tests record what the feed asks.
 public protocol FeedPreloading: AnyObject, Sendable {
     /// Replaces what is waiting to be preloaded, in rank order.
     func setPreloadQueue(_ requests: [PreloadRequest])

@@ -5,7 +5,7 @@ import ReelLoading
 import ReelMedia
 import Synchronization
 
-/// A feed of one category, played: the items of a ``FeedSource`` page by page, a pool
+/// A feed of one category, played: the items of a `FeedSource` page by page, a pool
 /// of at most three players (previous, current, next) and ranked preloading.
 ///
 /// - ``move(to:)`` (``next()``, ``previous()``) changes the page: the page left is
@@ -16,7 +16,7 @@ import Synchronization
 ///   plays. Neighbours are opened only once the current page shows its first frame
 ///   (or has failed), so they never compete with it.
 /// - Items two to four away get their first two seconds of media (by the container's
-///   index, else 800 KB) cached by the ``Preloader``, one at a time, yielding to the
+///   index, else 800 KB) cached by the `Preloader`, one at a time, yielding to the
 ///   players; the queue is replaced (and the running preload cancelled if no longer
 ///   wanted) on every page change.
 /// - When the index reaches 70 % of the loaded items the next page loads in the
@@ -30,10 +30,10 @@ import Synchronization
 ///   and past it works as for any page. A failed item costs what its failure costs;
 ///   the session has no timer of its own.
 ///
-/// Thread-safe. Every decision is the ``FeedPoolMachine``'s, taken behind the session's
+/// Thread-safe. Every decision is the `FeedPoolMachine`'s, taken behind the session's
 /// one lock; what it decides is carried out with no lock held. Player work (opening,
 /// releasing: both block) runs in order on the session's own queue; ``waitUntilIdle()``
-/// (blocking) and ``idle()`` (async) wait for it — tests on a ``ManualClock`` wait
+/// (blocking) and ``idle()`` (async) wait for it — tests on a `ManualClock` wait
 /// before advancing the clock. Events are emitted with no lock held, on the thread that
 /// caused them.
 public final class FeedSession: Sendable {
@@ -266,7 +266,7 @@ public final class FeedSession: Sendable {
     // MARK: Starting and moving
 
     /// Loads pages until item `index` is loaded (the first page for 0), then shows it.
-    /// Throws ``FeedError`` when the source fails or has fewer items. (An item that
+    /// Throws `FeedError` when the source fails or has fewer items. (An item that
     /// cannot be played does not make it throw: that page fails, the feed goes on.)
     public func start(at index: Int = 0) async throws {
         reaching: while true {

@@ -1,9 +1,9 @@
 import Foundation
 import ReelCore
 
-/// The paged HTTP feed API (see ``FeedAPIFormat``), read through a loader — an
+/// The paged HTTP feed API (see `FeedAPIFormat`), read through a loader — an
 /// `HTTPLoader` with a bearer token for authorised feeds. A 401 or 403 throws
-/// ``FeedError/authorizationRequired`` (and calls `onAuthorizationRequired`), so the
+/// `FeedError.authorizationRequired` (and calls `onAuthorizationRequired`), so the
 /// app can sign in and retry.
 public struct HTTPFeedSource: FeedSource {
     public let baseURL: URL

@@ -1,10 +1,10 @@
 import Foundation
 import Synchronization
 
-/// Search over a ``FeedSource``: a query gives paged results; ``loadMore()`` appends
+/// Search over a `FeedSource`: a query gives paged results; ``loadMore()`` appends
 /// the next page until one comes back short ("no more data"); ``refresh()`` asks
 /// again from the first page. Choosing a result opens a feed of the results that
-/// starts at it (``feed(startingAt:)``).
+/// starts at it (``feedSource()``).
 ///
 /// Thread-safe. A newer ``search(_:)`` supersedes an older one still loading: the
 /// older's answer is dropped.
