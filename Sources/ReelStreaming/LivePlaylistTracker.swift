@@ -19,9 +19,10 @@ import ReelCore
 ///   skipping and a full playlist is known.
 /// - **Refuse** a media sequence that goes backwards, a delta update that skips segments it
 ///   never saw (it asks for a full playlist instead, once: a delta again is a failure), and a
-///   playlist that has not changed for
-///   `staleAfter` target durations. Parts that contradict their segment (longer than it, or
-///   each longer than the part target by half) are not used: it falls back to segments.
+///   playlist that has listed nothing newer than before for `staleAfter` target durations
+///   (a part list that shrinks and grows back is no change). Parts that contradict their
+///   segment (longer than it, or each longer than the part target by half) are not used: it
+///   falls back to segments.
 public struct LivePlaylistTracker: Sendable {
     /// What to fetch next.
     public enum Fetch: Sendable, Hashable {
@@ -112,6 +113,9 @@ public struct LivePlaylistTracker: Sendable {
     private var lastInitSection: HLSMediaPlaylist.Part?
     private var mediaSequence: Int64 = 0
     private var nextSequence: Int64 = 0
+    /// The newest media any playlist listed: the next segment's number and how many of its
+    /// parts were out.
+    private var newestListed: (sequence: Int64, parts: Int) = (0, 0)
     private var lastChange: Double = 0
     private var lastLoad: Double = 0
     private var lastLoadChanged = true
@@ -151,8 +155,6 @@ public struct LivePlaylistTracker: Sendable {
             }
         }
         needsFullPlaylist = false
-        let previousNext = nextSequence
-        let previousParts = trailingParts.count
         var merged = segments.filter { $0.sequence < firstListed && $0.sequence >= playlist.mediaSequence }
         merged += playlist.segments
         segments = merged
@@ -165,7 +167,12 @@ public struct LivePlaylistTracker: Sendable {
         nextSequence = playlist.nextSequence
         hasFullPlaylist = true
         checkParts()
-        let changed = nextSequence != previousNext || trailingParts.count != previousParts || playlist.isFinal
+        // New only past the newest media ever listed: a part list that shrinks, or a playlist
+        // that takes back segments it listed, and then grows back is not progress (a server
+        // alternating between two lists would otherwise be reloaded at once for ever).
+        let listed = (sequence: nextSequence, parts: trailingParts.count)
+        let changed = listed > newestListed || playlist.isFinal
+        if listed > newestListed { newestListed = listed }
         if changed { lastChange = now }
         lastLoad = now
         lastLoadChanged = changed

@@ -32,6 +32,8 @@ public struct LiveSegmentReader: Sendable {
         case refusedURL(String)
         /// A separate audio rendition that cannot be read beside the variants (see ``audio``).
         case unsupportedAudio(String)
+        /// A live segment or part still arriving after ``liveArrivalDeadline(targetDuration:)``.
+        case notArrived(url: URL, seconds: Double)
 
         public var description: String {
             switch self {
@@ -39,6 +41,8 @@ public struct LiveSegmentReader: Sendable {
             case .refusedURL(let url): "refused to open \(url): a playlist read over HTTP may name only http and https URLs"
             case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
+            case .notArrived(let url, let seconds):
+                String(format: "the live segment %@ has not arrived in %.1f s", url.absoluteString, seconds)
             }
         }
     }
@@ -112,6 +116,11 @@ public struct LiveSegmentReader: Sendable {
     public var now: @Sendable () -> Double
     /// Waits `seconds` (a sleep; a test's clock can make it instant).
     public var sleep: @Sendable (Double) async throws -> Void
+    /// Waits out a watchdog's deadline, a time only a stuck transfer reaches (a blocking
+    /// reload held too long, a live segment that never ends). On the wall clock by default,
+    /// apart from ``sleep``: a test's simulated clock is not moved on by the watchdogs of
+    /// transfers that do arrive.
+    public var watchdog: @Sendable (Double) async throws -> Void = { seconds in try await Task.sleep(for: .seconds(seconds)) }
     public var observer: (@Sendable (Event) -> Void)?
     /// Seconds of media played since the first frame, as the player reports it (`nil`: no
     /// report yet). Without it the reader assumes playback at 1× from its first delivery
@@ -401,7 +410,9 @@ public struct LiveSegmentReader: Sendable {
                 var watched: Data?
                 if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
                     do {
-                        watched = try await readWatched(url, range: range, watch: watch)
+                        watched = try await arrival(of: url, live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) {
+                            try await readWatched(url, range: range, watch: watch)
+                        }
                     } catch let abandoned as Abandoned {
                         // Too slow to arrive before the buffer runs dry: the same segment from
                         // the highest lower variant that can.
@@ -418,9 +429,14 @@ public struct LiveSegmentReader: Sendable {
                         }
                     }
                 }
-                // Not watched, or abandoned with nowhere to go: read plainly.
-                let bytes = if let watched { watched } else if let prefetched { try await prefetched.value } else {
-                    try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
+                // Not watched, or abandoned with nowhere to go: read plainly (live: while it may
+                // still arrive in time).
+                let bytes = if let watched { watched } else {
+                    try await arrival(of: url, live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) { [self] in
+                        if let prefetched { try await prefetched.value } else {
+                            try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
+                        }
+                    }
                 }
                 let took = now() - started
                 try await sendAudio(audioFetch, state: &state)
@@ -520,26 +536,52 @@ public struct LiveSegmentReader: Sendable {
         min(3 * targetDuration, maximumBlockingWait) + 1
     }
 
+    /// How long a live segment or part may take to arrive: three target durations and a second,
+    /// as a blocking reload. A segment that takes longer has let the player run dry for two
+    /// target durations at least, and one that never ends (a body that trickles for ever, a
+    /// response that stalls) would otherwise hold the stream for the loader's timeouts and
+    /// retries, or for ever.
+    public func liveArrivalDeadline(targetDuration: Double) -> Double {
+        3 * targetDuration + 1
+    }
+
+    /// `read`'s bytes; a live one (`live`) fails as ``Failure/notArrived(url:seconds:)`` when
+    /// ``watchdog`` has waited out ``liveArrivalDeadline(targetDuration:)`` first.
+    private func arrival(of url: URL, live: Bool, targetDuration: Double,
+                         _ read: @escaping @Sendable () async throws -> Data) async throws -> Data {
+        guard live, targetDuration > 0 else { return try await read() }
+        let deadline = liveArrivalDeadline(targetDuration: targetDuration)
+        guard let bytes = try await firstOf(read, orNilAfter: deadline) else { throw Failure.notArrived(url: url, seconds: deadline) }
+        return bytes
+    }
+
+    /// `body`'s result, or `nil` when ``watchdog`` waited out `seconds` first (`body` is then
+    /// cancelled).
+    private func firstOf<T: Sendable>(_ body: @escaping @Sendable () async throws -> T,
+                                      orNilAfter seconds: Double) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask { [watchdog] in
+                try await watchdog(seconds)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     /// Loads the playlist as `reload` asks into the run's tracker; whether it listed something
     /// new, or `nil` for a blocking reload left unanswered past its deadline (given up: the
     /// tracker is as it was).
     private func load(_ reload: LivePlaylistTracker.Reload, state: inout Run, stored: Bool) async throws -> Bool? {
         let url = reload.url(for: variants[state.rank].playlist)
         guard reload.blockingSequence != nil else { return try await load(url, into: &state.tracker, stored: stored) }
-        let (tracker, deadline) = (state.tracker, blockingDeadline(targetDuration: state.tracker.targetDuration))
-        let answer = try await withThrowingTaskGroup(of: (LivePlaylistTracker, Bool)?.self) { group in
-            group.addTask { [self] in
-                var tracker = tracker
-                let changed = try await load(url, into: &tracker, stored: false)
-                return (tracker, changed)
-            }
-            group.addTask { [sleep] in
-                try await sleep(deadline)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
+        let tracker = state.tracker
+        let answer = try await firstOf({ [self] in
+            var tracker = tracker
+            let changed = try await load(url, into: &tracker, stored: false)
+            return (tracker, changed)
+        }, orNilAfter: blockingDeadline(targetDuration: state.tracker.targetDuration))
         guard let answer else { return nil }
         state.tracker = answer.0
         return answer.1

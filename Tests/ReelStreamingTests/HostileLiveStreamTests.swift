@@ -35,6 +35,16 @@ import Testing
         return (reader, clock)
     }
 
+    /// A watchdog on the reader's clock that reaches its deadline only while a read the origin
+    /// never answers is under way: transfers that arrive always win their race, whatever the
+    /// order the tasks run in.
+    static func watchdog(_ loader: ScriptedLoader, _ clock: SimulatedClock) -> @Sendable (Double) async throws -> Void {
+        { seconds in
+            try await loader.untilStuck()
+            clock.advance(seconds)
+        }
+    }
+
     /// A server that answers every request for the playlist with a delta update (`EXT-X-SKIP`),
     /// though the client never asked for one (`_HLS_skip`), naming segments that are not there:
     /// the whole playlist is asked for once more, then the stream fails saying why. (It used to
@@ -71,7 +81,8 @@ import Testing
             }
             return .data(Self.playlist(max(0, grown - 4)..<grown, control: "CAN-BLOCK-RELOAD=YES", final: grown == 10))
         }
-        let (reader, clock) = Self.reader(loader)
+        var (reader, clock) = Self.reader(loader)
+        reader.watchdog = Self.watchdog(loader, clock)
         let bytes = try await reader.stream().collect()
         #expect(String(decoding: bytes, as: UTF8.self) == "init.mp4;" + (3..<10).map { "s\($0).m4s;" }.joined(),
                 "joined three segments back, then every segment once, to the end")
@@ -80,6 +91,69 @@ import Testing
         #expect(reader.blockingDeadline(targetDuration: 1) == 4)
         #expect(reader.blockingDeadline(targetDuration: 10) == 16, "never past the longest blocking wait and its second")
         #expect(clock.seconds >= 4, "the held reload was waited for 4 s of the reader's clock")
+    }
+
+    /// A low-latency server whose part list lies: the segment being written has three parts in
+    /// one playlist and one in the next, every reload (blocking ones too) answered at once.
+    /// Nothing newer is ever listed, so the reader waits half a target duration between
+    /// reloads and ends the stream as stale after three target durations, having fetched
+    /// nothing twice.
+    @Test func aPartListThatShrinksAndGrowsBackEndsTheStreamAsStale() async throws {
+        let reloads = Mutex(0)
+        let loader = ScriptedLoader { url in
+            guard url.lastPathComponent == "index.m3u8" else { return .data(Data("\(url.lastPathComponent);".utf8)) }
+            let count = reloads.withTrackedLock { count -> Int in
+                count += 1
+                return count
+            }
+            // A watchdog: a reader reloading for ever fails here instead of hanging the test.
+            if count > 200 { return .status(500) }
+            var text = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:1\n#EXT-X-PART-INF:PART-TARGET=0.25\n"
+                + "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+            text += (0..<4).map { "#EXTINF:1.0,\ns\($0).m4s\n" }.joined()
+            for part in 0..<(count.isMultiple(of: 2) ? 1 : 3) {
+                text += "#EXT-X-PART:DURATION=0.25,URI=\"p4.\(part).m4s\"\(part == 0 ? ",INDEPENDENT=YES" : "")\n"
+            }
+            return .data(Data(text.utf8))
+        }
+        let (reader, clock) = Self.reader(loader)
+        var sent = Data()
+        do {
+            for try await chunk in reader.stream() { sent.append(chunk) }
+            Issue.record("the stream ended without a failure")
+        } catch let failure as LivePlaylistTracker.Failure {
+            guard case .stale(let seconds) = failure else { Issue.record("\(failure)"); return }
+            #expect(seconds >= 3, "three target durations without anything newer")
+        }
+        let fetched = String(decoding: sent, as: UTF8.self).split(separator: ";")
+        #expect(Set(fetched).count == fetched.count, "nothing fetched twice: \(fetched)")
+        let asked = reloads.withTrackedLock { $0 }
+        #expect(asked <= 10, "a reload each half target duration, not at once: \(asked)")
+        #expect(clock.seconds < 5, "ended within a few target durations of the reader's clock: \(clock.seconds)")
+    }
+
+    /// A live segment whose response never comes (or never ends): the reader gives it up after
+    /// three target durations and a second and ends the stream saying which, with what came
+    /// before it sent.
+    @Test func aLiveSegmentThatNeverArrivesEndsTheStream() async throws {
+        let loader = ScriptedLoader { url in
+            switch url.lastPathComponent {
+            case "index.m3u8": .data(Self.playlist(0..<6))
+            case "s5.m4s": .never
+            default: .data(Data("\(url.lastPathComponent);".utf8))
+            }
+        }
+        var (reader, clock) = Self.reader(loader)
+        reader.watchdog = Self.watchdog(loader, clock)
+        var sent = Data()
+        let stuck = Self.base.appendingPathComponent("s5.m4s")
+        await #expect(throws: LiveSegmentReader.Failure.notArrived(url: stuck, seconds: 4)) {
+            for try await chunk in reader.stream() { sent.append(chunk) }
+        }
+        #expect(String(decoding: sent, as: UTF8.self) == "init.mp4;s3.m4s;s4.m4s;", "what arrived before it went out")
+        #expect(LiveSegmentReader.Failure.notArrived(url: stuck, seconds: 4).description
+            == "the live segment https://origin.example/live/s5.m4s has not arrived in 4.0 s")
+        #expect(reader.liveArrivalDeadline(targetDuration: 6) == 19)
     }
 }
 
@@ -108,6 +182,14 @@ final class ScriptedLoader: ResourceLoader, Sendable {
 
     var requests: [URL] { asked.withTrackedLock { $0 } }
 
+    /// Reads under way that will never be answered.
+    private let stuck = Mutex(0)
+
+    /// Returns once a read that will never be answered is under way (throws when cancelled).
+    func untilStuck() async throws {
+        while stuck.withTrackedLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
     func read(_ url: URL, range: ByteRange) -> ByteStream {
         asked.withTrackedLock { $0.append(url) }
         let (stream, continuation) = ByteStream.makeStream()
@@ -120,7 +202,11 @@ final class ScriptedLoader: ResourceLoader, Sendable {
             continuation.finish(throwing: status == 404 ? ResourceLoaderError.notFound(url: url)
                                 : ResourceLoaderError.httpStatus(url: url, range: range, status: status))
         case .never:
-            continuation.onCancel { continuation.finish(throwing: CancellationError()) }
+            stuck.withTrackedLock { $0 += 1 }
+            continuation.onCancel { [self] in
+                stuck.withTrackedLock { $0 -= 1 }
+                continuation.finish(throwing: CancellationError())
+            }
         }
         return stream
     }

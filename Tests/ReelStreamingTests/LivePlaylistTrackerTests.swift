@@ -196,6 +196,29 @@ import Testing
         #expect(recovered.segments.last?.sequence == 31)
     }
 
+    /// A part list that lies: the parts of the segment being written shrink and grow back from
+    /// one playlist to the next. Only media newer than any listed before is a change, so the
+    /// playlist goes stale instead of being reloaded at once for ever.
+    @Test func aPartListThatShrinksAndGrowsBackIsNoChange() throws {
+        var tracker = LivePlaylistTracker()
+        let control = "CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5"
+        #expect(try tracker.received(Self.playlist(first: 0, count: 4, parts: true, trailing: 3, control: control), at: 0))
+        _ = drain(&tracker)
+        var at = 0.0
+        for trailing in [1, 3, 2, 3, 1, 3, 0, 3, 1, 3, 2, 3] {
+            at += 0.5
+            #expect(try !tracker.received(Self.playlist(first: 0, count: 4, parts: true, trailing: trailing, control: control), at: at),
+                    "\(trailing) parts of segment 4 after 3 of them were listed")
+            #expect(drain(&tracker).isEmpty, "nothing fetched again")
+        }
+        #expect(throws: LivePlaylistTracker.Failure.stale(seconds: 6)) { try tracker.checkStale(at: at) }
+        // The next part is news.
+        var growing = LivePlaylistTracker()
+        try growing.received(Self.playlist(first: 0, count: 4, parts: true, trailing: 3, control: control), at: 0)
+        #expect(try !growing.received(Self.playlist(first: 0, count: 4, parts: true, trailing: 1, control: control), at: 0.5))
+        #expect(try growing.received(Self.playlist(first: 0, count: 4, parts: true, trailing: 4, control: control), at: 1))
+    }
+
     @Test func anEndedPlaylistEnds() throws {
         var tracker = LivePlaylistTracker()
         try tracker.received(Self.playlist(first: 0, count: 3), at: 0)
