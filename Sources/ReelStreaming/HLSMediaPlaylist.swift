@@ -147,7 +147,8 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         self = playlist
     }
 
-    private init() {
+    /// An empty playlist, which the parser fills.
+    init() {
         segments = []
         isFinal = false
         mediaSequence = 0
@@ -157,168 +158,16 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         skippedSegments = 0
     }
 
-    /// Reads `data` as a media playlist, or says why it is not one Reel can use.
+    /// Reads `data` as a media playlist, or says why it is not one Reel can use: line by line,
+    /// each tag read by its own function (``HLSMediaPlaylistParser``).
     public static func parse(_ data: Data) throws(ParseError) -> HLSMediaPlaylist {
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard lines.first(where: { !$0.isEmpty })?.hasPrefix("#EXTM3U") == true else { throw .notAMediaPlaylist }
-        var playlist = HLSMediaPlaylist()
-        var sawSegmentTag = false
-        var pendingRange: (length: Int64, offset: Int64?)?
-        var pendingDuration: Double?
-        var pendingDiscontinuity = false
-        var pendingGap = false
-        var pendingParts: [PartialSegment] = []
-        var partCount = 0
-        var currentMap: Part?
-        var discontinuitySequence: Int64 = 0
-        var nextOffset: [String: Int64] = [:]
-        var nextPartOffset: [String: Int64] = [:]
-
-        func number(_ tag: String, _ value: String) throws(ParseError) -> Int64 {
-            guard let number = Int64(value.trimmingCharacters(in: .whitespaces)), number >= 0 else {
-                throw .badValue(tag: tag, value: value)
-            }
-            return number
-        }
-        func seconds(_ tag: String, _ value: String?) throws(ParseError) -> Double? {
-            guard let value else { return nil }
-            guard let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0,
-                  seconds < 1_000_000 else { throw .badValue(tag: tag, value: value) }
-            return seconds
-        }
-        func value(_ line: String, _ tag: String) -> String { String(line.dropFirst(tag.count)) }
-
-        for line in lines where !line.isEmpty {
-            if line.hasPrefix("#EXT-X-ENDLIST") {
-                playlist.isFinal = true
-            } else if line.hasPrefix("#EXT-X-PLAYLIST-TYPE:") {
-                switch value(line, "#EXT-X-PLAYLIST-TYPE:").uppercased() {
-                case "VOD": playlist.playlistType = .vod; playlist.isFinal = true
-                case "EVENT": playlist.playlistType = .event
-                default: break
-                }
-            } else if line.hasPrefix("#EXT-X-TARGETDURATION:") {
-                let tag = "#EXT-X-TARGETDURATION"
-                // A live playlist before its first segment is still a media playlist.
-                sawSegmentTag = true
-                playlist.targetDuration = try seconds(tag, value(line, tag + ":"))
-            } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
-                let tag = "#EXT-X-MEDIA-SEQUENCE"
-                playlist.mediaSequence = try number(tag, value(line, tag + ":"))
-            } else if line.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE:") {
-                let tag = "#EXT-X-DISCONTINUITY-SEQUENCE"
-                discontinuitySequence = try number(tag, value(line, tag + ":"))
-            } else if line.hasPrefix("#EXT-X-DISCONTINUITY") {
-                pendingDiscontinuity = true
-            } else if line.hasPrefix("#EXT-X-GAP") {
-                pendingGap = true
-            } else if line.hasPrefix("#EXT-X-MAP:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-MAP:"))
-                if let uri = attributes["URI"] {
-                    currentMap = Part(uri: uri, range: attributes["BYTERANGE"].flatMap { Self.range($0, after: 0) })
-                    if playlist.segments.isEmpty, playlist.initSection == nil { playlist.initSection = currentMap }
-                }
-            } else if line.hasPrefix("#EXT-X-BYTERANGE:") {
-                let text = value(line, "#EXT-X-BYTERANGE:")
-                guard let parts = Self.rangeParts(text) else { throw .badValue(tag: "#EXT-X-BYTERANGE", value: text) }
-                pendingRange = parts
-            } else if line.hasPrefix("#EXTINF:") {
-                sawSegmentTag = true
-                let field = value(line, "#EXTINF:").split(separator: ",", maxSplits: 1).first.map(String.init) ?? ""
-                // Lenient, as players are: `-1` and other nonsense mean "about the target".
-                pendingDuration = try? seconds("#EXTINF", field)
-            } else if line.hasPrefix("#EXTINF") {
-                sawSegmentTag = true
-            } else if line.hasPrefix("#EXT-X-PART-INF:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-PART-INF:"))
-                playlist.partTarget = try seconds("PART-TARGET", attributes["PART-TARGET"])
-            } else if line.hasPrefix("#EXT-X-PART:") {
-                sawSegmentTag = true
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-PART:"))
-                guard let uri = attributes["URI"], let duration = try seconds("#EXT-X-PART DURATION", attributes["DURATION"]) else {
-                    throw .badValue(tag: "#EXT-X-PART", value: line)
-                }
-                partCount += 1
-                guard partCount <= maximumParts else { throw .tooManyParts(limit: maximumParts) }
-                var range: ByteRange?
-                if let text = attributes["BYTERANGE"] {
-                    range = Self.range(text, after: nextPartOffset[uri] ?? 0)
-                    guard let range else { throw .badValue(tag: "#EXT-X-PART BYTERANGE", value: text) }
-                    nextPartOffset[uri] = range.end
-                }
-                pendingParts.append(PartialSegment(
-                    duration: duration, resource: Part(uri: uri, range: range),
-                    independent: attributes["INDEPENDENT"]?.uppercased() == "YES",
-                    isGap: attributes["GAP"]?.uppercased() == "YES"))
-            } else if line.hasPrefix("#EXT-X-PRELOAD-HINT:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-PRELOAD-HINT:"))
-                guard let uri = attributes["URI"], let type = attributes["TYPE"]?.uppercased(), type == "PART" || type == "MAP" else { continue }
-                var start: Int64 = 0
-                var length: Int64?
-                if let text = attributes["BYTERANGE-START"] { start = try number("BYTERANGE-START", text) }
-                if let text = attributes["BYTERANGE-LENGTH"] { length = try number("BYTERANGE-LENGTH", text) }
-                guard playlist.preloadHints.count < 16 else { continue }
-                playlist.preloadHints.append(PreloadHint(
-                    kind: type == "PART" ? .part : .map, resource: Part(uri: uri, range: ByteRange(offset: start, length: length))))
-            } else if line.hasPrefix("#EXT-X-SERVER-CONTROL:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-SERVER-CONTROL:"))
-                var control = ServerControl()
-                control.canBlockReload = attributes["CAN-BLOCK-RELOAD"]?.uppercased() == "YES"
-                control.canSkipUntil = try seconds("CAN-SKIP-UNTIL", attributes["CAN-SKIP-UNTIL"])
-                control.holdBack = try seconds("HOLD-BACK", attributes["HOLD-BACK"])
-                control.partHoldBack = try seconds("PART-HOLD-BACK", attributes["PART-HOLD-BACK"])
-                playlist.serverControl = control
-            } else if line.hasPrefix("#EXT-X-SKIP:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-SKIP:"))
-                let skipped = try number("SKIPPED-SEGMENTS", attributes["SKIPPED-SEGMENTS"] ?? "")
-                guard playlist.segments.isEmpty, skipped <= Int64(maximumSegments) else {
-                    throw .badValue(tag: "#EXT-X-SKIP", value: line)
-                }
-                playlist.skippedSegments = Int(skipped)
-            } else if line.hasPrefix("#EXT-X-START:") {
-                let attributes = HLSMasterPlaylist.attributes(value(line, "#EXT-X-START:"))
-                guard let text = attributes["TIME-OFFSET"], let offset = Double(text), offset.isFinite, abs(offset) < 1_000_000 else {
-                    throw .badValue(tag: "#EXT-X-START", value: line)
-                }
-                playlist.start = (offset, attributes["PRECISE"]?.uppercased() == "YES")
-            } else if !line.hasPrefix("#") {
-                guard playlist.segments.count < maximumSegments else { throw .tooManySegments(limit: maximumSegments) }
-                if pendingDiscontinuity, !playlist.segments.isEmpty || playlist.skippedSegments > 0 {
-                    discontinuitySequence += 1
-                }
-                var range: ByteRange?
-                if let pending = pendingRange {
-                    // `n` without `@o` follows the previous range of the same resource.
-                    let start = pending.offset ?? nextOffset[line] ?? 0
-                    guard start <= Int64.max - pending.length else {
-                        throw .badValue(tag: "#EXT-X-BYTERANGE", value: "\(pending.length)@\(start)")
-                    }
-                    range = ByteRange(offset: start, length: pending.length)
-                    nextOffset[line] = start + pending.length
-                }
-                let (sequence, overflow) = playlist.mediaSequence.addingReportingOverflow(
-                    Int64(playlist.skippedSegments + playlist.segments.count))
-                guard !overflow, sequence < Int64.max - Int64(maximumSegments) else {
-                    throw .badValue(tag: "#EXT-X-MEDIA-SEQUENCE", value: String(playlist.mediaSequence))
-                }
-                playlist.segments.append(Segment(
-                    sequence: sequence, duration: pendingDuration ?? playlist.targetDuration ?? 0,
-                    resource: Part(uri: line, range: range), initSection: currentMap,
-                    discontinuity: pendingDiscontinuity, discontinuitySequence: discontinuitySequence,
-                    isGap: pendingGap, parts: pendingParts))
-                pendingRange = nil
-                pendingDuration = nil
-                pendingDiscontinuity = false
-                pendingGap = false
-                pendingParts = []
-            }
-        }
-        guard sawSegmentTag else { throw .notAMediaPlaylist }
-        if playlist.playlistType == .vod || playlist.isFinal { pendingParts = [] }
-        playlist.trailingParts = pendingParts
-        return playlist
+        var parser = HLSMediaPlaylistParser()
+        for line in lines where !line.isEmpty { try parser.read(line) }
+        return try parser.finish()
     }
 
     /// `n[@o]` as a length and, when written, an offset (`nil` when refused).
