@@ -35,15 +35,33 @@ struct ReadmeSnippet: Sendable, CustomTestStringConvertible {
         return out
     }
 
-    /// Every document's blocks: the README's and those moved from it into CONTRIBUTING.md and docs/.
+    /// Every document's blocks: the README's, those moved from it into CONTRIBUTING.md and docs/,
+    /// and the DocC articles' (`Sources/<Module>/<Module>.docc/*.md`).
     static let all: [ReadmeSnippet] = {
-        let docs = ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)) ?? [])
+        let files = FileManager.default
+        let docs = ((try? files.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)) ?? [])
             .filter { $0.hasSuffix(".md") }.sorted().map { "docs/\($0)" }
-        return (["README.md", "CONTRIBUTING.md"] + docs).flatMap { file in
+        var articles: [String] = []
+        for module in ((try? files.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)) ?? []).sorted() {
+            let catalog = "Sources/\(module)/\(module).docc"
+            let names = (try? files.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)) ?? []
+            articles += names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
+        }
+        return (["README.md", "CONTRIBUTING.md"] + docs + articles).flatMap { file in
             let text = (try? String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)) ?? ""
-            return parse(text).map { var snippet = $0; snippet.file = file; return snippet }
+            let snippets = parse(text).map { var snippet = $0; snippet.file = file; return snippet }
+            return file.contains(".docc/") ? joined(snippets) : snippets
         }
     }()
+
+    /// An article's blocks are the files of one walk-through (a type declared in one block is
+    /// used in the next): its Swift blocks compile as one, its manifests each alone.
+    static func joined(_ snippets: [ReadmeSnippet]) -> [ReadmeSnippet] {
+        let code = snippets.filter { !$0.isManifest }
+        guard var first = code.first else { return snippets }
+        first.code = code.map(\.code).joined(separator: "\n")
+        return snippets.filter(\.isManifest) + [first]
+    }
 }
 
 /// Every ```swift block in README.md compiles as printed (the compiler's front end checks
