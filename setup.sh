@@ -37,6 +37,11 @@ packages=(
     nettle-dev
     # zlib (CZlib): the terminal renderer sends kitty graphics frames compressed (o=z).
     zlib1g-dev
+    # Pixels in the terminal: xterm as a VT340 (the sixel end-to-end test, under xvfb-run),
+    # libsixel's sixel2png (the tests check Reel's sixel against libsixel's reading of it),
+    # kitty (the kitty graphics protocol, looked at by hand under Xvfb), and mpv, whose
+    # --vo=sixel and --vo=tct reel bench terminal measures beside Reel's outputs.
+    xterm libsixel-bin kitty mpv
 )
 
 missing=()
