@@ -104,52 +104,53 @@ public struct ColorLUT: Sendable, Hashable {
         let fx = x - Float(x0), fy = y - Float(y0), fz = z - Float(z0)
         let sy = size * 3, sz = size * size * 3
         let base = x0 * 3 + y0 * sy + z0 * sz
-        var out: (Float, Float, Float) = (0, 0, 0)
-        for c in 0..<3 {
-            let i = base + c
+        @inline(__always) func channel(_ i: Int) -> Float {
             let c00 = table[i] + (table[i + 3] - table[i]) * fx
             let c10 = table[i + sy] + (table[i + sy + 3] - table[i + sy]) * fx
             let c01 = table[i + sz] + (table[i + sz + 3] - table[i + sz]) * fx
             let c11 = table[i + sy + sz] + (table[i + sy + sz + 3] - table[i + sy + sz]) * fx
             let c0 = c00 + (c10 - c00) * fy, c1 = c01 + (c11 - c01) * fy
-            let v = c0 + (c1 - c0) * fz
-            if c == 0 { out.0 = v } else if c == 1 { out.1 = v } else { out.2 = v }
+            return c0 + (c1 - c0) * fz
         }
-        return out
+        return (channel(base), channel(base + 1), channel(base + 2))
     }
 
     /// `table` at `v` (0…1), interpolated.
-    @inlinable
+    @inlinable @inline(__always)
     static func lookup(_ table: UnsafeBufferPointer<Float>, _ v: Float) -> Float {
         let x = min(max(v, 0), 1) * Float(table.count - 1)
         let i = min(Int(x), table.count - 2)
         return table[i] + (table[i + 1] - table[i]) * (x - Float(i))
     }
 
+    /// How far (0…1) `c` may move from grey `y` toward itself and stay in 0…1.
+    @inlinable @inline(__always)
+    static func reach(_ c: Float, _ y: Float) -> Float {
+        if c > 1 { return (1 - y) / (c - y) }
+        if c < 0 { return y / (y - c) }
+        return 1
+    }
+
     /// Display R'G'B' (0…1) for the cube's signed PQ light: the tone curve on the largest
     /// component (the others scaled alike), ``GamutMapping``, the display's transfer.
     @inlinable
     public static func finish(_ t: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
-        func linear(_ v: Float) -> Float { v < 0 ? -lookup(t.light, -v) : lookup(t.light, v) }
-        var (lr, lg, lb) = (linear(r), linear(g), linear(b))
-        let top = max(r, g, b)
+        @inline(__always) func linear(_ v: Float) -> Float { v < 0 ? -lookup(t.light, -v) : lookup(t.light, v) }
+        var lr = linear(r), lg = linear(g), lb = linear(b)
+        let top = max(r, max(g, b))
         if top > 0 {
             let scale = lookup(t.tone, top) / max(lookup(t.light, top), 1e-12)
-            (lr, lg, lb) = (lr * scale, lg * scale, lb * scale)
+            lr *= scale; lg *= scale; lb *= scale
         }
-        if min(lr, lg, lb) < 0 || max(lr, lg, lb) > 1 {
+        if min(lr, min(lg, lb)) < 0 || max(lr, max(lg, lb)) > 1 {
             let y = 0.2126 * lr + 0.7152 * lg + 0.0722 * lb
             if y >= 1 {
-                (lr, lg, lb) = (1, 1, 1)
+                lr = 1; lg = 1; lb = 1
             } else if y <= 0 {
-                (lr, lg, lb) = (0, 0, 0)
+                lr = 0; lg = 0; lb = 0
             } else {
-                var k: Float = 1
-                for c in [lr, lg, lb] {
-                    if c > 1 { k = min(k, (1 - y) / (c - y)) }
-                    if c < 0 { k = min(k, y / (y - c)) }
-                }
-                (lr, lg, lb) = (y + (lr - y) * k, y + (lg - y) * k, y + (lb - y) * k)
+                let k = min(reach(lr, y), min(reach(lg, y), reach(lb, y)))
+                lr = y + (lr - y) * k; lg = y + (lg - y) * k; lb = y + (lb - y) * k
             }
         }
         return (lookup(t.encode, max(lr, 0).squareRoot()), lookup(t.encode, max(lg, 0).squareRoot()),
