@@ -32,8 +32,9 @@ public struct LiveSegmentReader: Sendable {
         case refusedURL(String)
         /// A separate audio rendition that cannot be read beside the variants (see ``audio``).
         case unsupportedAudio(String)
-        /// A live segment or part still arriving after ``liveArrivalDeadline(targetDuration:)``.
-        case notArrived(url: URL, seconds: Double)
+        /// A live segment, part or init section still arriving after
+        /// ``liveArrivalDeadline(targetDuration:)``.
+        case notArrived(what: String, url: URL, seconds: Double)
 
         public var description: String {
             switch self {
@@ -41,8 +42,8 @@ public struct LiveSegmentReader: Sendable {
             case .refusedURL(let url): "refused to open \(url): a playlist read over HTTP may name only http and https URLs"
             case .notAMediaPlaylist(let why): "the playlist cannot be read: \(why)"
             case .tooLarge(let what, let url, let limit): "\(what) \(url.absoluteString) is larger than \(limit) bytes"
-            case .notArrived(let url, let seconds):
-                String(format: "the live segment %@ has not arrived in %.1f s", url.absoluteString, seconds)
+            case .notArrived(let what, let url, let seconds):
+                String(format: "%@ %@ of the live stream has not arrived in %.1f s", what, url.absoluteString, seconds)
             }
         }
     }
@@ -398,8 +399,12 @@ public struct LiveSegmentReader: Sendable {
                     // The audio's init section (read once) arrives beside the video's.
                     let audioInit = state.audio.flatMap { $0.initBytes == nil ? readAudioInit($0) : nil }
                     defer { audioInit?.cancel() }
-                    var initBytes = try await Self.read(try resolve(needed.uri, rank: state.rank), range: needed.range ?? .all,
-                                                        limit: maximumSegmentBytes, what: "the init section", loader: loader)
+                    let initURL = try resolve(needed.uri, rank: state.rank)
+                    var initBytes = try await arrival(of: initURL, what: "the init section", live: !state.tracker.isFinal,
+                                                      targetDuration: state.tracker.targetDuration) { [self] in
+                        try await Self.read(initURL, range: needed.range ?? .all, limit: maximumSegmentBytes,
+                                            what: "the init section", loader: loader)
+                    }
                     if state.audio != nil { initBytes = try await joinAudio(to: initBytes, fetched: audioInit, state: &state) }
                     try await state.output.send(initBytes)
                     state.initSent = needed
@@ -410,7 +415,7 @@ public struct LiveSegmentReader: Sendable {
                 var watched: Data?
                 if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
                     do {
-                        watched = try await arrival(of: url, live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) {
+                        watched = try await arrival(of: url, what: "the segment", live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) {
                             try await readWatched(url, range: range, watch: watch)
                         }
                     } catch let abandoned as Abandoned {
@@ -432,7 +437,7 @@ public struct LiveSegmentReader: Sendable {
                 // Not watched, or abandoned with nowhere to go: read plainly (live: while it may
                 // still arrive in time).
                 let bytes = if let watched { watched } else {
-                    try await arrival(of: url, live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) { [self] in
+                    try await arrival(of: url, what: "the segment", live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) { [self] in
                         if let prefetched { try await prefetched.value } else {
                             try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
                         }
@@ -545,13 +550,15 @@ public struct LiveSegmentReader: Sendable {
         3 * targetDuration + 1
     }
 
-    /// `read`'s bytes; a live one (`live`) fails as ``Failure/notArrived(url:seconds:)`` when
+    /// `read`'s bytes; a live one (`live`) fails as ``Failure/notArrived(what:url:seconds:)`` when
     /// ``watchdog`` has waited out ``liveArrivalDeadline(targetDuration:)`` first.
-    private func arrival(of url: URL, live: Bool, targetDuration: Double,
+    private func arrival(of url: URL, what: String, live: Bool, targetDuration: Double,
                          _ read: @escaping @Sendable () async throws -> Data) async throws -> Data {
         guard live, targetDuration > 0 else { return try await read() }
         let deadline = liveArrivalDeadline(targetDuration: targetDuration)
-        guard let bytes = try await firstOf(read, orNilAfter: deadline) else { throw Failure.notArrived(url: url, seconds: deadline) }
+        guard let bytes = try await firstOf(read, orNilAfter: deadline) else {
+            throw Failure.notArrived(what: what, url: url, seconds: deadline)
+        }
         return bytes
     }
 

@@ -127,6 +127,48 @@ struct HostileLiveTests {
         #expect(queries.last == String?.none, "a plain reload after the held one: \(queries)")
     }
 
+    /// An origin whose files stall after their headers (the first request for each): the
+    /// live stream's init section never arrives. The player waits three target durations and a
+    /// second without spending the processor, then ends with one line naming what did not come.
+    @Test func aLiveInitSectionThatNeverArrivesIsWaitedForCheaplyThenTheStreamEnds() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hostile-stall")
+        defer { scratch.remove() }
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 6, keyframeInterval: 15))
+        let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
+                                                      into: scratch.url.appendingPathComponent("s"), segmentSeconds: 2)
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
+        let initURI = try #require(vod.initSection).uri
+        // A target duration of 2 s: a 7 s deadline.
+        let live = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-MAP:URI=\"s/\(initURI)\"\n"
+            + vod.segments.map { "#EXTINF:\($0.duration),\ns/\($0.uri)\n" }.joined()
+        let server = OriginServer(configuration: .init(root: scratch.url, fault: .stallAfterHeaders, routes: [
+            OriginRoute(pathPrefix: "/stalled.m3u8", methods: ["GET", "HEAD"]) { _ in Self.playlistResponse(live) },
+        ]))
+        _ = try await server.start()
+        let started = ContinuousClock.now
+        let child = try Child(reel, ["play", server.url(for: "stalled.m3u8").absoluteString, "--headless", "--no-cache"])
+        defer { child.kill(SIGKILL) }
+        // Watchdog: the init section is asked for once the playlist was read.
+        while !server.statistics.requests.contains(where: { $0.path.hasSuffix(initURI) }), ContinuousClock.now - started < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let asked = ContinuousClock.now
+        try #require(server.statistics.requests.contains { $0.path.hasSuffix(initURI) }, "\(child.output)")
+        try await Task.sleep(until: asked + .seconds(1))
+        let before = try Self.processorTicks(child.pid)
+        try await Task.sleep(until: asked + .seconds(6))
+        let after = try Self.processorTicks(child.pid)
+        let status = await child.exitStatus(timeout: .seconds(60))
+        await server.stop()
+        let share = Double(after - before) / Double(sysconf(Int32(_SC_CLK_TCK))) / 5
+        #expect(share < 0.01, "the waiting process used \(share * 100) % of a core")
+        #expect(status == 3, "\(child.output)")
+        #expect(child.standardError.split(separator: "\n").count == 1, "one line: \(child.standardError)")
+        #expect(child.standardError.contains("the init section"), "\(child.standardError)")
+        #expect(child.standardError.contains("of the live stream has not arrived in 7.0 s"), "\(child.standardError)")
+    }
+
     /// utime + stime of process `pid`, in clock ticks (/proc/PID/stat, fields 14 and 15).
     static func processorTicks(_ pid: Int32) throws -> Int {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)

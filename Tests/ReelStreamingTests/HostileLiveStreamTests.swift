@@ -147,12 +147,12 @@ import Testing
         reader.watchdog = Self.watchdog(loader, clock)
         var sent = Data()
         let stuck = Self.base.appendingPathComponent("s5.m4s")
-        await #expect(throws: LiveSegmentReader.Failure.notArrived(url: stuck, seconds: 4)) {
+        await #expect(throws: LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 4)) {
             for try await chunk in reader.stream() { sent.append(chunk) }
         }
         #expect(String(decoding: sent, as: UTF8.self) == "init.mp4;s3.m4s;s4.m4s;", "what arrived before it went out")
-        #expect(LiveSegmentReader.Failure.notArrived(url: stuck, seconds: 4).description
-            == "the live segment https://origin.example/live/s5.m4s has not arrived in 4.0 s")
+        #expect(LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 4).description
+            == "the segment https://origin.example/live/s5.m4s of the live stream has not arrived in 4.0 s")
         #expect(reader.liveArrivalDeadline(targetDuration: 6) == 19)
     }
 }
