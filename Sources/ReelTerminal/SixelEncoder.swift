@@ -26,10 +26,12 @@ public struct SixelEncoder: Sendable {
         public var dither: Int
         /// Send only the text rows that changed (false: every frame whole).
         public var diffing: Bool
-        /// How far (per channel) a pixel may move before its row is sent again.
+        /// How far (per channel) a pixel may move before its row is sent again. 8 by
+        /// default: under the palette's own steps, so a still picture's coding noise (a
+        /// re-encoded still moves by a few levels each frame) sends nothing.
         public var tolerance: Int
 
-        public init(colors: Int = 64, dither: Int = 8, diffing: Bool = true, tolerance: Int = 2) {
+        public init(colors: Int = 64, dither: Int = 8, diffing: Bool = true, tolerance: Int = 8) {
             self.colors = colors
             self.dither = dither
             self.diffing = diffing

@@ -42,7 +42,7 @@ struct BenchTerminalCommand: AsyncParsableCommand {
     var sixelColors = SixelEncoder.Configuration().colors
     @Option(name: .customLong("sixel-dither"), help: "Sixel ordered dithering's amplitude (0: none).")
     var sixelDither = SixelEncoder.Configuration().dither
-    @Option(help: "How far a pixel may move (per channel) before sixel and kitty send it again.")
+    @Option(help: "How far a pixel may move (per channel) before sixel sends its row again.")
     var tolerance = SixelEncoder.Configuration().tolerance
 
     func validate() throws {
@@ -155,7 +155,6 @@ struct TerminalBenchOutputs {
         var whole = grid.sixel
         whole.diffing = false
         sixelWhole = SixelEncoder(configuration: whole, cellHeight: grid.cellHeight)
-        kitty = KittyEncoder(configuration: .init(tolerance: grid.sixel.tolerance))
         screen = SixelScreen(columns: grid.columns, rows: grid.rows, cellWidth: grid.cellWidth, cellHeight: grid.cellHeight)
     }
 
