@@ -214,7 +214,7 @@ public struct LiveSegmentReader: Sendable {
     }
 
     /// The running reader's state.
-    private struct Run {
+    struct Run {
         var rank: Int
         var tracker: LivePlaylistTracker
         var output: ByteStream.Continuation
@@ -241,33 +241,6 @@ public struct LiveSegmentReader: Sendable {
         /// A blocking reload was held past ``blockingDeadline(targetDuration:)``: the server's
         /// are not trusted again, and the playlist is reloaded plainly.
         var blockingGivenUp = false
-    }
-
-    /// Where reading a separate audio rendition is (see ``audio``).
-    private struct AudioRun {
-        var playlist: URL
-        /// A stream with an end: every audio segment and where it starts.
-        var segments: [(resource: HLSMediaPlaylist.Part, start: Double)]
-        var initSection: HLSMediaPlaylist.Part
-        var initBytes: Data?
-        /// The join of the current section's video init section with the audio's.
-        var merge: FragmentedMP4Merge?
-        /// The next audio segment to send (a stream with an end).
-        var next = 0
-        /// Where each video segment starts on the stream's timeline, by sequence number (a
-        /// stream with an end).
-        var videoStarts: [Int64: Double]
-        /// A live stream: the audio segments its playlist lists now, by sequence number (the
-        /// video's segment N goes with the audio's N, as a packager's renditions line up).
-        var listed: [Int64: HLSMediaPlaylist.Part]?
-        var targetDuration: Double = 1
-    }
-
-    /// An audio segment read, to be sent.
-    private struct FetchedAudio: Sendable {
-        var url: URL
-        var range: ByteRange?
-        var bytes: Data
     }
 
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
@@ -486,17 +459,17 @@ public struct LiveSegmentReader: Sendable {
 
     /// Seconds of media played: the player's report, else (none yet, or sound alone) the
     /// virtual playhead's.
-    private func played(_ virtual: VirtualPlayhead) -> Double {
+    func played(_ virtual: VirtualPlayhead) -> Double {
         playhead?() ?? virtual.position(at: now())
     }
 
     /// Seconds delivered ahead of the playhead.
-    private func buffered(_ virtual: VirtualPlayhead) -> Double {
+    func buffered(_ virtual: VirtualPlayhead) -> Double {
         max(0, virtual.delivered - played(virtual))
     }
 
     /// With a reported playhead, waits while the forward buffer is full.
-    private func waitForRoom(_ state: Run) async throws {
+    func waitForRoom(_ state: Run) async throws {
         guard playhead != nil else { return }
         while !Task.isCancelled {
             let ahead = state.playhead.delivered - played(state.playhead)
@@ -507,7 +480,7 @@ public struct LiveSegmentReader: Sendable {
 
     /// ``waitForRoom(_:)``, with the output marked idle meanwhile: the reader waits for the
     /// player to play on, which a reader blocked on the output does not hold up.
-    private func waitForRoomIdle(_ state: Run) async throws {
+    func waitForRoomIdle(_ state: Run) async throws {
         state.output.setIdle(true)
         defer { state.output.setIdle(false) }
         try await waitForRoom(state)
@@ -516,7 +489,7 @@ public struct LiveSegmentReader: Sendable {
     /// Loads a playlist into `tracker`; whether it listed something new. `stored`: the first
     /// read of a variant, tried through the cache (kept if it has an end, else read again from
     /// the origin); later reloads go to the origin.
-    private func load(_ url: URL, into tracker: inout LivePlaylistTracker, stored: Bool) async throws -> Bool {
+    func load(_ url: URL, into tracker: inout LivePlaylistTracker, stored: Bool) async throws -> Bool {
         try Self.checkScheme(url)
         func parse(_ loader: any ResourceLoader) async throws -> HLSMediaPlaylist {
             let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
@@ -533,355 +506,6 @@ public struct LiveSegmentReader: Sendable {
         return changed
     }
 
-    /// How long a blocking reload may go unanswered: a server holds one for at most three
-    /// target durations (RFC 8216bis §6.2.5.2), and a second more is allowed for the way;
-    /// never past ``maximumBlockingWait`` and its second (the loader's own response timeout is
-    /// longer, and would retry).
-    public func blockingDeadline(targetDuration: Double) -> Double {
-        min(3 * targetDuration, maximumBlockingWait) + 1
-    }
-
-    /// How long a live segment or part may take to arrive: three target durations and a second,
-    /// as a blocking reload. A segment that takes longer has let the player run dry for two
-    /// target durations at least, and one that never ends (a body that trickles for ever, a
-    /// response that stalls) would otherwise hold the stream for the loader's timeouts and
-    /// retries, or for ever.
-    public func liveArrivalDeadline(targetDuration: Double) -> Double {
-        3 * targetDuration + 1
-    }
-
-    /// `read`'s bytes; a live one (`live`) fails as ``Failure/notArrived(what:url:seconds:)`` when
-    /// ``watchdog`` has waited out ``liveArrivalDeadline(targetDuration:)`` first.
-    private func arrival(of url: URL, what: String, live: Bool, targetDuration: Double,
-                         _ read: @escaping @Sendable () async throws -> Data) async throws -> Data {
-        guard live, targetDuration > 0 else { return try await read() }
-        let deadline = liveArrivalDeadline(targetDuration: targetDuration)
-        guard let bytes = try await firstOf(read, orNilAfter: deadline) else {
-            throw Failure.notArrived(what: what, url: url, seconds: deadline)
-        }
-        return bytes
-    }
-
-    /// `body`'s result, or `nil` when ``watchdog`` waited out `seconds` first (`body` is then
-    /// cancelled).
-    private func firstOf<T: Sendable>(_ body: @escaping @Sendable () async throws -> T,
-                                      orNilAfter seconds: Double) async throws -> T? {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask { [watchdog] in
-                try await watchdog(seconds)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-    }
-
-    /// Loads the playlist as `reload` asks into the run's tracker; whether it listed something
-    /// new, or `nil` for a blocking reload left unanswered past its deadline (given up: the
-    /// tracker is as it was).
-    private func load(_ reload: LivePlaylistTracker.Reload, state: inout Run, stored: Bool) async throws -> Bool? {
-        let url = reload.url(for: variants[state.rank].playlist)
-        guard reload.blockingSequence != nil else { return try await load(url, into: &state.tracker, stored: stored) }
-        let tracker = state.tracker
-        let answer = try await firstOf({ [self] in
-            var tracker = tracker
-            let changed = try await load(url, into: &tracker, stored: false)
-            return (tracker, changed)
-        }, orNilAfter: blockingDeadline(targetDuration: state.tracker.targetDuration))
-        guard let answer else { return nil }
-        state.tracker = answer.0
-        return answer.1
-    }
-
-    /// Asks the switching rule before segment `sequence`; on a switch, loads the new variant's
-    /// playlist and moves to it there. `true` when it switched (the caller asks again what to fetch).
-    private func switchIfWanted(before sequence: Int64, state: inout Run, sections: StreamSections) async throws -> Bool {
-        let target: Int
-        var why: String
-        var estimate: Int64?
-        var source = "meter"
-        let buffered = self.buffered(state.playhead)
-        switch switching {
-        case .fixed:
-            return false
-        case .plan(let plan):
-            guard let planned = plan[state.segmentsFetched] else { return false }
-            target = min(max(planned, 0), variants.count - 1)
-            why = "planned before segment \(state.segmentsFetched)"
-        case .adaptive(let rule, let meter):
-            guard state.segmentsFetched > 0 else { return false }
-            // The meter's estimate; before it has one (it waits for 2 s of transfers or
-            // 512 KiB), the harmonic mean of the last segments' own throughputs, as hls.js does.
-            estimate = meter.bandwidthEstimate.bitsPerSecond ?? Self.harmonicMean(state.throughputs)
-            if meter.bandwidthEstimate.bitsPerSecond == nil, estimate != nil { source = "segments" }
-            let decision = rule.decide(bandwidths: variants.map(\.bandwidth), current: state.rank, estimate: estimate,
-                                       buffered: buffered, lastThroughput: state.lastThroughput)
-            target = decision.rank
-            why = decision.description
-            // Not back up right after an abandonment (the segment again, or the next two).
-            if target > state.rank, sequence < state.noStepUpBefore { return false }
-        }
-        guard target != state.rank else { return false }
-        if source == "segments" { why += " (estimated from the last segments' throughput)" }
-        return try await switchTo(target, before: sequence, why: why, estimate: estimate, buffered: buffered,
-                                  state: &state, sections: sections)
-    }
-
-    /// Moves to variant `target` before segment `sequence` (its playlist loaded, its tracker
-    /// there) and tells the observer; `false` when its sequence numbers do not line up.
-    private func switchTo(_ target: Int, before sequence: Int64, why: String, estimate: Int64?, buffered: Double,
-                          state: inout Run, sections: StreamSections) async throws -> Bool {
-        var tracker = LivePlaylistTracker(staleAfter: self.tracker.staleAfter, prefersParts: self.tracker.prefersParts)
-        _ = try await load(variants[target].playlist, into: &tracker, stored: true)
-        // Playlists whose sequence numbers do not line up: stay (and ask again next segment).
-        guard tracker.move(to: sequence) else { return false }
-        // Beside a separate audio rendition, only a variant of fragmented MP4 can be joined.
-        if state.audio != nil, tracker.segments.contains(where: { $0.initSection == nil }) { return false }
-        let from = state.rank
-        state.rank = target
-        state.tracker = tracker
-        state.seamPending = true
-        sections.rank = target
-        observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
-                                   bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
-                                   buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section,
-                                   representation: variants[target].representation)))
-        return true
-    }
-
-    /// What watching a segment in flight for abandonment needs.
-    private struct AbandonWatch: Sendable {
-        /// Seconds buffered ahead of the playhead now (it falls as the player plays).
-        var bufferLeft: @Sendable () -> Double
-        var started: Double
-        /// The segment's expected bytes when its length is not told: BANDWIDTH × duration.
-        var expectedBytes: Double
-        /// Each lower variant's expected bytes for the segment, highest variant first.
-        var lower: [(rank: Int, bytes: Double)]
-    }
-
-    /// A segment given up in flight: the variant to fetch it from instead, and what was seen.
-    private struct Abandoned: Error {
-        var target: Int
-        var throughput: Int64
-        var elapsed: Double
-        var bufferLeft: Double
-    }
-
-    /// The watch for the next segment, when it may be abandoned: the adaptive rule, and a
-    /// lower variant to go to.
-    private func abandonWatch(_ state: Run, duration: Double) -> AbandonWatch? {
-        guard abandonsSlowSegments, case .adaptive = switching, state.rank > 0, duration > 0 else { return nil }
-        let virtual = state.playhead
-        return AbandonWatch(
-            bufferLeft: { [self] in buffered(virtual) },
-            started: now(), expectedBytes: Double(variants[state.rank].bandwidth) * duration / 8,
-            lower: (0..<state.rank).reversed().map { (rank: $0, bytes: Double(variants[$0].bandwidth) * duration / 8) })
-    }
-
-    /// Reads a segment while a watchdog checks, every 0.1 s from 0.5 s on, whether at the rate
-    /// so far it would arrive before the buffer runs dry; when it would not and a lower
-    /// variant's segment would, the read is cancelled and ``Abandoned`` thrown.
-    private func readWatched(_ url: URL, range: ByteRange, watch: AbandonWatch) async throws -> Data {
-        let stream = loader.read(url, range: range)
-        defer { stream.cancel() }
-        let progress = Mutex<(received: Int, length: Int64?, verdict: Abandoned?)>((0, range.length, nil))
-        let (sleep, now) = (self.sleep, self.now)
-        let watchdog = Task {
-            while !Task.isCancelled {
-                do { try await sleep(0.1) } catch { return }
-                let elapsed = now() - watch.started
-                let (received, length) = progress.withTrackedLock { ($0.received, $0.length) }
-                guard elapsed >= 0.5, received > 0 else { continue }
-                let rate = Double(received) / elapsed
-                let total = length.map(Double.init) ?? watch.expectedBytes
-                let left = watch.bufferLeft()
-                guard max(0, total - Double(received)) / rate > left,
-                      let target = watch.lower.first(where: { $0.bytes / rate < left }) else { continue }
-                progress.withTrackedLock {
-                    $0.verdict = Abandoned(target: target.rank, throughput: Int64(rate * 8), elapsed: elapsed, bufferLeft: left)
-                }
-                stream.cancel()
-                return
-            }
-        }
-        defer { watchdog.cancel() }
-        do {
-            let information = try await stream.contentInformation()
-            if range == .all, let length = information.length { progress.withTrackedLock { $0.length = length } }
-            var data = Data()
-            for try await chunk in stream {
-                data.append(chunk)
-                if data.count > maximumSegmentBytes { throw Failure.tooLarge(what: "the segment", url: url, limit: maximumSegmentBytes) }
-                progress.withTrackedLock { $0.received = data.count }
-            }
-            // A cancelled read may end quietly: what came is not the segment.
-            if let abandoned = progress.withTrackedLock({ $0.verdict }) { throw abandoned }
-            return data
-        } catch {
-            if let abandoned = progress.withTrackedLock({ $0.verdict }) { throw abandoned }
-            throw error
-        }
-    }
-
-    /// Reads the audio rendition's playlist beside the video's first (`video`, read already).
-    private func loadAudio(_ playlist: URL, video: LivePlaylistTracker) async throws -> AudioRun {
-        try Self.checkScheme(playlist)
-        let parsed = try await readAudioPlaylist(playlist, stored: video.isFinal)
-        guard parsed.isFinal == video.isFinal else {
-            throw Failure.unsupportedAudio(video.isFinal ? "its playlist has no end" : "its playlist ended while the video is live")
-        }
-        guard let initSection = parsed.segments.first?.initSection,
-              parsed.segments.allSatisfy({ $0.initSection == initSection && !$0.discontinuity }) else {
-            throw Failure.unsupportedAudio("it is not fragmented MP4 with one init section")
-        }
-        if !video.isFinal {
-            var run = AudioRun(playlist: playlist, segments: [], initSection: initSection, videoStarts: [:])
-            run.listed = Self.bySequence(parsed)
-            run.targetDuration = max(0.1, parsed.targetDuration ?? video.targetDuration)
-            return run
-        }
-        let segments = Array(zip(parsed.segments.map(\.resource), Self.starts(parsed.segments.map(\.duration))))
-        let videoStarts = Dictionary(zip(video.segments.map(\.sequence), Self.starts(video.segments.map(\.duration))),
-                                     uniquingKeysWith: { $1 })
-        var run = AudioRun(playlist: playlist, segments: segments, initSection: initSection, videoStarts: videoStarts)
-        if let startTime, let held = Self.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
-            run.next = held.index
-        }
-        return run
-    }
-
-    /// Where each of consecutive segments of `durations` starts, the first at 0.
-    static func starts(_ durations: [Double]) -> [Double] {
-        var start = 0.0
-        return durations.map { duration in
-            defer { start += duration }
-            return start
-        }
-    }
-
-    /// A playlist's segments by media sequence number.
-    private static func bySequence(_ playlist: HLSMediaPlaylist) -> [Int64: HLSMediaPlaylist.Part] {
-        Dictionary(playlist.segments.map { ($0.sequence, $0.resource) }, uniquingKeysWith: { $1 })
-    }
-
-    /// The audio rendition's playlist: through the cache when it has an end (it never
-    /// changes), from the origin when it is live.
-    private func readAudioPlaylist(_ playlist: URL, stored: Bool) async throws -> HLSMediaPlaylist {
-        let document = try await Self.read(playlist, range: .all, limit: maximumPlaylistBytes, what: "the playlist",
-                                            loader: stored ? loader : loader.unstoredLoader)
-        do { return try HLSMediaPlaylist.parse(document) } catch { throw Failure.notAMediaPlaylist(error.description) }
-    }
-
-    /// A live stream's audio segment `sequence`, started reading (`nil` when the audio's window
-    /// has moved past it: the video goes on without it). The audio playlist is read again
-    /// while it does not list it yet, every half target duration for three target durations,
-    /// then the stream fails as stale.
-    private func fetchLiveAudio(_ sequence: Int64, state: inout Run) async throws -> Task<[FetchedAudio], any Error>? {
-        guard var audio = state.audio, var listed = audio.listed else { return nil }
-        let deadline = now() + 3 * audio.targetDuration
-        while listed[sequence] == nil {
-            if let newest = listed.keys.max(), newest > sequence { return nil }
-            guard now() < deadline else {
-                throw Failure.unsupportedAudio("its playlist has not listed segment \(sequence) for \(Int(3 * audio.targetDuration)) s")
-            }
-            state.output.setIdle(true)
-            try await sleep(audio.targetDuration / 2)
-            state.output.setIdle(false)
-            listed = Self.bySequence(try await readAudioPlaylist(audio.playlist, stored: false))
-            observer?(.playlist(url: audio.playlist, changed: listed[sequence] != nil, at: now()))
-        }
-        audio.listed = listed
-        state.audio = audio
-        let resource = listed[sequence]!
-        let url = try resolve(resource.uri, against: audio.playlist)
-        return Task { [self] in
-            [FetchedAudio(url: url, range: resource.range,
-                          bytes: try await Self.read(url, range: resource.range ?? .all, limit: maximumSegmentBytes, what: "the segment",
-                                                     loader: loader))]
-        }
-    }
-
-    /// Starts reading the audio rendition's init section.
-    private func readAudioInit(_ audio: AudioRun) -> Task<Data, any Error> {
-        Task { [self] in
-            try await Self.read(try resolve(audio.initSection.uri, against: audio.playlist), range: audio.initSection.range ?? .all,
-                                limit: maximumSegmentBytes, what: "the init section", loader: loader)
-        }
-    }
-
-    /// A video init section joined with the audio rendition's (read once: `fetched`, the read
-    /// started beside the video's, when it had not been read yet).
-    private func joinAudio(to video: Data, fetched: Task<Data, any Error>?, state: inout Run) async throws -> Data {
-        guard var audio = state.audio else { return video }
-        let audioInit: Data
-        if let bytes = audio.initBytes {
-            audioInit = bytes
-        } else if let fetched {
-            audioInit = try await fetched.value
-        } else {
-            audioInit = try await readAudioInit(audio).value
-        }
-        audio.initBytes = audioInit
-        let merge: FragmentedMP4Merge
-        do { merge = try FragmentedMP4Merge(video: video, audio: audioInit) } catch let failure as FragmentedMP4Merge.Failure {
-            throw Failure.unsupportedAudio(failure.description)
-        }
-        audio.merge = merge
-        state.audio = audio
-        return merge.initSection
-    }
-
-    /// Starts reading the audio segments not sent yet that start before `end` seconds, side by
-    /// side (`nil`: none); ``sendAudio(_:state:)`` sends them in order.
-    private func fetchAudio(before end: Double, _ audio: AudioRun) throws -> Task<[FetchedAudio], any Error>? {
-        var wanted: [(url: URL, range: ByteRange?)] = []
-        var index = audio.next
-        while index < audio.segments.count, audio.segments[index].start < end - 0.001 {
-            let resource = audio.segments[index].resource
-            wanted.append((try resolve(resource.uri, against: audio.playlist), resource.range))
-            index += 1
-        }
-        guard !wanted.isEmpty else { return nil }
-        return Task { [self] in
-            try await withThrowingTaskGroup(of: (Int, FetchedAudio).self) { group in
-                for (index, (url, range)) in wanted.enumerated() {
-                    group.addTask {
-                        (index, FetchedAudio(url: url, range: range, bytes: try await Self.read(
-                            url, range: range ?? .all, limit: maximumSegmentBytes, what: "the segment", loader: loader)))
-                    }
-                }
-                var fetched: [FetchedAudio?] = Array(repeating: nil, count: wanted.count)
-                for try await (index, audio) in group { fetched[index] = audio }
-                return fetched.compactMap { $0 }
-            }
-        }
-    }
-
-    /// Sends what `fetch` read, each segment renumbered to the joined init section, in order.
-    private func sendAudio(_ fetch: Task<[FetchedAudio], any Error>?, state: inout Run) async throws {
-        guard let fetch, var audio = state.audio, let merge = audio.merge else { return }
-        defer { state.audio = audio }
-        for fetched in try await fetch.value {
-            let joined: Data
-            do { joined = try merge.audioSegment(fetched.bytes) } catch let failure as FragmentedMP4Merge.Failure {
-                throw Failure.unsupportedAudio(failure.description)
-            }
-            observer?(.fetched(url: fetched.url, range: fetched.range, bytes: fetched.bytes.count, behindEdge: 0))
-            try await state.output.send(joined)
-            state.sectionStarted = true
-            audio.next += 1
-        }
-    }
-
-    /// The harmonic mean of at least two samples (a slow one weighs most), else `nil`.
-    static func harmonicMean(_ samples: [Int64]) -> Int64? {
-        let positive = samples.filter { $0 > 0 }
-        guard positive.count >= 2 else { return nil }
-        return Int64(Double(positive.count) / positive.reduce(0) { $0 + 1 / Double($1) })
-    }
-
     /// Which of consecutive segments of `durations` holds `seconds` from the first one's start
     /// (the last for a time past the end), and where it starts.
     static func segment(holding seconds: Double, durations: some Sequence<Double>) -> (index: Int, start: Double)? {
@@ -896,7 +520,7 @@ public struct LiveSegmentReader: Sendable {
     }
 
     /// Reads `range` of `url` whole, refusing more than `limit` bytes.
-    private static func read(_ url: URL, range: ByteRange, limit: Int, what: String,
+    static func read(_ url: URL, range: ByteRange, limit: Int, what: String,
                              loader: any ResourceLoader) async throws -> Data {
         let stream = loader.read(url, range: range)
         defer { stream.cancel() }
@@ -909,11 +533,11 @@ public struct LiveSegmentReader: Sendable {
     /// `uri` against variant `rank`'s playlist, behind the closed door: a stream read over
     /// HTTP opens only HTTP(S) URLs (a playlist naming `file:`, `data:` or any other scheme is
     /// refused), as ReelMedia's `NestedAccessPolicy` does for FFmpeg's HLS demuxer.
-    private func resolve(_ uri: String, rank: Int) throws -> URL {
+    func resolve(_ uri: String, rank: Int) throws -> URL {
         try resolve(uri, against: variants[rank].playlist)
     }
 
-    private func resolve(_ uri: String, against playlist: URL) throws -> URL {
+    func resolve(_ uri: String, against playlist: URL) throws -> URL {
         guard let url = URL(string: uri, relativeTo: playlist)?.absoluteURL else { throw Failure.refusedURL(uri) }
         try Self.checkScheme(url)
         return url
