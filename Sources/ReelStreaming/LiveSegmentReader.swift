@@ -243,6 +243,8 @@ public struct LiveSegmentReader: Sendable {
         var blockingGivenUp = false
     }
 
+    /// Follows the stream: reloads its playlist when the tracker says, fetches what it lists
+    /// (``fetchNext(_:state:sections:)``), until it ends, fails or is cancelled.
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
         var state = Run(rank: startRank, tracker: tracker, output: first)
         // Beside a separate audio rendition a live stream is followed by whole segments (its
@@ -258,203 +260,88 @@ public struct LiveSegmentReader: Sendable {
             if waits { state.output.setIdle(true) }
             let wait = reload.at - now()
             if wait > 0 { try await sleep(wait) }
-            let changed: Bool
-            do {
-                guard let loaded = try await load(reload, state: &state, stored: !positioned) else {
-                    // A blocking reload held past what a server may hold one: plain reloads
-                    // from now on, the first at once.
-                    if waits { state.output.setIdle(false) }
-                    state.blockingGivenUp = true
-                    reload = LivePlaylistTracker.Reload(at: now())
-                    continue
-                }
-                changed = loaded
-            } catch let failure as LivePlaylistTracker.Failure where positioned {
-                // The window slid past what was still to fetch (a player paused behind the
-                // edge): on from the oldest segment listed, as hls.js goes on from the window.
-                guard case .fellBehind(let wanted, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
-                state.skippedAhead = true
-                observer?(.skippedAhead(from: wanted, to: oldest))
-                changed = true
-            }
+            let loaded = try await loadPlaylist(reload, state: &state, positioned: positioned)
             if waits { state.output.setIdle(false) }
-            if !positioned, let audio {
-                state.audio = try await loadAudio(audio, video: state.tracker)
+            guard let changed = loaded else {
+                // A blocking reload held past what a server may hold one: plain reloads from
+                // now on, the first at once.
+                state.blockingGivenUp = true
+                reload = LivePlaylistTracker.Reload(at: now())
+                continue
             }
-            if !positioned, state.tracker.isFinal {
-                let segments = state.tracker.segments
-                if let startTime, let held = Self.segment(holding: startTime, durations: segments.map(\.duration)) {
-                    state.tracker.move(to: segments[held.index].sequence)
-                }
-                sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
-            }
-            if !positioned, !state.tracker.isFinal, let sequence = liveStart?.sequence ?? nil,
-               !state.tracker.move(to: sequence), let oldest = state.tracker.segments.first {
-                state.tracker.move(to: oldest.sequence)
-            }
+            if !positioned { try await position(&state, sections: sections) }
             if !state.tracker.isFinal {
                 sections.listed(state.tracker.segments, targetDuration: state.tracker.targetDuration,
                                 holdBack: state.tracker.joinHoldBack)
             }
             positioned = true
             var reloadsFirst = false
-            while case let fetch = state.tracker.next(), fetch != .waitForReload {
-                if case .ended = fetch {
-                    // The audio that outlasts the video.
-                    if let audio = state.audio { try await sendAudio(try fetchAudio(before: .infinity, audio), state: &state) }
-                    return
+            fetching: while case let fetch = state.tracker.next(), fetch != .waitForReload {
+                switch try await fetchNext(fetch, state: &state, sections: sections) {
+                case .fetched: continue
+                case .reloadFirst: reloadsFirst = true; break fetching
+                case .finished: return
                 }
-                if case .segment = fetch {
-                    let waited = now()
-                    try await waitForRoomIdle(state)
-                    // A live playlist not seen for three target durations (a player paused
-                    // behind the edge): read it again before fetching from what it listed then.
-                    if !state.tracker.isFinal, now() - waited >= 3 * state.tracker.targetDuration {
-                        reloadsFirst = true
-                        break
-                    }
-                }
-                if case .segment(let segment, _) = fetch, variants.count > 1,
-                   try await switchIfWanted(before: segment.sequence, state: &state, sections: sections) {
-                    continue
-                }
-                let resource: HLSMediaPlaylist.Part
-                // The init section this fetch needs (each section starts with its own).
-                let needed: HLSMediaPlaylist.Part?
-                let duration: Double
-                var discontinuity = false
-                switch fetch {
-                case .segment(let segment, _):
-                    (resource, needed, duration) = (segment.resource, segment.initSection, segment.duration)
-                    discontinuity = segment.discontinuity || state.skippedAhead
-                case .part(let sequence, _, let part, _):
-                    let segment = state.tracker.segments.first { $0.sequence == sequence } ?? state.tracker.segments.last
-                    (resource, needed, duration) = (part.resource, segment?.initSection, part.duration)
-                case .waitForReload, .ended: return
-                }
-                // A seam: a switch, an init section that changes, or timestamps that start
-                // again. The demuxer reopens on the next section.
-                let initChanges = needed != nil && state.initSent != nil && needed != state.initSent
-                // A segment may be abandoned only within a section already under way (its init
-                // sent before): a section is never left holding an init section alone.
-                let abandonable = state.sectionStarted && !state.seamPending && !discontinuity && !initChanges
-                if state.sectionStarted, state.seamPending || discontinuity || initChanges {
-                    let next = sections.announce(restartsTimeline: discontinuity)
-                    state.output.finish()
-                    state.output = next.continuation
-                    state.section = next.index
-                    state.initSent = nil
-                    state.sectionStarted = false
-                }
-                state.seamPending = false
-                state.skippedAhead = false
-                let started = now()
-                let url = try resolve(resource.uri, rank: state.rank)
-                let range = resource.range ?? .all
-                // The audio segments this video segment needs arrive beside it and go before it.
-                var audioFetch: Task<[FetchedAudio], any Error>?
-                if case .segment(let segment, _) = fetch, let audio = state.audio {
-                    if audio.listed != nil {
-                        audioFetch = try await fetchLiveAudio(segment.sequence, state: &state)
-                    } else if let start = audio.videoStarts[segment.sequence] {
-                        audioFetch = try fetchAudio(before: start + duration, audio)
-                    }
-                }
-                defer { audioFetch?.cancel() }
-                // A section's first segment arrives beside its init section (as FFmpeg's HLS
-                // demuxer has the head start read them); it is never one that may be abandoned.
-                let initToSend = needed.flatMap { $0 != state.initSent ? $0 : nil }
-                let prefetched: Task<Data, any Error>? = initToSend == nil ? nil : Task { [self] in
-                    try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
-                }
-                defer { prefetched?.cancel() }
-                if let needed = initToSend {
-                    // The audio's init section (read once) arrives beside the video's.
-                    let audioInit = state.audio.flatMap { $0.initBytes == nil ? readAudioInit($0) : nil }
-                    defer { audioInit?.cancel() }
-                    let initURL = try resolve(needed.uri, rank: state.rank)
-                    var initBytes = try await arrival(of: initURL, what: "the init section", live: !state.tracker.isFinal,
-                                                      targetDuration: state.tracker.targetDuration) { [self] in
-                        try await Self.read(initURL, range: needed.range ?? .all, limit: maximumSegmentBytes,
-                                            what: "the init section", loader: loader)
-                    }
-                    if state.audio != nil { initBytes = try await joinAudio(to: initBytes, fetched: audioInit, state: &state) }
-                    try await state.output.send(initBytes)
-                    state.initSent = needed
-                    state.sectionStarted = true
-                } else if needed == nil, state.audio != nil {
-                    throw Failure.unsupportedAudio("the video segments are not fragmented MP4 (no EXT-X-MAP)")
-                }
-                var watched: Data?
-                if case .segment(let segment, _) = fetch, abandonable, let watch = abandonWatch(state, duration: duration) {
-                    do {
-                        watched = try await arrival(of: url, what: "the segment", live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) {
-                            try await readWatched(url, range: range, watch: watch)
-                        }
-                    } catch let abandoned as Abandoned {
-                        // Too slow to arrive before the buffer runs dry: the same segment from
-                        // the highest lower variant that can.
-                        state.lastThroughput = abandoned.throughput
-                        state.throughputs = Array((state.throughputs + [abandoned.throughput]).suffix(3))
-                        let why = String(format: "down: abandoned %@ after %.1f s at %lld b/s, %.1f s from running dry",
-                                         url.lastPathComponent, abandoned.elapsed, abandoned.throughput, abandoned.bufferLeft)
-                        if try await switchTo(abandoned.target, before: segment.sequence, why: why, estimate: abandoned.throughput,
-                                              buffered: abandoned.bufferLeft, state: &state, sections: sections) {
-                            state.noStepUpBefore = segment.sequence + 3
-                            // The audio goes on in the section the abandoned segment was for.
-                            try await sendAudio(audioFetch, state: &state)
-                            continue
-                        }
-                    }
-                }
-                // Not watched, or abandoned with nowhere to go: read plainly (live: while it may
-                // still arrive in time).
-                let bytes = if let watched { watched } else {
-                    try await arrival(of: url, what: "the segment", live: !state.tracker.isFinal, targetDuration: state.tracker.targetDuration) { [self] in
-                        if let prefetched { try await prefetched.value } else {
-                            try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
-                        }
-                    }
-                }
-                let took = now() - started
-                try await sendAudio(audioFetch, state: &state)
-                if took > 0.001 {
-                    let throughput = Int64(Double(bytes.count * 8) / took)
-                    state.lastThroughput = throughput
-                    // Small transfers measure the round trip more than the link.
-                    if bytes.count >= 16 << 10 { state.throughputs = Array((state.throughputs + [throughput]).suffix(3)) }
-                }
-                switch fetch {
-                case .segment(let segment, _): sections.started(at: segment.sequence, offset: 0)
-                case .part(let sequence, let index, _, _):
-                    sections.started(at: sequence, offset: state.tracker.offset(ofPart: index, in: sequence))
-                case .waitForReload, .ended: break
-                }
-                state.tracker.fetched(fetch)
-                if case .segment = fetch { state.segmentsFetched += 1 }
-                observer?(.fetched(url: url, range: resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
-                try await state.output.send(bytes)
-                state.sectionStarted = true
-                state.playhead.deliver(duration, at: now())
             }
             if reloadsFirst {
                 reload = LivePlaylistTracker.Reload(at: now())
                 continue
             }
             try state.tracker.checkStale(at: now())
-            reload = state.tracker.nextReload()
-            if reload.blockingSequence != nil, state.blockingGivenUp || state.tracker.targetDuration * 3 > maximumBlockingWait {
-                // The server may hold a blocking reload for three target durations, longer than
-                // a response may take here: reload plainly, after a target duration.
-                reload = LivePlaylistTracker.Reload(at: now() + (changed ? state.tracker.targetDuration : state.tracker.targetDuration / 2),
-                                                    skip: reload.skip)
-            }
-            // A plain reload waits; a blocking one goes at once but must not spin on a server
-            // that answers at once with nothing new: then it waits half a target duration.
-            if reload.blockingSequence != nil, !changed {
-                reload.at = max(reload.at, now() + state.tracker.targetDuration / 2)
-            }
+            reload = nextReload(state, changed: changed)
         }
+    }
+
+    /// Loads the playlist as `reload` asks (``load(_:state:stored:)``); `nil` for a blocking
+    /// reload given up. Once positioned, a window that slid past what was still to fetch (a
+    /// player paused behind the edge) goes on from the oldest segment listed, as hls.js goes
+    /// on from the window.
+    private func loadPlaylist(_ reload: LivePlaylistTracker.Reload, state: inout Run, positioned: Bool) async throws -> Bool? {
+        do {
+            return try await load(reload, state: &state, stored: !positioned)
+        } catch let failure as LivePlaylistTracker.Failure where positioned {
+            guard case .fellBehind(let wanted, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
+            state.skippedAhead = true
+            observer?(.skippedAhead(from: wanted, to: oldest))
+            return true
+        }
+    }
+
+    /// After the first playlist: the audio rendition's read beside it, a stream with an end
+    /// started at ``startTime`` and its timeline set, a live seek's segment moved to.
+    private func position(_ state: inout Run, sections: StreamSections) async throws {
+        if let audio {
+            state.audio = try await loadAudio(audio, video: state.tracker)
+        }
+        if state.tracker.isFinal {
+            let segments = state.tracker.segments
+            if let startTime, let held = Self.segment(holding: startTime, durations: segments.map(\.duration)) {
+                state.tracker.move(to: segments[held.index].sequence)
+            }
+            sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
+        } else if let sequence = liveStart?.sequence ?? nil, !state.tracker.move(to: sequence),
+                  let oldest = state.tracker.segments.first {
+            state.tracker.move(to: oldest.sequence)
+        }
+    }
+
+    /// When and how to reload next: the tracker's choice, plain when blocking reloads were
+    /// given up or could be held past ``maximumBlockingWait``, and never at once after a
+    /// playlist that brought nothing new.
+    private func nextReload(_ state: Run, changed: Bool) -> LivePlaylistTracker.Reload {
+        var reload = state.tracker.nextReload()
+        let target = state.tracker.targetDuration
+        if reload.blockingSequence != nil, state.blockingGivenUp || target * 3 > maximumBlockingWait {
+            // The server may hold a blocking reload for three target durations, longer than
+            // a response may take here: reload plainly, after a target duration.
+            reload = LivePlaylistTracker.Reload(at: now() + (changed ? target : target / 2), skip: reload.skip)
+        }
+        // A plain reload waits; a blocking one goes at once but must not spin on a server
+        // that answers at once with nothing new: then it waits half a target duration.
+        if reload.blockingSequence != nil, !changed {
+            reload.at = max(reload.at, now() + target / 2)
+        }
+        return reload
     }
 
     /// Seconds of media played: the player's report, else (none yet, or sound alone) the
