@@ -3,7 +3,7 @@ import Logging
 import ReelCore
 import Synchronization
 
-/// A ``ResourceLoader`` that reads through a ``RangeCache``: cached spans come from
+/// A `ResourceLoader` that reads through a `RangeCache`: cached spans come from
 /// disk, holes from the upstream loader (usually an ``HTTPLoader``), written through
 /// to the cache as they arrive.
 ///
@@ -19,7 +19,7 @@ import Synchronization
 ///   index, so the first frames do not wait for a third round trip.
 /// - A different entity at the origin (`ETag`, `Last-Modified` or length) invalidates the
 ///   cached resource; a read that already reported the old one fails with
-///   ``ResourceLoaderError/contentChanged(url:expected:found:)``.
+///   `ResourceLoaderError/contentChanged(url:expected:found:)`.
 ///
 /// When the cache is read-only or stopped storing (disk full), reads go on from the
 /// network without storing.

@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Reads local files (`file://` URLs) through the ``ResourceLoader`` contract.
+/// Reads local files (`file://` URLs) through the `ResourceLoader` contract.
 ///
 /// Reads are pulled on the reader's thread with `pread`, so a player reading a
 /// local file pays no thread hop. The entity tag is made from the file's device,

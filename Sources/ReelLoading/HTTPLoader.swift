@@ -8,25 +8,25 @@ import ReelCore
 import Synchronization
 
 /// Reads `http://` and `https://` resources with byte-range requests, through the
-/// ``ResourceLoader`` contract.
+/// `ResourceLoader` contract.
 ///
 /// Each read is one or more `GET`s with `Range: bytes=a-b` (or `bytes=a-`), answered
 /// by the origin however it likes, and checked before a byte is delivered:
 ///
 /// - `206` must carry a `Content-Range` starting at the offset asked for and ending
-///   no later than asked; anything else is ``ResourceLoaderError/invalidResponse(url:range:reason:)``
+///   no later than asked; anything else is `ResourceLoaderError/invalidResponse(url:range:reason:)`
 ///   and no byte of it is delivered. A shorter answer is not an error: the rest is
 ///   asked for next.
 /// - `200` to a range request (a server that ignores `Range`) is read from its start
 ///   and the bytes before the offset are skipped.
 /// - `416` at the end of the resource is the end of input (an empty read); past the
-///   end it is ``ResourceLoaderError/rangeNotSatisfiable(url:range:length:)``.
+///   end it is `ResourceLoaderError/rangeNotSatisfiable(url:range:length:)`.
 /// - No `Content-Length` and a `*` complete length: the length is unknown and the
 ///   read ends when the body does.
 /// - Redirects are followed (up to ``Configuration/maxRedirects``) and the final URL is
-///   in ``ContentInformation/finalURL``; later requests of the read go straight there.
+///   in `ContentInformation/finalURL`; later requests of the read go straight there.
 /// - `ETag` and `Last-Modified` are recorded; a resumed request carries `If-Range`, and
-///   a different entity on resume is ``ResourceLoaderError/contentChanged(url:expected:found:)``.
+///   a different entity on resume is `ResourceLoaderError/contentChanged(url:expected:found:)`.
 /// - `5xx`, timeouts and dropped connections are retried with exponential backoff,
 ///   resuming from the last byte received; ``Configuration/maxAttemptsWithoutProgress``
 ///   consecutive failures with no new byte end the read with the last error.

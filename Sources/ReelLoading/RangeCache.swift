@@ -30,7 +30,7 @@ public enum RangeCacheError: Error, Sendable, CustomStringConvertible {
 /// - **Limits.** Each area has a byte and an age limit (temp 100 MiB / 1 day, media
 ///   200 MiB / 2 days by default); the least recently used resources go first, and a
 ///   resource in use is never evicted.
-/// - **One writer per range.** A range being written belongs to one ``SpanWriter``;
+/// - **One writer per range.** A range being written belongs to one `SpanWriter`;
 ///   readers of it wait for it or read the network without storing.
 /// - **One process.** `<cache>/lock` is `flock`ed by the writing process; another
 ///   process gets read-only access (or ``RangeCacheError/locked(directory:pid:)``).
@@ -108,7 +108,7 @@ public final class RangeCache: Sendable {
         /// The wall clock for ages and last-use times (injectable for tests).
         public var now: @Sendable () -> Date
         /// The clock a read waiting for another read's writer times out on
-        /// (``CachingLoader/Configuration/writerStallTimeout``); a test's ``ManualClock``
+        /// (`CachingLoader/Configuration/writerStallTimeout`); a test's `ManualClock`
         /// decides when a writer counts as stalled.
         public var clock: any EngineClock
         /// What to do when another process writes the directory.
@@ -399,7 +399,7 @@ public final class RangeCache: Sendable {
 
 extension RangeCache {
     /// The folder beside the cache's own areas where `reel demo` keeps the feed it makes
-    /// (``CacheLayout``): part of the layout, not the cache's to check or to clean — the
+    /// (`CacheLayout`): part of the layout, not the cache's to check or to clean — the
     /// demo's manifest, written last, is its commit point.
     public static let demoFeedFolder = "demo-feed"
 

@@ -58,7 +58,7 @@ public struct SavedBandwidthEstimate: Sendable, Hashable, Codable {
     /// reader never sees half a file and two processes leave one whole estimate.
     ///
     /// The temporary file is named for the process writing it
-    /// (``CacheLayout/estimateTemporaryName(pid:)``): a process killed between the write and the
+    /// (`CacheLayout/estimateTemporaryName(pid:)`): a process killed between the write and the
     /// rename leaves a file the cache knows as an unfinished write, which the next open of the
     /// cache removes once that process is gone, and which `verify` counts but does not call damage.
     public func save(to directory: URL) throws {

@@ -57,7 +57,7 @@ public struct ColorDescription: Sendable, Hashable, Codable {
     /// HLG or PQ.
     public var isHDR: Bool { transfer.isHDR }
 
-    /// Whether frames go through the HDR / wide-gamut mapping (``ColorMapping/applies``).
+    /// Whether frames go through the HDR / wide-gamut mapping (`ColorMapping/applies`).
     public var needsMapping: Bool { ColorMapping.applies(transfer: transfer, primaries: primaries) }
 
     /// The content's peak from its metadata: MaxCLL, else the mastering display's peak.

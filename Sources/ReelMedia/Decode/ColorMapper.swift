@@ -24,8 +24,8 @@ public struct ToneMappingOptions: Sendable, Hashable {
 }
 
 /// Decides, frame by frame, how a frame's colour reaches the SDR display: `nil` for frames
-/// shown untouched (SDR BT.709/BT.601), else the ``ColorLUT`` of its ``ColorMapping``, with
-/// the peak from the stream's metadata or measured from the frames (``ScenePeak``).
+/// shown untouched (SDR BT.709/BT.601), else the `ColorLUT` of its `ColorMapping`, with
+/// the peak from the stream's metadata or measured from the frames (`ScenePeak`).
 ///
 /// One per consumer (a renderer, a scaler); not thread-safe. `@unchecked`: its state is
 /// owned by the one thread that calls it, like ``FrameScaler``'s context.

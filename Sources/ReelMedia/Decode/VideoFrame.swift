@@ -58,7 +58,7 @@ public enum ColorRange: String, Sendable, Hashable, Codable {
 }
 
 /// One decoded video frame. It owns FFmpeg's frame (freed with it) and is
-/// immutable, so any thread may read it: checked `Sendable`, as its frame is a ``FrameBox``.
+/// immutable, so any thread may read it: checked `Sendable`, as its frame is a `FrameBox`.
 public final class VideoFrame: Sendable {
     let box: FrameBox
     /// Presentation time, in the stream's time base.

@@ -105,7 +105,7 @@ extension PlaybackEngine {
 }
 
 /// What a pulling audio device calls for samples: the consumer side of a player's ring.
-/// ``render(into:frameCount:)`` is real-time safe (no lock, no allocation).
+/// `render(into:frameCount:)` is real-time safe (no lock, no allocation).
 public final class AudioPullSource: Sendable {
     private let ring: AudioRing
     private let clock: any EngineClock

@@ -84,10 +84,10 @@ public final class ObserverToken: Hashable, Sendable {
 }
 
 /// Reel's player, shaped like `AVPlayer`: an item, a rate, seeks with tolerances, periodic
-/// time observers — over FFmpeg, reading only through a ``ResourceLoader``, timed only by an
-/// injected ``EngineClock``.
+/// time observers — over FFmpeg, reading only through a `ResourceLoader`, timed only by an
+/// injected `EngineClock`.
 ///
-/// With a ``ManualClock`` and a `FakeResourceLoader`, tests drive it deterministically: await
+/// With a `ManualClock` and a `FakeResourceLoader`, tests drive it deterministically: await
 /// ``settled()``, then run the clock's next action (ReelTestSupport's `PlaybackDriver` does it).
 ///
 /// Thread-safe: call it from anywhere. Commands are serialised (``replaceCurrentItem(with:)``
@@ -429,7 +429,7 @@ public final class Player: Sendable {
     // MARK: Settling (manual clocks)
 
     /// Blocks until the pipeline has done everything it can without time moving (with a
-    /// ``ManualClock``): then the clock's next action gives the same result every run. For
+    /// `ManualClock`): then the clock's next action gives the same result every run. For
     /// threads of the caller's own (`--clock fast`); async code awaits ``settled()``.
     public func waitUntilSettled() {
         state.withTrackedLock { $0.engine }?.monitor.waitUntilSettled()
