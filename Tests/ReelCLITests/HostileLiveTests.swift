@@ -169,6 +169,44 @@ struct HostileLiveTests {
         #expect(child.standardError.contains("of the live stream has not arrived in 7.0 s"), "\(child.standardError)")
     }
 
+    /// A live playlist that grows without bound (1.5 MB more at each request, in lines of a tag
+    /// Reel does not know): the reload past 4 MiB is refused, with one line, instead of being
+    /// read and parsed whole again and again.
+    @Test func aPlaylistThatGrowsWithoutBoundEndsWithExitThree() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-hostile-growing")
+        defer { scratch.remove() }
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 3, keyframeInterval: 15))
+        let playlistFile = try StreamPackager.package(clip, loader: FileLoader(), format: .hlsFMP4,
+                                                      into: scratch.url.appendingPathComponent("s"), segmentSeconds: 1)
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: playlistFile))
+        let initURI = try #require(vod.initSection).uri
+        let head = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-MAP:URI=\"s/\(initURI)\"\n"
+        let segments = vod.segments.map { "#EXTINF:\($0.duration),\ns/\($0.uri)\n" }.joined()
+        let padding = "#EXT-X-REEL-PADDING:" + String(repeating: "x", count: 1_000) + "\n"
+        let requests = Mutex(0)
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [
+            OriginRoute(pathPrefix: "/growing.m3u8", methods: ["GET", "HEAD"]) { _ in
+                let count = requests.withTrackedLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                return Self.playlistResponse(head + String(repeating: padding, count: 1_500 * (count - 1)) + segments)
+            },
+        ]))
+        _ = try await server.start()
+        let started = ContinuousClock.now
+        let result = try await runSeparately(reel, ["play", server.url(for: "growing.m3u8").absoluteString, "--headless", "--no-cache"],
+                                             timeout: .seconds(60))
+        let took = ContinuousClock.now - started
+        await server.stop()
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains("is larger than 4194304 bytes"), "\(result.stderr)")
+        #expect(requests.withTrackedLock { $0 } <= 6, "refused at the first reload past the limit")
+        #expect(took < .seconds(30), "watchdog: it ended in \(took)")
+    }
+
     /// utime + stime of process `pid`, in clock ticks (/proc/PID/stat, fields 14 and 15).
     static func processorTicks(_ pid: Int32) throws -> Int {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
