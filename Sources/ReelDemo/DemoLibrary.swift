@@ -142,6 +142,8 @@ public enum DemoLibrary {
                 }
             }
             items.append(item)
+            // A crash point between items: a test kills a first run here, half way through.
+            CrashPoints.reach(.after, "demo item \(entry.id)")
             doneWeight += length(entry)
         }
         let usedCategories = Set(entries.map(\.category))

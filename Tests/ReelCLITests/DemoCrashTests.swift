@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// The demo feed's first-run encode killed half way, and killed at the manifest's commit: the
+/// The demo feed's first-run encode killed half way (after three of six items), and killed at the manifest's commit: the
 /// next run makes the library again and plays; nothing half-made is ever taken as made, and the
 /// demo folder inside a cache directory is part of its layout (`reel cache verify` stays clean).
 @Suite("reel demo killed while it makes its feed")
@@ -24,23 +24,26 @@ struct DemoCrashTests {
         let directory = cache.url.appendingPathComponent(RangeCache.demoFeedFolder).path
         let manifest = directory + "/manifest.json"
 
-        // Half way: killed while it encodes (the first clip takes longer than this on any machine).
-        let early = try Self.prepare(reel, directory)
-        _ = await eventually { FileManager.default.fileExists(atPath: directory + "/clips") }
-        try await Task.sleep(for: .milliseconds(300))
-        early.kill(SIGKILL)
-        _ = await early.exitStatus()
+        // Half way: killed once three of its six items are made (a crash point between items).
+        var environment = ProcessInfo.processInfo.environment
+        environment["REEL_CRASH_MATCH"] = "after demo item"
+        environment["REEL_CRASH_AT"] = "3"
+        environment["REEL_CRASH_LOG"] = logs.file("half")
+        let half = try Self.prepare(reel, directory, environment: environment)
+        #expect(await half.exitStatus() == SIGKILL, "\(half.output)")
+        let made = try String(contentsOfFile: logs.file("half"), encoding: .utf8)
+        #expect(made.split(separator: "\n").count == 3 && !made.contains("rename"), "\(made)")
         #expect(!FileManager.default.fileExists(atPath: manifest), "no manifest until every file is made")
 
-        // At its commit: everything encoded, the manifest synced but not renamed into place.
-        var environment = ProcessInfo.processInfo.environment
-        environment["REEL_CRASH_AT"] = "2"
+        // At its commit: everything made, the manifest synced but not renamed into place.
+        environment["REEL_CRASH_MATCH"] = "rename "
+        environment["REEL_CRASH_AT"] = "1"
         environment["REEL_CRASH_LOG"] = logs.file("points")
         let atCommit = try Self.prepare(reel, directory, environment: environment)
         let status = await atCommit.exitStatus()
         #expect(status == SIGKILL, "\(atCommit.output)")
         let points = try String(contentsOfFile: logs.file("points"), encoding: .utf8)
-        #expect(points.contains("2 rename " + manifest), "\(points)")
+        #expect(points.contains(" rename " + manifest), "\(points)")
         #expect(!FileManager.default.fileExists(atPath: manifest))
         #expect(FileManager.default.fileExists(atPath: manifest + ".tmp"), "the synced manifest beside its name")
 
