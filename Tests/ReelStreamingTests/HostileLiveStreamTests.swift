@@ -133,8 +133,8 @@ import Testing
     }
 
     /// A live segment whose response never comes (or never ends): the reader gives it up after
-    /// three target durations and a second and ends the stream saying which, with what came
-    /// before it sent.
+    /// three target durations and a second, or ten seconds when that is longer,
+    /// and ends the stream saying which, with what came before it sent.
     @Test func aLiveSegmentThatNeverArrivesEndsTheStream() async throws {
         let loader = ScriptedLoader { url in
             switch url.lastPathComponent {
@@ -147,13 +147,14 @@ import Testing
         reader.watchdog = Self.watchdog(loader, clock)
         var sent = Data()
         let stuck = Self.base.appendingPathComponent("s5.m4s")
-        await #expect(throws: LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 4)) {
+        await #expect(throws: LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 10)) {
             for try await chunk in reader.stream() { sent.append(chunk) }
         }
         #expect(String(decoding: sent, as: UTF8.self) == "init.mp4;s3.m4s;s4.m4s;", "what arrived before it went out")
-        #expect(LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 4).description
-            == "the segment https://origin.example/live/s5.m4s of the live stream has not arrived in 4.0 s")
+        #expect(LiveSegmentReader.Failure.notArrived(what: "the segment", url: stuck, seconds: 10).description
+            == "the segment https://origin.example/live/s5.m4s of the live stream has not arrived in 10.0 s")
         #expect(reader.liveArrivalDeadline(targetDuration: 6) == 19)
+        #expect(reader.liveArrivalDeadline(targetDuration: 1) == 10, "never under the floor: a starved machine is not a stalled origin")
     }
 }
 
