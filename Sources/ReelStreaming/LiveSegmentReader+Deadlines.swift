@@ -16,10 +16,8 @@ extension LiveSegmentReader {
     /// as a blocking reload, and never less than ``minimumArrivalDeadline``. A segment that
     /// takes longer has let the player run dry for two target durations at least, and one that
     /// never ends (a body that trickles for ever, a response that stalls) would otherwise hold
-    /// the stream for the loader's timeouts and retries, or for ever. The floor keeps a slow
-    /// machine from being taken for a stalled origin: the deadline is wall time, and a starved
-    /// process (one core beside a whole test suite) has been seen to take over 4 s for an init
-    /// section on loopback.
+    /// the stream for the loader's timeouts and retries, or for ever. The floor keeps a starved
+    /// machine from being taken for a stalled origin (``minimumArrivalDeadline``).
     public func liveArrivalDeadline(targetDuration: Double) -> Double {
         max(3 * targetDuration + 1, minimumArrivalDeadline)
     }
