@@ -44,7 +44,9 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
 
     /// The URL at which `playlist`'s media is served.
     public func register(playlist: URL, observer: (@Sendable (LiveSegmentReader.Event) -> Void)? = nil) -> URL {
-        register(LiveSegmentReader(playlist: playlist, loader: upstream, tracker: tracker, observer: observer))
+        var reader = LiveSegmentReader(playlist: playlist, loader: upstream, tracker: tracker, observer: observer)
+        reader.arrivalDeadlines = true
+        return register(reader)
     }
 
     /// The URL at which `variants`' media is served, starting on `startRank` and switching as
@@ -59,6 +61,7 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
                                        tracker: tracker, observer: observer)
         reader.startTime = startTime
         reader.audio = audio
+        reader.arrivalDeadlines = true
         return register(reader)
     }
 

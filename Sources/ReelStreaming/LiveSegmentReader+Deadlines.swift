@@ -26,7 +26,7 @@ extension LiveSegmentReader {
     /// ``watchdog`` has waited out ``liveArrivalDeadline(targetDuration:)`` first.
     func arrival(of url: URL, what: String, live: Bool, targetDuration: Double,
                          _ read: @escaping @Sendable () async throws -> Data) async throws -> Data {
-        guard live, targetDuration > 0 else { return try await read() }
+        guard live, arrivalDeadlines, targetDuration > 0 else { return try await read() }
         let deadline = liveArrivalDeadline(targetDuration: targetDuration)
         guard let bytes = try await firstOf(read, orNilAfter: deadline) else {
             throw Failure.notArrived(what: what, url: url, seconds: deadline)

@@ -140,6 +140,11 @@ public struct LiveSegmentReader: Sendable {
     /// tests) an init section on loopback was seen to take 19 s. A stall still ends, cheaply,
     /// after this long.
     public var minimumArrivalDeadline: Double = 30
+    /// Whether live segments, parts and init sections must arrive within
+    /// ``liveArrivalDeadline(targetDuration:)`` (``Failure/notArrived(what:url:seconds:)``). Off
+    /// for a reader made by hand (a test of what it fetches, on a machine that may starve it);
+    /// `LiveMediaLoader`, through which the player reads, turns it on.
+    public var arrivalDeadlines = false
     /// Where a stream with an end starts, in seconds from its first segment (a seek): at the
     /// segment holding it. `nil`: its start (a live stream joins at its edge either way).
     public var startTime: Double?

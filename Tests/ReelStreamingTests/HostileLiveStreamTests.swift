@@ -27,6 +27,7 @@ import Testing
     static func reader(_ loader: ScriptedLoader, tracker: LivePlaylistTracker = LivePlaylistTracker()) -> (LiveSegmentReader, SimulatedClock) {
         let clock = SimulatedClock()
         var reader = LiveSegmentReader(playlist: playlistURL, loader: loader, tracker: tracker)
+        reader.arrivalDeadlines = true
         reader.now = { clock.seconds }
         reader.sleep = { seconds in
             clock.advance(seconds)
