@@ -16,7 +16,7 @@ final class TmuxPane: Sendable {
         // waits for that: start it through system(3), bounded by timeout(1).
         let arguments = ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "\(columns)", "-y", "\(rows)",
                          "-e", "TERM=xterm-256color", "-e", "COLORTERM=truecolor", command]
-        let line = "timeout 20 \(Self.tmux.path) " + arguments.map(Self.quoted).joined(separator: " ") + " </dev/null >/dev/null 2>&1"
+        let line = "timeout 120 \(Self.tmux.path) " + arguments.map(Self.quoted).joined(separator: " ") + " </dev/null >/dev/null 2>&1"
         let status = await Task.detached { system(line) }.value
         #expect(status == 0, "tmux new-session failed (\(status))")
         // The pane keeps its size whatever clients come and go.

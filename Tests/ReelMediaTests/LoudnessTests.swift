@@ -39,11 +39,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("anoisesrc=color=pink:amplitude=0.3:d=4:r=48000", 48_000),
+        ("anoisesrc=color=pink:amplitude=0.3:d=4:r=48000:seed=1", 48_000),
         ("sine=f=1000:d=3:r=44100,volume=0.2", 44_100),
         ("aevalsrc=if(lt(mod(t\\,2)\\,1)\\,0.5\\,0.004)*sin(2*PI*997*t):d=6:s=48000", 48_000),
-        ("anoisesrc=color=white:amplitude=0.2:d=3:r=48000", 48_000),
-        ("anoisesrc=color=pink:amplitude=0.1:d=3:r=96000", 96_000),
+        ("anoisesrc=color=white:amplitude=0.2:d=3:r=48000:seed=1", 48_000),
+        ("anoisesrc=color=pink:amplitude=0.1:d=3:r=96000:seed=1", 96_000),
     ])
     func theMeterReadsWhatFFmpegsEbur128Reads(_ graph: String, _ rate: Int) async throws {
         let directory = try Self.scratch()
