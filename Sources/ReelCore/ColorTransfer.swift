@@ -105,6 +105,18 @@ public enum HLG {
         guard ys > 0 else { return .zero }
         return rgb * (peak * pow(ys, systemGamma(peak: peak) - 1))
     }
+
+    /// Scene light (BT.2020 components, 0…1) for the reference display's light `nits`: BT.2100's
+    /// inverse OOTF `E = (Yd / Lw)^((1 − γ) / γ) · Fd / Lw`, so `ootf(inverseOOTF(x)) == x`. This is
+    /// the definition FFmpeg's zscale follows only with `agamma=0`; its default applies the system
+    /// gamma to each component on its own (`E = (Fd / Lw)^(1/γ)`), which agrees on greys only.
+    public static func inverseOOTF(_ nits: SIMD3<Double>, peak: Double = 1000) -> SIMD3<Double> {
+        let relative = nits / peak
+        let yd = 0.2627 * relative.x + 0.6780 * relative.y + 0.0593 * relative.z
+        guard yd > 0 else { return .zero }
+        let gamma = systemGamma(peak: peak)
+        return relative * pow(yd, (1 - gamma) / gamma)
+    }
 }
 
 /// The transfer a display applies: the output side of the colour path.

@@ -5,6 +5,11 @@ import Synchronization
 /// colourist would: FFmpeg's `zscale` (libzimg) from the SDR bars to BT.2020 primaries and
 /// matrix with the HLG or PQ transfer, SDR white at 203 nits (BT.2408), 10-bit HEVC. Made with
 /// the `ffmpeg` command (Reel's own encoder has no zscale), once per process.
+///
+/// zscale is told `agamma=0`: with its default (`agamma=1`, "allow approximate gamma") zimg
+/// 3.0 skips its BT.2100 HLG path (the OOTF scaling all three components by the luminance,
+/// `AribB67Operation`) for a per-component 1.2 power (`arib_b67_inverse_eotf`), which is not
+/// BT.2100's HLG. `approximateGamma: true` makes those bars, to measure the difference.
 public enum HDRBars {
     public enum Kind: String, Sendable, CaseIterable {
         case sdr, hlg, pq
@@ -24,8 +29,9 @@ public enum HDRBars {
     private static let made = Mutex<[String: URL]>([:])
 
     /// The clip of `kind`, `frames` frames long (made the first time).
-    public static func clip(_ kind: Kind, frames: Int = 3, pixelFormat: String = "yuv420p10le") throws -> URL {
-        let key = "\(kind.rawValue)-\(frames)-\(pixelFormat)"
+    public static func clip(_ kind: Kind, frames: Int = 3, pixelFormat: String = "yuv420p10le",
+                            approximateGamma: Bool = false) throws -> URL {
+        let key = "\(kind.rawValue)-\(frames)-\(pixelFormat)\(approximateGamma ? "-agamma" : "")"
         if let url = made.withLock({ $0[key] }) { return url }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hdr-\(getpid())", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +44,7 @@ public enum HDRBars {
                           "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]
         case .hlg, .pq:
             let transfer = kind == .pq ? "smpte2084" : "arib-std-b67"
-            arguments += ["-vf", "zscale=tin=bt709:min=bt709:pin=bt709:rin=limited:t=\(transfer):p=bt2020:m=bt2020nc:r=limited:npl=203,format=\(pixelFormat)",
+            arguments += ["-vf", "zscale=tin=bt709:min=bt709:pin=bt709:rin=limited:t=\(transfer):p=bt2020:m=bt2020nc:r=limited:npl=203:agamma=\(approximateGamma ? 1 : 0),format=\(pixelFormat)",
                           "-c:v", "libx265", "-x265-params", "log-level=error:qp=4",
                           "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", "bt2020nc"]
         }

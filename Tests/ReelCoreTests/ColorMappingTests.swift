@@ -27,6 +27,26 @@ import Testing
         }
     }
 
+    @Test func hlgOOTFIsBT2100sLuminanceOOTF() {
+        // A saturated BT.2020 red-orange in scene light: BT.2100 scales all three components by
+        // Ys^(γ−1), so their ratios (the hue and saturation) stay; a per-component 1.2 power
+        // (zscale's default, agamma=1) changes them.
+        let scene = SIMD3(0.6, 0.1, 0.02)
+        let display = HLG.ootf(scene)
+        let ys = 0.2627 * 0.6 + 0.6780 * 0.1 + 0.0593 * 0.02
+        #expect(abs(display.x - 1000 * pow(ys, 0.2) * 0.6) < 1e-9)
+        #expect(abs(display.y / display.x - scene.y / scene.x) < 1e-12)
+        let perComponent = SIMD3(pow(0.6, 1.2), pow(0.1, 1.2), pow(0.02, 1.2)) * 1000
+        #expect(abs(perComponent.y / perComponent.x - scene.y / scene.x) > 0.03)
+        // The inverse OOTF undoes it, colours and greys alike; greys agree with the per-component form.
+        for light in [scene, SIMD3(0.02, 0.5, 0.9), SIMD3(repeating: 0.26)] {
+            let error = HLG.inverseOOTF(HLG.ootf(light)) - light
+            #expect(max(abs(error.x), abs(error.y), abs(error.z)) < 1e-12)
+        }
+        let grey = HLG.ootf(SIMD3(repeating: 0.26)).x
+        #expect(abs(grey - 1000 * pow(0.26, 1.2)) < 1e-9)
+    }
+
     @Test func primariesMatrices() {
         let y709 = ColorPrimaries.bt709.toXYZ.rows[1]
         #expect(abs(y709.x - 0.2126) < 1e-4 && abs(y709.y - 0.7152) < 1e-4 && abs(y709.z - 0.0722) < 1e-4)

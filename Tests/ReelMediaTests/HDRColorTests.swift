@@ -6,7 +6,7 @@ import ReelLoading
 import ReelTestSupport
 
 /// HDR frames on the CPU path (software renderer, terminal, covers): SMPTE bars carried as
-/// PQ by FFmpeg's zscale come back within ΔE 4 of the SDR bars (HLG within 8, see below); SDR frames come out
+/// PQ and HLG by FFmpeg's zscale come back within ΔE 4 of the SDR bars; SDR frames come out
 /// as FFmpeg converts them; a 10-bit PQ ramp has no step larger than 2 levels.
 @Suite(.enabled(if: HDRBars.isAvailable, "ffmpeg with zscale is needed to make the HDR bars"))
 struct HDRColorTests {
@@ -46,12 +46,26 @@ struct HDRColorTests {
             return (window, cells, before)
         }
         print("HDR bars \(kind): CPU path mean ΔE \(window), terminal cells \(cells), shown as BT.709 \(before)")
-        // HLG: Debian 12's zscale (zimg) writes the bars with the 1.2 system gamma applied to
-        // each component, where BT.2100's OOTF (which Reel applies) scales all three by the
-        // luminance's; the saturated bars come back a little desaturated (greys are exact).
-        #expect(window < (kind == .pq ? 4 : 8))
+        #expect(window < 4)
         #expect(cells < 8)
         #expect(before > 10)
+    }
+
+    /// Reel's HLG is BT.2100's (the OOTF scales the three components by the luminance's), not
+    /// zscale's default approximation (`agamma=1`: the 1.2 system gamma on each component):
+    /// bars written the BT.2100 way come back close, bars written the approximate way come back
+    /// measurably farther (their saturated bars desaturated; greys agree either way).
+    @Test func hlgIsBT2100sNotZscalesApproximation() async throws {
+        let (exact, approximate) = try await offThePool {
+            let sdr = try FrameScaler(smooth: false).rgb(Self.firstFrame(HDRBars.clip(.sdr)), width: 640, height: 360).bytes
+            let exact = try FrameScaler(smooth: false).rgb(Self.firstFrame(HDRBars.clip(.hlg)), width: 640, height: 360).bytes
+            let approximate = try FrameScaler(smooth: false).rgb(Self.firstFrame(HDRBars.clip(.hlg, approximateGamma: true)),
+                                                                 width: 640, height: 360).bytes
+            return (ColorDifference.meanDeltaE76(exact, sdr), ColorDifference.meanDeltaE76(approximate, sdr))
+        }
+        print("HLG bars: mean ΔE \(exact) (zscale agamma=0, BT.2100), \(approximate) (agamma=1, per-component gamma)")
+        #expect(exact < 4)
+        #expect(approximate > exact + 2)
     }
 
     /// The frame shown as BT.709 video, as Reel did before it read the transfer.

@@ -45,8 +45,7 @@ extension XvfbWindowSuites {
             }
             for (kind, difference) in results {
                 print("HDR bars \(kind), \(renderer) renderer: mean ΔE \(difference)")
-                // HLG: see HDRColorTests (zscale's per-component system gamma).
-                #expect(difference < (kind == .pq ? 4 : 8), "\(kind) with the \(renderer) renderer")
+                #expect(difference < 4, "\(kind) with the \(renderer) renderer")
             }
         }
 
