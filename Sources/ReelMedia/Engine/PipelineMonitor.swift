@@ -224,9 +224,12 @@ final class PipelineMonitor<State: Sendable>: Sendable {
     /// run on threads of their own (`--clock fast`). Meaningful when what the pipeline waits
     /// for is a manual clock; with real time it returns when the pipeline happens to be idle.
     /// Gives up after `timeout` seconds of wall time (a worker busy that long is a bug, and
-    /// hanging forever is worse) and returns `false`.
+    /// hanging forever is worse) and returns `false`. The bound is a watchdog, not a pace: on
+    /// one core shared with a whole test suite and other builds, a scheduler's task waiting
+    /// for the pool's only thread was seen to miss 60 s, and the manual clock then moved on
+    /// before the work it waited for was done.
     @discardableResult
-    func waitUntilSettled(timeout: Double = 60) -> Bool {
+    func waitUntilSettled(timeout: Double = 300) -> Bool {
         let giveUp = DispatchTime.now() + timeout
         var warned = false
         while true {
@@ -253,7 +256,7 @@ final class PipelineMonitor<State: Sendable>: Sendable {
 
     /// Suspends until the pipeline is settled, waiting on the monitor's own queue (never on
     /// the concurrency pool).
-    func settled(timeout: Double = 60) async -> Bool {
+    func settled(timeout: Double = 300) async -> Bool {
         await withCheckedContinuation { continuation in
             settleQueue.async {
                 continuation.resume(returning: self.waitUntilSettled(timeout: timeout))
