@@ -17,12 +17,17 @@ import Synchronization
 ///
 /// Threads: any; all state is behind one `Mutex`.
 public final class BandwidthMeter: TransferListener, BandwidthEstimating {
+    /// How the meter starts and when its measurements count. The defaults are ExoPlayer's:
+    /// no initial estimate, a window of weight 2000, the median, and measurements in use
+    /// after 2 s of transfer time or 512 KiB.
     public struct Configuration: Sendable, Hashable {
         /// The estimate before enough is measured; `nil`: nothing is known.
         public var initialBitsPerSecond: Int64?
         /// An earlier process's measurement (``SavedBandwidthEstimate``), already discounted
         /// for its age, used when there is no initial estimate; and that age in seconds.
         public var savedBitsPerSecond: Int64?
+        /// How old ``savedBitsPerSecond`` is, in seconds: reported with the estimate
+        /// (`BandwidthEstimate.Source.saved(age:)`), not used to discount it again.
         public var savedAge: Double = 0
         /// The sliding window's total weight (ExoPlayer's default: 2000).
         public var slidingWindowMaxWeight: Double
@@ -30,8 +35,14 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
         public var percentile: Double
         /// Measured time or bytes after which measurements replace the initial estimate.
         public var elapsedForEstimate: MediaTime
+        /// Measured bytes after which measurements replace the initial estimate (whichever of
+        /// this and ``elapsedForEstimate`` comes first).
         public var bytesForEstimate: Int64
 
+        /// A configuration; each parameter sets the property of the same name. A saved
+        /// estimate is not a parameter: set ``savedBitsPerSecond`` and ``savedAge`` after, from
+        /// ``SavedBandwidthEstimate/startingBitsPerSecond(at:)`` and
+        /// ``SavedBandwidthEstimate/age(at:)`` (as `reel` does).
         public init(initialBitsPerSecond: Int64? = nil, slidingWindowMaxWeight: Double = 2000, percentile: Double = 0.5,
                     elapsedForEstimate: MediaTime = MediaTime(value: 2, timescale: 1), bytesForEstimate: Int64 = 512 * 1024) {
             self.initialBitsPerSecond = initialBitsPerSecond
@@ -44,8 +55,11 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
 
     /// One measured sample, for tests and `reel` diagnostics.
     public struct Sample: Sendable, Hashable {
+        /// The bytes the overlapping transfers of the sample carried.
         public var bytes: Int64
+        /// From the first of them starting (or the previous sample ending) to one ending.
         public var elapsed: MediaTime
+        /// `bytes` × 8 / `elapsed`, in bits per second.
         public var bitsPerSecond: Double
     }
 
@@ -61,6 +75,7 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
         var sampleCount = 0
     }
 
+    /// The configuration given at init.
     public let configuration: Configuration
     private let clock: any EngineClock
     private let state: Mutex<State>
@@ -69,6 +84,10 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
     /// ``BandwidthEstimateStore`` keeps it for the next process).
     private let measured: (@Sendable (Int64, Int) -> Void)?
 
+    /// A meter with nothing measured. `clock` times the transfers (a `ManualClock` in
+    /// tests). `measured`, if given, is called with each new measured estimate (bits per
+    /// second) and the number of samples behind it, on the thread that ended the transfer,
+    /// after the meter's lock is released.
     public init(configuration: Configuration = Configuration(), clock: any EngineClock = HostClock.shared,
                 measured: (@Sendable (Int64, Int) -> Void)? = nil) {
         self.configuration = configuration
@@ -77,6 +96,9 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
         state = Mutex(State(window: SlidingPercentile(maxWeight: configuration.slidingWindowMaxWeight)))
     }
 
+    /// The estimate now, and where it comes from: measured once enough is measured (see
+    /// the type's description), else the configuration's initial estimate, else its saved
+    /// one, else unknown (`nil` bits per second). Any thread.
     public var bandwidthEstimate: BandwidthEstimate {
         state.withTrackedLock { state in
             if let measured = state.measured {
@@ -100,6 +122,8 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
 
     // MARK: TransferListener
 
+    /// A transfer of `url` began now: the first of a group of overlapping transfers starts
+    /// a sample's clock. Called by the loader on its own thread.
     public func transferStarted(_ url: URL) {
         let now = clock.now
         state.withTrackedLock { state in
@@ -108,11 +132,18 @@ public final class BandwidthMeter: TransferListener, BandwidthEstimating {
         }
     }
 
+    /// `count` bytes of `url` arrived; counted into the sample under way (zero or fewer is
+    /// ignored).
     public func bytesTransferred(_ count: Int, url: URL) {
         guard count > 0 else { return }
         state.withTrackedLock { $0.sampleBytes += Int64(count) }
     }
 
+    /// A transfer of `url` ended (complete, failed or cancelled): the sample under way
+    /// closes (its bit rate goes into the window) and the next starts now. A sample of no
+    /// measurable time carries its bytes into the next. When enough has been measured the
+    /// estimate is updated and the `measured` callback told. An end with no transfer
+    /// started is ignored.
     public func transferEnded(_ url: URL) {
         let now = clock.now
         let configuration = self.configuration
@@ -154,17 +185,24 @@ public struct SlidingPercentile: Sendable, Hashable {
         var value: Double
     }
 
+    /// The most weight the window holds; samples beyond it push the oldest out.
     public let maxWeight: Double
     private var entries: [Entry] = []
     private var nextIndex = 0
+    /// The weight of the samples in the window now (at most ``maxWeight``).
     public private(set) var totalWeight: Double = 0
 
+    /// An empty window holding at most `maxWeight` of weight.
     public init(maxWeight: Double) {
         self.maxWeight = maxWeight
     }
 
+    /// Whether the window holds no sample (``percentile(_:)`` is then `nil`).
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// Adds `value` with `weight`, then takes weight off the oldest samples (dropping
+    /// those that reach zero) until the total is at most ``maxWeight``. A weight of zero or
+    /// less, or a value that is not finite, is ignored.
     public mutating func add(weight: Double, value: Double) {
         guard weight > 0, value.isFinite else { return }
         entries.append(Entry(index: nextIndex, weight: weight, value: value))

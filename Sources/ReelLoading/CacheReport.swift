@@ -7,6 +7,7 @@ internal import ReelDigest
 public struct CacheReport: Sendable {
     /// Something in the directory that cannot be trusted or does not belong.
     public struct Problem: Sendable, Hashable, CustomStringConvertible {
+        /// The kind of fault; its raw value is the words `reel cache verify` prints.
         public enum Kind: String, Sendable {
             /// A span whose size or bytes differ from what its name records.
             case corruptSpan = "corrupt span"
@@ -27,6 +28,7 @@ public struct CacheReport: Sendable {
         /// The particulars (sizes, digests).
         public var detail: String
 
+        /// One line, as `reel cache verify` prints it: `kind: path: detail`.
         public var description: String { "\(kind.rawValue): \(path): \(detail)" }
     }
 
@@ -38,8 +40,9 @@ public struct CacheReport: Sendable {
     public var completeResources = 0
     /// Span files whose size matches their name.
     public var spans = 0
-    /// Bytes in such spans, in `temp/` and in `media/`.
+    /// Bytes in such spans in `temp/`: resources with bytes still missing.
     public var tempBytes: Int64 = 0
+    /// Bytes in such spans in `media/`: complete resources.
     public var mediaBytes: Int64 = 0
     /// Files of writes a crash interrupted; the next open discards them. Not a problem.
     public var unfinishedWrites = 0

@@ -41,6 +41,10 @@ public final class CachingLoader: StoringResourceLoader, Sendable {
         /// How much of the head keeps downloading after the player leaves to read the index.
         public var headAfterIndexSeek: Int64
 
+        /// A configuration; each parameter sets the property of the same name. Defaults:
+        /// 256 KiB disk chunks, 1 MiB buffered ahead, a 512 KiB wait window, 2 s before a
+        /// writer counts as stalled, MP4 index tails of up to 8 MiB fetched with the head, and
+        /// 1 MiB of head after an index seek. A `chunkSize` below 1 is taken as 1.
         public init(
             chunkSize: Int = 256 * 1024,
             highWaterMark: Int = 1 << 20,
@@ -80,6 +84,7 @@ public final class CachingLoader: StoringResourceLoader, Sendable {
     public let upstream: any ResourceLoader
     /// Where bytes are kept.
     public let cache: RangeCache
+    /// The configuration given at init.
     public let configuration: Configuration
     let logger: Logger
     /// Counts, guarded by their mutex.

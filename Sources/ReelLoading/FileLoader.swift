@@ -15,10 +15,18 @@ public struct FileLoader: ResourceLoader {
     /// The largest chunk a read returns at once.
     public var chunkSize: Int
 
+    /// A loader returning at most `chunkSize` bytes per pull (256 KiB by default).
     public init(chunkSize: Int = 256 * 1024) {
         self.chunkSize = chunkSize
     }
 
+    /// The bytes of `range` of the file at `url`: the file is opened and checked now, and
+    /// each pull is one `pread` on the puller's thread (it blocks for the disk; pull from a
+    /// thread of your own, not the concurrency pool). A range running past the end is cut
+    /// at the file's length. The stream fails, on its first pull, with
+    /// `ResourceLoaderError.notFound(url:)` for a missing file or a URL that is not a file
+    /// URL, `.rangeNotSatisfiable` for an offset past the end, and `.io` for any other
+    /// failure (a directory, a permission, a read error), naming the system's reason.
     public func read(_ url: URL, range: ByteRange) -> ByteStream {
         guard url.isFileURL else {
             return .failed(ResourceLoaderError.notFound(url: url))
@@ -62,6 +70,9 @@ public struct FileLoader: ResourceLoader {
         )
     }
 
+    /// The file's length and entity tag (device, inode, size and modification time), from
+    /// one `stat`; no byte is read. Throws `ResourceLoaderError.notFound(url:)` for a missing
+    /// file or a URL that is not a file URL, and `.io` for any other failure.
     public func contentInformation(for url: URL) async throws -> ContentInformation {
         guard url.isFileURL else { throw ResourceLoaderError.notFound(url: url) }
         var status = stat()

@@ -63,6 +63,11 @@ public final class HTTPLoader: ResourceLoader, Sendable {
         /// The `User-Agent` header.
         public var userAgent: String
 
+        /// A configuration; each parameter sets the property of the same name. Defaults: 5 s
+        /// to connect, 20 s to a response head, 15 s without a body byte, four attempts
+        /// without progress (a value below 1 is taken as 1), backoff from 100 ms doubling to
+        /// at most 2 s, eight redirects, no token, no extra headers, `User-Agent: Reel/<version>`.
+        /// ``bearerTokenProvider`` is not a parameter: set it after.
         public init(
             connectTimeout: Duration = .seconds(5),
             responseTimeout: Duration = .seconds(20),
@@ -100,6 +105,7 @@ public final class HTTPLoader: ResourceLoader, Sendable {
         public var redirects = 0
     }
 
+    /// The configuration given at init.
     public let configuration: Configuration
     private let client: HTTPClient
     private let clock: any EngineClock

@@ -40,6 +40,8 @@ public final class PlaybackLoadCoordinator: Sendable {
 
     private let state = Mutex(State())
 
+    /// A coordinator with no load under way. Share one between the players (as their
+    /// `PlaybackDemandObserver`) and the ``Preloader`` of the same network.
     public init() {}
 
     /// Starts a playback load; preloading waits until it (and every other) ends.
@@ -153,6 +155,10 @@ public final class PlaybackLoad: Sendable {
 }
 
 extension PlaybackLoadCoordinator: PlaybackDemandObserver {
+    /// A player's demand, as the player reports it through `PlaybackDemandObserver`: begins a
+    /// ``PlaybackLoad`` (`.needsConnection` as ``Demand/needsConnection``, any other as
+    /// ``Demand/belowLowWaterMark``) that lasts until the returned token's `end()` is
+    /// called or the token is released. Any thread; never blocks.
     public func playbackDemandBegan(_ demand: PlaybackDemand) -> PlaybackDemandToken {
         let load = beginLoading(demand == .needsConnection ? .needsConnection : .belowLowWaterMark)
         return PlaybackDemandToken { load.end() }

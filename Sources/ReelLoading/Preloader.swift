@@ -20,6 +20,8 @@ public struct PreloadRequest: Sendable, Hashable {
     /// How much of its head.
     public var amount: Amount
 
+    /// A request for `amount` of the head of `url` (by default
+    /// ``Preloader/Configuration/defaultBytes``, 800 000 bytes).
     public init(url: URL, amount: Amount = .bytes(Preloader.Configuration.defaultBytes)) {
         self.url = url
         self.amount = amount
@@ -61,6 +63,10 @@ public final class Preloader: Sendable {
         /// Failures after which a request is dropped.
         public var maxFailures: Int
 
+        /// A configuration; each parameter sets the property of the same name. Defaults:
+        /// 800 000 fallback bytes, resuming 250 ms after the last playback load, a paused
+        /// preload keeping its connection 5 s, 1 s before a retry, a request dropped after
+        /// two failures (a value below 1 is taken as 1).
         public init(
             fallbackBytes: Int64 = Configuration.defaultBytes,
             resumeDelay: MediaTime = MediaTime(value: 250, timescale: 1000),
@@ -93,6 +99,7 @@ public final class Preloader: Sendable {
     }
 
     // Immutable after init.
+    /// The configuration given at init.
     public let configuration: Configuration
     private let loader: CachingLoader
     private let coordinator: PlaybackLoadCoordinator

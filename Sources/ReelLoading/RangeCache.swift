@@ -10,6 +10,8 @@ public enum RangeCacheError: Error, Sendable, CustomStringConvertible {
     /// The cache directory cannot be used.
     case io(directory: String, reason: String)
 
+    /// One line naming the directory: `cache <dir> is in use by another process (pid N)` or
+    /// `cache <dir>: <reason>`, as `reel` prints it.
     public var description: String {
         switch self {
         case .locked(let directory, let pid):
@@ -57,6 +59,7 @@ public final class RangeCache: Sendable {
         /// Time since a resource was last used after which it is evicted.
         public var maxAge: TimeInterval
 
+        /// A limit of `maxBytes` bytes and `maxAge` seconds since last use.
         public init(maxBytes: Int64, maxAge: TimeInterval) {
             self.maxBytes = maxBytes
             self.maxAge = maxAge
@@ -81,6 +84,8 @@ public final class RangeCache: Sendable {
         /// Called before each metadata write; an `errno` value makes it fail.
         public var beforeMetadataWrite: @Sendable () -> Int32?
 
+        /// Faults that fail the writes the closures choose; by default none fails. The
+        /// closures are called on the writing thread, inside the write: keep them short.
         public init(
             beforeWrite: @escaping @Sendable (Int) -> Int32? = { _ in nil },
             beforeMetadataWrite: @escaping @Sendable () -> Int32? = { nil }
@@ -118,6 +123,8 @@ public final class RangeCache: Sendable {
         /// Where the cache logs (one warning on a disk failure; details at debug level).
         public var logger: Logger
 
+        /// A configuration of `directory`; every other parameter sets the property of the
+        /// same name, with the defaults given there (a `segmentSize` below 1 is taken as 1).
         public init(
             directory: URL,
             tempLimit: AreaLimit = AreaLimit(maxBytes: 100 << 20, maxAge: 24 * 3600),
@@ -161,8 +168,10 @@ public final class RangeCache: Sendable {
         public var spans = 0
         /// Bytes written to spans by this process.
         public var bytesStored: Int64 = 0
-        /// Resources evicted (limits) or invalidated (changed at the origin) by this process.
+        /// Resources evicted by this process to keep an area within its limits.
         public var evictions = 0
+        /// Resources dropped by this process because they changed at the origin (another
+        /// `ETag`, `Last-Modified` or length).
         public var invalidations = 0
         /// Whether caching stopped after a disk failure.
         public var storingStopped = false
@@ -174,6 +183,8 @@ public final class RangeCache: Sendable {
         public var key: String
         /// The URL it was first cached from.
         public var url: String
+        /// The area it is in: ``Area/temp`` while bytes are missing, ``Area/media`` once
+        /// complete.
         public var area: Area
         /// The resource's length, when known.
         public var length: Int64?
@@ -189,6 +200,7 @@ public final class RangeCache: Sendable {
         public var isInUse: Bool
     }
 
+    /// The configuration the cache was opened with.
     public let configuration: Configuration
     /// Whether this cache only reads (another process writes the directory, or it was asked to).
     public let isReadOnly: Bool

@@ -19,12 +19,18 @@ public struct SavedBandwidthEstimate: Sendable, Hashable, Codable {
     /// When it was measured: seconds since 1970 (wall-clock time, which outlives the process).
     public var measuredAt: Double
 
+    /// The file's name in the cache directory: a small JSON object of the three properties.
     public static let fileName = "bandwidth.json"
+    /// The oldest estimate used, in seconds (a week); older ones start nothing.
     public static let maximumAge: Double = 7 * 86_400
+    /// In seconds (six hours): the age at which an estimate's weight has fallen halfway
+    /// from 1 to ½.
     public static let halfLife: Double = 6 * 3_600
     /// The largest file read (anything bigger is not an estimate Reel wrote).
     static let maximumFileSize = 4096
 
+    /// An estimate of `bitsPerSecond` from `samples` samples, measured at `measuredAt`
+    /// (seconds since 1970).
     public init(bitsPerSecond: Int64, samples: Int, measuredAt: Double) {
         self.bitsPerSecond = bitsPerSecond
         self.samples = samples
@@ -90,12 +96,15 @@ public struct SavedBandwidthEstimate: Sendable, Hashable, Codable {
 ///
 /// Threads: `record` from any thread (the meter's listener); writes on `reel.bandwidth-store`.
 public final class BandwidthEstimateStore: Sendable {
+    /// The cache directory the estimate is written to, as ``SavedBandwidthEstimate/fileName``.
     public let directory: URL
-    /// The least wall time between two writes.
+    /// The least wall time between two writes, in seconds.
     public let interval: Double
     private let queue = DispatchQueue(label: "reel.bandwidth-store")
     private let pending = Mutex<(latest: SavedBandwidthEstimate?, lastWrite: Double, scheduled: Bool)>((nil, 0, false))
 
+    /// A store writing to `directory` (which must exist: the cache's) at most once every
+    /// `interval` seconds. Nothing is written until ``record(bitsPerSecond:samples:)``.
     public init(directory: URL, interval: Double = 2) {
         self.directory = directory
         self.interval = interval
