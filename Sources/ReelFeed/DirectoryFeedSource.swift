@@ -5,6 +5,8 @@ import Foundation
 /// picture named like a video (`clip.jpg` beside `clip.mp4`) is that video's cover.
 /// Sub-directories holding videos are categories.
 public struct DirectoryFeedSource: FeedSource {
+    /// The directory read at ``init(directory:)``. Later changes to it are not seen: the
+    /// items are the ones found then.
     public let directory: URL
     private let items: [FeedItem]
     private let tabs: [FeedCategory]
@@ -34,13 +36,22 @@ public struct DirectoryFeedSource: FeedSource {
         self.tabs = tabs
     }
 
+    /// The sub-directories that hold at least one video, by their names (id and title
+    /// alike), in file-name order. Empty when the videos are all at the top level. Never
+    /// throws: the directory was read at ``init(directory:)``.
     public func categories() async throws -> [FeedCategory] { tabs }
 
+    /// Page `page` (1-based) of `size` items: every item when `category` is `nil` (the top
+    /// level's first, then each category's), else the items of the sub-directory with that
+    /// name. A page past the end is empty with `hasMore` false. Never throws.
     public func page(category: String?, page: Int, size: Int) async throws -> FeedPage {
         let chosen = category.map { id in items.filter { $0.category == id } } ?? items
         return Self.slice(chosen, page: page, size: size)
     }
 
+    /// Page `page` (1-based) of the items whose title, uploader or category contains
+    /// `text` (case-insensitively, surrounding blanks ignored; blank text matches nothing).
+    /// Never throws.
     public func search(text: String, page: Int, size: Int) async throws -> FeedPage {
         Self.slice(Self.matching(items, text: text), page: page, size: size)
     }

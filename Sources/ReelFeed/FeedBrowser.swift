@@ -11,9 +11,15 @@ import Synchronization
 /// ``TabStrip`` the window and the terminal keep; they call ``select(_:)`` when its
 /// selection changes.
 public final class FeedBrowser: Sendable {
+    /// Makes the feed of one tab: given the category id (`nil` for a source without
+    /// categories), returns a new, not yet started ``FeedSession`` over that category. The
+    /// browser calls it once per tab, the first time the tab is selected (and again after
+    /// ``reload(_:)``), from the task that selected it; the browser starts the session.
     public typealias SessionFactory = @Sendable (_ category: String?) -> FeedSession
 
     // Immutable.
+    /// Where the tabs come from: its `categories()` are read once, by
+    /// ``start(initial:)``.
     public let source: any FeedSource
     private let makeSession: SessionFactory
 

@@ -56,6 +56,10 @@ public final class FeedSession: Sendable {
         /// The players' pipeline settings.
         public var pipeline: PipelineConfiguration
 
+        /// A configuration with the feed defaults: pages of 10 (a `pageSize` below 1 is
+        /// taken as 1), the next page loaded at 70 %, 2 s of media preloaded for items two to
+        /// four away, no wrap-around, players looping at an item's end, pictures decoded to
+        /// fit 540 × 960 pixels, and the default pipeline.
         public init(pageSize: Int = 10, paginationTrigger: Double = 0.7, preloadSeconds: Double = 2,
                     preloadDistances: ClosedRange<Int> = 2...4, wrapsAround: Bool = false,
                     actionAtItemEnd: PlayerStateMachine.ActionAtItemEnd = .loop,
@@ -73,9 +77,12 @@ public final class FeedSession: Sendable {
     }
 
     // Immutable after init.
+    /// Where the items come from: pages of ``category`` are asked for with
+    /// `FeedSource.page(category:page:size:)` as the index nears the end of what is loaded.
     public let source: any FeedSource
     /// The category this feed shows (`nil`: the source's whole feed).
     public let category: String?
+    /// The sizes and policies given at init; fixed for the session's life.
     public let configuration: Configuration
     let loader: any ResourceLoader
     let preloader: (any FeedPreloading)?
@@ -259,6 +266,9 @@ public final class FeedSession: Sendable {
         }
     }
 
+    /// Stops calling the handler that ``addObserver(_:)`` returned `token` for. An event
+    /// already being delivered on another thread may still reach it once; after that, none
+    /// does. Removing a token twice, or one of another session, does nothing.
     public func removeObserver(_ token: FeedObserverToken) {
         state.withTrackedLock { _ = $0.observers.removeValue(forKey: token.id) }
     }

@@ -17,11 +17,17 @@ import ReelCore
 /// `id` and `title` are required, and an item has a `video` or `images`. Relative
 /// URLs resolve against the manifest's own URL. `categories` may be left out.
 public struct ManifestFeedSource: FeedSource {
+    /// Where the manifest was read from (``init(manifest:baseURL:)``'s `baseURL`): the
+    /// URL its relative media URLs were resolved against.
     public let manifestURL: URL
+    /// Every item of the manifest, in its order, with absolute media URLs; checked at init
+    /// (unique non-empty ids, a video or pictures each).
     public let items: [FeedItem]
     private let tabs: [FeedCategory]
 
-    /// Reads and checks the manifest at `url` through `loader`.
+    /// Reads and checks the manifest at `url` through `loader` (a file URL, or an HTTP one
+    /// with an `HTTPLoader`). Throws `FeedError.unavailable(_:)` when it cannot be read and
+    /// `FeedError.malformed(_:)` as ``init(manifest:baseURL:)`` does.
     public init(url: URL, loader: any ResourceLoader) async throws {
         let data: Data
         do {
@@ -32,7 +38,10 @@ public struct ManifestFeedSource: FeedSource {
         try self.init(manifest: data, baseURL: url)
     }
 
-    /// Parses a manifest whose relative URLs resolve against `baseURL`.
+    /// Parses a manifest whose relative URLs resolve against `baseURL`. Throws
+    /// `FeedError.malformed(_:)`, naming the field, when the JSON does not have the shape
+    /// above, an id is empty or used twice, an item has neither a video nor pictures, or a
+    /// URL does not parse.
     public init(manifest data: Data, baseURL: URL) throws {
         self.manifestURL = baseURL
         let document: Document
@@ -67,13 +76,20 @@ public struct ManifestFeedSource: FeedSource {
         self.tabs = document.categories ?? []
     }
 
+    /// The manifest's `categories`, in its order (empty when it has none). Never throws.
     public func categories() async throws -> [FeedCategory] { tabs }
 
+    /// Page `page` (1-based) of `size` ``items``: all of them when `category` is `nil`, else
+    /// those whose `category` is that id. A page past the end is empty with `hasMore` false.
+    /// Never throws.
     public func page(category: String?, page: Int, size: Int) async throws -> FeedPage {
         let chosen = category.map { id in items.filter { $0.category == id } } ?? items
         return Self.slice(chosen, page: page, size: size)
     }
 
+    /// Page `page` (1-based) of the ``items`` whose title, uploader or category contains
+    /// `text` (case-insensitively, surrounding blanks ignored; blank text matches nothing).
+    /// Never throws.
     public func search(text: String, page: Int, size: Int) async throws -> FeedPage {
         Self.slice(Self.matching(items, text: text), page: page, size: size)
     }

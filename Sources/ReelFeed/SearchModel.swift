@@ -24,7 +24,9 @@ public final class SearchModel: Sendable {
     }
 
     // Immutable.
+    /// What is searched: each page is `FeedSource.search(text:page:size:)`.
     public let source: any FeedSource
+    /// Results asked for per page (at least 1).
     public let pageSize: Int
 
     /// Protected by `lock`.
@@ -41,6 +43,8 @@ public final class SearchModel: Sendable {
     }
     private let lock = Mutex(Search())
 
+    /// A model searching `source`, `pageSize` results per page (a value below 1 is taken as
+    /// 1), with no query yet (``State-swift.enum/idle``).
     public init(source: any FeedSource, pageSize: Int = 10) {
         self.source = source
         self.pageSize = max(1, pageSize)
@@ -52,6 +56,8 @@ public final class SearchModel: Sendable {
     public var results: [FeedItem] { lock.withTrackedLock { $0.results } }
     /// Whether another page may follow (`false`: "no more data").
     public var hasMore: Bool { lock.withTrackedLock { $0.more } }
+    /// Where the current search is; read it after ``search(_:)``, ``loadMore()`` or
+    /// ``refresh()`` returns to know what to draw.
     public var state: State { lock.withTrackedLock { $0.state } }
 
     /// Runs `text` from its first page, replacing the results.
