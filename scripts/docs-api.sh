@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the API documentation of the library products an app embeds, one DocC archive each,
 # from the doc comments and the catalogs in Sources/<Module>/<Module>.docc, with
-# swift-docc-plugin (`swift package generate-documentation`). Fails on any DocC warning.
+# swift-docc-plugin (`swift package generate-documentation`). Fails on any DocC warning and
+# on any public declaration without a doc comment (scripts/docs-coverage.py, which reads the
+# symbol graphs the plugin extracted: DocC's own experimental coverage counts the members the
+# compiler synthesizes, `!=` and `hash(into:)`, which no comment can reach).
 #
 #   scripts/docs-api.sh [MODULE...]        (default: ReelMedia ReelFeed ReelLoading ReelCaptions)
 #
@@ -35,12 +38,26 @@ for module in "${modules[@]}"; do
     # dependency's unhandled files ("found 1 file(s) which are unhandled").
     swiftpm="prohibited flag|which are unhandled"
     warnings=$(grep -E "^(.*: )?warning: " "$log" | grep -v -c -E "$swiftpm" || true)
+    clean=1
     if [ "$warnings" -gt 0 ]; then
         grep -E -A4 "^(.*: )?warning: " "$log" | grep -v -E "$swiftpm" >&2
         echo "docs-api.sh: $module: $warnings DocC warnings" >&2
-        failed=1
+        clean=0
+    fi
+    # The symbol graphs this run extracted: .build/<triple>/extracted-symbols/<package>/<module>.
+    graphs=$(ls -dt .build/*/extracted-symbols/*/"$module" 2>/dev/null | head -n 1)
+    if [ -z "$graphs" ]; then
+        echo "docs-api.sh: $module: no symbol graphs under .build/*/extracted-symbols" >&2
+        clean=0
+    elif ! undocumented=$(python3 scripts/docs-coverage.py "$module" "$graphs"); then
+        echo "$undocumented" >&2
+        echo "docs-api.sh: $module: $(echo "$undocumented" | grep -c .) public declarations without a doc comment" >&2
+        clean=0
+    fi
+    if [ $clean -eq 1 ]; then
+        echo "$module: $out/$module.doccarchive, no warnings, every public declaration documented"
     else
-        echo "$module: $out/$module.doccarchive, no warnings"
+        failed=1
     fi
 done
 exit $failed
