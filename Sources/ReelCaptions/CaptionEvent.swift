@@ -44,13 +44,20 @@ public struct CaptionEvent: Hashable, Sendable {
     public var content: Content
     /// The track's language, if it has one.
     public var language: String?
+    /// What the screen shows now, before the decoder has said what the cue is (CEA-608, whose
+    /// decoder gives a caption once it ended): shown from its start, then replaced by the cue
+    /// the decoder gives (``CaptionTimeline`` drops a track's provisional cues that start before
+    /// the end of a settled one).
+    public var isProvisional: Bool
 
-    public init(track: CaptionTrackID, start: MediaTime, end: MediaTime, content: Content, language: String? = nil) {
+    public init(track: CaptionTrackID, start: MediaTime, end: MediaTime, content: Content, language: String? = nil,
+                isProvisional: Bool = false) {
         self.track = track
         self.start = start
         self.end = end
         self.content = content
         self.language = language
+        self.isProvisional = isProvisional
     }
 
     /// The cue's words (lines separated by `\n`); empty for a picture.

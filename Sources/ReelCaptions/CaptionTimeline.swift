@@ -17,6 +17,8 @@ public struct CaptionTimeline: Sendable {
         /// How many cues have no end yet, and the earliest start among them.
         var openCount = 0
         var earliestOpenStart: MediaTime = .positiveInfinity
+        /// No provisional cue starts before this (a hint: it may be earlier than the earliest).
+        var provisionalFrom: MediaTime = .positiveInfinity
     }
 
     private var tracks: [CaptionTrackID: Track] = [:]
@@ -45,6 +47,7 @@ public struct CaptionTimeline: Sendable {
     }
 
     private static func insert(_ event: CaptionEvent, into track: inout Track, capacity: Int) -> Bool {
+        if !event.isProvisional, track.provisionalFrom < event.end { settle(&track, before: event.end) }
         guard track.events.count < capacity else { return false }
         // The first index whose start is after the event's: equal starts keep their arrival order.
         let index = upperBound(track.events, event.start)
@@ -54,6 +57,7 @@ public struct CaptionTimeline: Sendable {
             probe -= 1
         }
         track.events.insert(event, at: index)
+        if event.isProvisional { track.provisionalFrom = min(track.provisionalFrom, event.start) }
         if event.isOpen {
             track.openCount += 1
             track.earliestOpenStart = min(track.earliestOpenStart, event.start)
@@ -61,6 +65,31 @@ public struct CaptionTimeline: Sendable {
             track.longest = max(track.longest, event.end - event.start)
         }
         return true
+    }
+
+    /// A settled cue ending at `end` came: the provisional cues before it go; one still on after
+    /// it is kept from `end` on (what the screen shows until the next cue).
+    private static func settle(_ track: inout Track, before end: MediaTime) {
+        let first = lowerBound(track.events, track.provisionalFrom)
+        var tail: [CaptionEvent] = []
+        var provisionalFrom = MediaTime.positiveInfinity
+        for var event in track.events[first...] {
+            if event.isProvisional, event.start < end {
+                guard event.end > end else { continue }
+                event.start = end
+            }
+            if event.isProvisional { provisionalFrom = min(provisionalFrom, event.start) }
+            tail.append(event)
+        }
+        // Stable: a kept cue moved to `end` goes after the cues that already started there.
+        tail = tail.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        // Open cues before `first` start before `provisionalFrom`; they are untouched.
+        let openBefore = track.events[first...].count(where: \.isOpen)
+        let earliestInPrefix = track.earliestOpenStart < track.provisionalFrom ? track.earliestOpenStart : .positiveInfinity
+        track.events.replaceSubrange(first..., with: tail)
+        track.provisionalFrom = provisionalFrom
+        track.openCount += tail.count(where: \.isOpen) - openBefore
+        track.earliestOpenStart = min(earliestInPrefix, tail.first(where: \.isOpen)?.start ?? .positiveInfinity)
     }
 
     /// The cues of `track` on screen at `time`, by start.
@@ -126,6 +155,17 @@ public struct CaptionTimeline: Sendable {
     /// Forgets every cue of `track`.
     public mutating func remove(_ track: CaptionTrackID) {
         tracks[track] = nil
+    }
+
+    /// The first index whose start is at or after `time`.
+    private static func lowerBound(_ events: [CaptionEvent], _ time: MediaTime) -> Int {
+        var low = 0
+        var high = events.count
+        while low < high {
+            let middle = (low + high) / 2
+            if events[middle].start < time { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     private static func upperBound(_ events: [CaptionEvent], _ time: MediaTime) -> Int {

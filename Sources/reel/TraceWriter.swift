@@ -164,9 +164,8 @@ final class PlaybackTrace: Sendable {
     let writer: TraceWriter
     private let clock: any EngineClock
     private let openedAt: MediaTime
-    /// The cues on screen at the last `captionsChanged`: a `caption` line is written for each
-    /// cue that was not (guarded; written on the player's clock context).
-    private let shownCues = Mutex<Set<CaptionEvent>>([])
+    /// Which cues have their `caption` line (guarded; written on the player's clock context).
+    private let captionLog = Mutex(CaptionTraceLog())
     /// The colour of the last frame traced (guarded; written on the player's clock context).
     private let lastColor = Mutex<ColorDescription?>(nil)
 
@@ -220,21 +219,16 @@ final class PlaybackTrace: Sendable {
         case .stall(let stalled):
             writer.write(["type": "stall", "stalled": stalled, "at": (clock.now - openedAt).seconds])
         case .ended(let looping):
+            settledCaptions(player).forEach(writeCaption)
             let stats = player.statistics
             writer.write(["type": "end", "at": (clock.now - openedAt).seconds, "looping": looping,
                           "presentedFrames": stats.presentedFrames, "droppedFrames": stats.droppedFrames])
         case .failed(let error):
             writer.write(["type": "error", "message": error.description])
         case .captionsChanged(let frame):
-            let fresh = shownCues.withLock { shown -> [CaptionEvent] in
-                defer { shown = Set(frame.events) }
-                return frame.events.filter { !shown.contains($0) }
-            }
-            for cue in fresh {
-                writer.write(["type": "caption", "track": cue.track.raw, "start": cue.start.stringValue,
-                              "end": cue.end.isNumeric ? cue.end.stringValue : "open", "text": cue.plainText,
-                              "pts": frame.time.stringValue, "at": (clock.now - openedAt).seconds])
-            }
+            var lines = captionLog.withLock { $0.presented(frame) }
+            lines += settledCaptions(player)
+            lines.forEach(writeCaption)
         case .captionTracksChanged(let tracks):
             writer.write(["type": "captionTracks", "tracks": tracks.map { track -> [String: Any] in
                 var object: [String: Any] = ["id": track.id.raw, "format": track.format.rawValue]
@@ -247,6 +241,22 @@ final class PlaybackTrace: Sendable {
         case .loudness(let report):
             writer.write(TraceWriter.loudness(report, at: (clock.now - openedAt).seconds))
         }
+    }
+
+    /// A `caption` line: the cue, and when it was first on screen (`pts`, a frame's time).
+    private func writeCaption(_ line: CaptionTraceLog.Line) {
+        let cue = line.cue
+        writer.write(["type": "caption", "track": cue.track.raw, "start": cue.start.stringValue,
+                      "end": cue.end.isNumeric ? cue.end.stringValue : "open", "text": cue.plainText,
+                      "pts": line.shownAt.stringValue, "at": (clock.now - openedAt).seconds])
+    }
+
+    /// Settled cues shown only as provisional so far (CEA-608), from the player's cues.
+    private func settledCaptions(_ player: Player) -> [CaptionTraceLog.Line] {
+        let tracks = captionLog.withLock { $0.provisionalTracks }
+        guard !tracks.isEmpty else { return [] }
+        let events = tracks.sorted { $0.raw < $1.raw }.flatMap { player.captionEvents(of: $0) }
+        return captionLog.withLock { $0.settled(events) }
     }
 
     /// Flushes and closes the file: call once the player has stopped.

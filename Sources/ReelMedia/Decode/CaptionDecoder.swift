@@ -36,7 +36,7 @@ final class CaptionDecoder: @unchecked Sendable {
     /// or it would not open.
     init?(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational, id: CaptionTrackID,
           origin: CaptionTrack.Origin, language: String?, label: String?, disposition: Int32,
-          canvas: (width: Int, height: Int), characterEncoding: String? = nil) {
+          canvas: (width: Int, height: Int), characterEncoding: String? = nil, options extra: [String: String] = [:]) {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id),
               let context = avcodec_alloc_context3(codec) else { return nil }
         var owned: UnsafeMutablePointer<AVCodecContext>? = context
@@ -52,6 +52,7 @@ final class CaptionDecoder: @unchecked Sendable {
             av_dict_set(&options, "sub_charenc", characterEncoding, 0)
             av_dict_set(&options, "sub_charenc_mode", "pre_decoder", 0)
         }
+        for (key, value) in extra { av_dict_set(&options, key, value, 0) }
         let code = avcodec_open2(context, codec, &options)
         av_dict_free(&options)
         guard code >= 0 else {
