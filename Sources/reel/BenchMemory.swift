@@ -83,6 +83,12 @@ enum PeakMemory {
         return list
     }
 
+    /// The row of Reel playing the whole file.
+    static let reelName = "Reel play --headless"
+    /// The row of Reel stopped after `frames` frames (its name starts with ``halfPrefix``).
+    static func halfName(_ frames: Int) -> String { "\(halfPrefix)\(frames) frames" }
+    static let halfPrefix = "Reel, first "
+
     static func executable(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") {
@@ -92,11 +98,17 @@ enum PeakMemory {
         return nil
     }
 
-    /// Reel (`reel play FILE --headless`, this binary) and each reference, `runs` times each,
-    /// interleaved so that none always runs on a warmer page cache.
-    static func measure(_ file: URL, runs: Int, progress: (String) -> Void) async throws -> [Row] {
+    /// Reel (`reel play FILE --headless`, this binary), Reel stopped after `halfFrames` frames
+    /// (the file's first half: the peak the pipeline's caps hold it to, against which the
+    /// whole file's is judged), and each reference, `runs` times each, interleaved so that none
+    /// always runs on a warmer page cache. No half row when `halfFrames` is nil.
+    static func measure(_ file: URL, runs: Int, halfFrames: Int?, progress: (String) -> Void) async throws -> [Row] {
         let reel = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
-        var rows = [Row(name: "Reel play --headless", command: [reel, "play", file.path, "--headless"], peaks: [], failures: 0)]
+        var rows = [Row(name: reelName, command: [reel, "play", file.path, "--headless"], peaks: [], failures: 0)]
+        if let halfFrames {
+            rows.append(Row(name: halfName(halfFrames), command: [reel, "play", file.path, "--headless", "--frames", String(halfFrames)],
+                            peaks: [], failures: 0))
+        }
         rows += references(for: file).map { Row(name: $0.name, command: $0.command, peaks: [], failures: 0) }
         for run in 0..<runs {
             progress("peak memory run \(run + 1)/\(runs)")
