@@ -8,9 +8,10 @@ MODULE@Other.symbols.json, the extensions MODULE makes to other modules' types) 
 public or open symbol whose declaration is in Sources/MODULE but has no `///` comment written
 for it in MODULE. Not counted: what the compiler synthesizes (`!=`, `hash(into:)`, Codable and
 RawRepresentable members: they have no declaration in the source) and the symbols DocC lists for
-extensions themselves. A witness of another module's protocol requirement counts as
-undocumented: the symbol graph then carries the requirement's comment, marked with the other
-module's name, which says what any conformer does, not what this one does.
+extensions themselves. A witness of a protocol requirement without a comment of its own counts
+as undocumented: the symbol graph then carries the requirement's comment (marked with the other
+module's name, or, within the module, written away from the declaration), which says what any
+conformer does, not what this one does.
 
 DocC's own `--experimental-documentation-coverage` counts the synthesized members and the
 extension pages as undocumented (they have no abstract and cannot be given one), so its figures
@@ -20,6 +21,19 @@ import glob
 import json
 import os
 import sys
+
+
+def written_above(comment, symbol):
+    """Whether the comment is the declaration's own: it ends just above it (a few lines leave
+    room for attributes). A witness of a requirement of the same module otherwise carries the
+    requirement's comment, from wherever the protocol is."""
+    ranges = [l["range"] for l in comment.get("lines", []) if "range" in l]
+    if not ranges:
+        return True  # no positions to compare (a synthesized comment): trust the module
+    if comment.get("uri", symbol["location"]["uri"]) != symbol["location"]["uri"]:
+        return False
+    gap = symbol["location"]["position"]["line"] - ranges[-1]["end"]["line"]
+    return 0 < gap <= 4
 
 
 def undocumented(module, directory):
@@ -40,7 +54,7 @@ def undocumented(module, directory):
                 continue  # synthesized, or declared elsewhere (a protocol extension's default)
             comment = symbol.get("docComment")
             lines = [l.get("text", "").strip() for l in (comment or {}).get("lines", [])]
-            own = comment is not None and comment.get("module", module) == module
+            own = comment is not None and comment.get("module", module) == module and written_above(comment, symbol)
             if not own or not any(lines):
                 position = symbol["location"].get("position", {}).get("line", 0) + 1
                 where = f"{uri.split('/Sources/', 1)[1]}:{position}"

@@ -14,6 +14,9 @@ public protocol FeedPreloading: AnyObject, Sendable {
 }
 
 extension Preloader: FeedPreloading {
+    /// Whether a preload of `url` completed in this preloader's life (it is in
+    /// `statistics.completed`): its head was all in the cache then. The cache may have
+    /// evicted it since; a read finds out. Any thread; reads one lock.
     public func hasPreloaded(_ url: URL) -> Bool {
         statistics.completed.contains(url)
     }
