@@ -96,4 +96,36 @@ public struct TerminalLayout: Sendable, Hashable {
         return TerminalLayout(pixelWidth: pixelWidth, pixelHeight: pixelHeight, columns: usedColumns, rows: usedRows,
                               column: (columns - usedColumns) / 2, row: (rows - usedRows) / 2)
     }
+
+    /// The row a terminal puts the cursor on after a sixel image `height` pixels high drawn
+    /// at `row` (sixel scrolling on, as it is by default): the row below the image, with its
+    /// last six-pixel band counted whole — the most any terminal counts (the VT340 and mlterm
+    /// count whole bands; xterm 379 moves below an image that ends on a row's last pixel).
+    /// When that row is past the screen's last, the terminal scrolls the screen.
+    public static func rowBelowSixel(row: Int, height: Int, cellHeight: Int) -> Int {
+        let banded = (height + 5) / 6 * 6
+        return row + (banded + cellHeight - 1) / cellHeight
+    }
+
+    /// What a sixel picture may take of `area` (from `row`, `rows` high) on a screen
+    /// `screenRows` high with cells `cellHeight` pixels high: the area's rows without the
+    /// screen's last one, and the tallest picture that leaves the cursor on the screen, last
+    /// band counted whole, whether it is sent whole or from any of its text rows down
+    /// (``SixelEncoder`` sends the rows that changed as images starting at a text row). Then
+    /// ``rowBelowSixel(row:height:cellHeight:)`` of every image is on the screen, and nothing
+    /// scrolls. Only a picture that reaches the screen's second-last row can be shortened, by at
+    /// most 5 pixels (a last band reaching into the rows below the area is harmless: Reel's
+    /// images leave what no colour sets as it was).
+    public static func sixelArea(row: Int, rows: Int, screenRows: Int, cellHeight: Int) -> (rows: Int, maxHeight: Int) {
+        let room = screenRows - 1 - row  // the last row the cursor may go to, from the area's top
+        let usable = max(1, min(rows, room))
+        var height = usable * cellHeight
+        func fits(_ height: Int) -> Bool {
+            stride(from: 0, to: height, by: cellHeight).allSatisfy { top in
+                rowBelowSixel(row: top / cellHeight, height: height - top, cellHeight: cellHeight) <= room
+            }
+        }
+        while height > 1, !fits(height) { height -= 1 }
+        return (usable, height)
+    }
 }

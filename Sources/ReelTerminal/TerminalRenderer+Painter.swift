@@ -68,10 +68,16 @@ extension TerminalRenderer {
         mutating func paint(_ content: Content?, area: Area, screenRows: Int, full requestedFull: Bool) -> Painted {
             var painted = Painted(full: requestedFull)
             var area = area
-            // A sixel image reaching the last row scrolls the screen when the terminal moves
-            // the cursor below it: keep that row out of the picture.
-            if sixel != nil, area.row + area.rows >= screenRows, area.rows > 1 { area.rows -= 1 }
-            let placement = place(content, area: area, full: requestedFull)
+            var maxHeight: Int?
+            // A terminal moves the cursor below a sixel image, and scrolls the screen when
+            // that row is past the last: the picture keeps off the last row, in whole bands.
+            if sixel != nil {
+                let fits = TerminalLayout.sixelArea(row: area.row, rows: area.rows, screenRows: screenRows,
+                                                    cellHeight: graphics.cellHeight)
+                area.rows = fits.rows
+                maxHeight = fits.maxHeight
+            }
+            let placement = place(content, area: area, maxHeight: maxHeight, full: requestedFull)
             // A picture of another size or place (a portrait video after a landscape one)
             // leaves the old one's cells around it: clear the screen and draw it all.
             let geometry = image.map { [placement.column, placement.row, $0.width, $0.height] }
@@ -123,26 +129,29 @@ extension TerminalRenderer {
             return ((image.width + across - 1) / across, (image.height + down - 1) / down)
         }
 
-        /// Where and how large a `width × height` picture turned by `rotation` goes in `area`.
-        private func layout(width: Int, height: Int, rotation: Int, area: Area) -> TerminalLayout? {
+        /// Where and how large a `width × height` picture turned by `rotation` goes in `area`,
+        /// at most `maxHeight` pixels high.
+        private func layout(width: Int, height: Int, rotation: Int, area: Area, maxHeight: Int?) -> TerminalLayout? {
             if graphics.output == .cells {
                 return TerminalLayout.fit(
                     frameWidth: width, frameHeight: height, rotation: rotation,
                     columns: area.columns, rows: area.rows, cellAspectRatio: configuration.cellAspectRatio,
                     glyphs: configuration.encoder.glyphs)
             }
+            var limit = graphics.sixelLimit ?? (area.columns * graphics.cellWidth, area.rows * graphics.cellHeight)
+            if let maxHeight { limit.height = min(limit.height, maxHeight) }
             return TerminalLayout.fitPixels(
                 frameWidth: width, frameHeight: height, rotation: rotation, columns: area.columns, rows: area.rows,
-                cellWidth: graphics.cellWidth, cellHeight: graphics.cellHeight, limit: graphics.sixelLimit)
+                cellWidth: graphics.cellWidth, cellHeight: graphics.cellHeight, limit: limit)
         }
 
         /// Scales `content` to fit `area` (into `image`, unless the same frame is there
         /// already) and says where it goes on the screen.
-        private mutating func place(_ content: Content?, area: Area, full: Bool) -> (column: Int, row: Int) {
+        private mutating func place(_ content: Content?, area: Area, maxHeight: Int?, full: Bool) -> (column: Int, row: Int) {
             var placement = (column: 0, row: 0)
             switch content {
             case .frame(let frame):
-                if let layout = layout(width: frame.width, height: frame.height, rotation: frame.rotation, area: area) {
+                if let layout = layout(width: frame.width, height: frame.height, rotation: frame.rotation, area: area, maxHeight: maxHeight) {
                     let turned = (frame.rotation / 90) % 2 != 0
                     let id = ObjectIdentifier(frame)
                     if imageSource != id || full {
@@ -157,7 +166,7 @@ extension TerminalRenderer {
                     image = nil
                 }
             case .picture(let picture):
-                if let layout = layout(width: picture.width, height: picture.height, rotation: 0, area: area) {
+                if let layout = layout(width: picture.width, height: picture.height, rotation: 0, area: area, maxHeight: maxHeight) {
                     image = TerminalRenderer.scaled(picture, width: layout.pixelWidth, height: layout.pixelHeight)
                     imageSource = nil
                     placement = (area.column + layout.column, area.row + layout.row)

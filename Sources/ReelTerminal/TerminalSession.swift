@@ -90,6 +90,8 @@ public final class TerminalSession: Sendable {
     // Immutable after init.
     private let input: Int32
     private let output: Int32
+    /// Standard error, kept off the screen while the session owns it.
+    private let errorHold: StandardErrorHold
     /// Runs the signal handlers (a serial queue: one signal at a time).
     private let signalQueue = DispatchQueue(label: "reel.terminal.signals")
 
@@ -116,10 +118,14 @@ public final class TerminalSession: Sendable {
     private let state = Mutex(State())
 
     /// A session on `input` and `output` (standard input and output by default). Nothing
-    /// changes until ``enter()``.
-    public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
+    /// changes until ``enter()``. While it owns the screen, what the process writes to
+    /// `errorOutput` (standard error) is held back when that is the same terminal, and
+    /// written out after ``restore()`` (``StandardErrorHold``): a log line would otherwise land
+    /// in the picture, and one on the last row scroll the screen.
+    public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, errorOutput: Int32 = STDERR_FILENO) {
         self.input = input
         self.output = output
+        errorHold = StandardErrorHold(fd: errorOutput, screen: output)
     }
 
     deinit { restore() }
@@ -153,15 +159,21 @@ public final class TerminalSession: Sendable {
     /// - Throws: ``TerminalSessionError`` when `input` is not a terminal.
     public func enter() throws {
         guard Self.isTerminal(input) else { throw TerminalSessionError.notATerminal }
-        try setUp()
+        errorHold.hold()
+        do { try setUp() } catch {
+            errorHold.release()
+            throw error
+        }
         installSignalHandlers()
         startReader()
     }
 
     /// Puts the terminal back as it was: keyboard flags popped, mouse off, cursor shown,
-    /// the user's screen back, cooked mode. Idempotent; safe from any thread.
+    /// the user's screen back, cooked mode; then what came to standard error meanwhile.
+    /// Idempotent; safe from any thread.
     public func restore() {
         tearDown()
+        errorHold.release()
         let hadSources = state.withTrackedLock { state in
             state.stopping = true
             if state.stopPipe[1] >= 0 {
