@@ -90,6 +90,12 @@ struct BenchCommandTests {
         let reelPeak = try #require(memory["Reel play --headless"] as? [String: Any])
         #expect((reelPeak["p50"] as? Double ?? 0) > 10_000_000, "a whole Reel process is more than 10 MB resident")
         #expect(reelPeak["failures"] as? Int == 0)
+        // And stopped after the first half of the clip: the caps are full by then, so the whole
+        // clip's peak is no higher (within the goal's 10 %).
+        let half = try #require(memory.first { $0.key.hasPrefix("Reel, first ") }?.value as? [String: Any], "\(memory.keys)")
+        #expect(half["failures"] as? Int == 0)
+        let held = try #require(object["peakMemoryWholeOverFirstHalf"] as? Double)
+        #expect(held > 0 && held <= 1.10, "whole clip's peak over its first half's: \(held)")
     }
 
     @Test func adaptiveReportsTheFirstSwitchUpAndStallsBesideAFixedTopVariant() async throws {
