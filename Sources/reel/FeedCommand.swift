@@ -53,6 +53,7 @@ struct FeedCommand: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Loudness") var loudness: LoudnessOptions<FeedLoudness>
+    @OptionGroup(title: "Audio tracks") var audioTracks: AudioTrackOptions
 
     func validate() throws {
         guard swipes >= 0 else { throw ValidationError("--swipes must be 0 or more") }

@@ -61,6 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var global: GlobalOptions
     @OptionGroup(title: "Loudness") var loudness: LoudnessOptions<PlayLoudness>
+    @OptionGroup(title: "Audio tracks") var audioTracks: AudioTrackOptions
 
     func validate() throws {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }

@@ -75,6 +75,7 @@ enum ProbeOutput {
         if let v = s.language { out["language"] = v }
         if let v = s.title { out["title"] = v }
         if s.isForced { out["forced"] = true }
+        if !s.roles.isEmpty { out["roles"] = s.roles }
         if s.isAttachedPicture { out["attachedPicture"] = true }
         if let color = s.color { out["color"] = ColorProbe.json(color) }
         return out
@@ -101,6 +102,7 @@ enum ProbeOutput {
             if let title = s.title { line += " \"\(title)\"" }
             if s.isDefault { line += " default" }
             if s.isForced { line += " forced" }
+            if !s.roles.isEmpty { line += " (\(s.roles.joined(separator: ", ")))" }
             if s.isSelected { line += " *" }
             lines.append(line)
             if let color = s.color { lines += ColorProbe.lines(color) }

@@ -208,6 +208,7 @@ final class PlaybackTrace: Sendable {
             break
         case .firstFrame(let report):
             writer.write(TraceWriter.firstFrame(report))
+            if let info = player.mediaInfo, !info.audioTracks.isEmpty { writer.write(TraceWriter.audioTracks(info)) }
             // The measurement a trace is usually read for: on disk at once.
             writer.flush()
         case .seekCompleted(let target, let landed, let finished):

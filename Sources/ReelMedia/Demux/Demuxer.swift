@@ -38,6 +38,10 @@ package final class Demuxer: @unchecked Sendable {
     package private(set) var captionStreamIndices: [Int32] = []
     /// Whether subtitle streams are read (see ``captionStreamIndices``).
     let readsCaptions: Bool
+    /// Which audio stream plays (`Demuxer+Streams`).
+    let audioSelection: AudioSelection
+    /// Why it was chosen.
+    var audioChoice: String?
     /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
     private(set) var usedStreamInfoProbe = false
     package private(set) var info: MediaInfo
@@ -72,7 +76,8 @@ package final class Demuxer: @unchecked Sendable {
     /// With `schedules`, an HLS playlist is first offered to a ``StreamSchedulingLoader``
     /// (Reel's segment scheduler): when it takes it, the media it reads in the playlist's place
     /// is opened instead, from `startTime` seconds (the engine does this; tools do not).
-    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, captions: Bool = false, io: IOActivity? = nil,
+    init(url: URL, loader: any ResourceLoader, fastStart: Bool = true, captions: Bool = false,
+         audio: AudioSelection = AudioSelection(), io: IOActivity? = nil,
          limits: NestedAccessPolicy.Limits = .default, schedules: Bool = false, startTime: Double? = nil,
          onContentInformation: (@Sendable () -> Void)? = nil, onFirstByte: (@Sendable () -> Void)? = nil,
          onBridge: ((AVIOBridge) -> Void)? = nil) throws {
@@ -80,6 +85,7 @@ package final class Demuxer: @unchecked Sendable {
         self.url = url
         self.sectionURL = url
         self.readsCaptions = captions
+        self.audioSelection = audio
         self.sections = loader as? any SectionedResourceLoader
         self.io = io
         let hooks = AVIOBridge.Hooks(io: io, onContentInformation: onContentInformation, onFirstByte: onFirstByte)
@@ -201,6 +207,7 @@ package final class Demuxer: @unchecked Sendable {
             }
         }
         info = describe()
+        info.audioChoice = audioChoice
         // A sectioned stream (Reel's segment scheduler) knows its duration from its playlist.
         if info.duration == nil, let seconds = sections?.duration(of: url), seconds > 0 {
             info.duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
@@ -245,38 +252,11 @@ package final class Demuxer: @unchecked Sendable {
 
     private func selectStreams() {
         guard let format else { return }
-        var video: Int32?
-        var videoIsDefault = false
-        var audio: Int32?
-        var audioIsDefault = false
-        var captions: [Int32] = []
-        for i in 0..<Int(format.pointee.nb_streams) {
-            guard let stream = format.pointee.streams[i], let parameters = stream.pointee.codecpar else { continue }
-            let disposition = stream.pointee.disposition
-            let isDefault = disposition & AV_DISPOSITION_DEFAULT != 0
-            switch parameters.pointee.codec_type {
-            case AVMEDIA_TYPE_VIDEO:
-                if disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { continue }
-                if avcodec_find_decoder(parameters.pointee.codec_id) == nil { continue }
-                if video == nil || (isDefault && !videoIsDefault) {
-                    video = Int32(i)
-                    videoIsDefault = isDefault
-                }
-            case AVMEDIA_TYPE_AUDIO:
-                if avcodec_find_decoder(parameters.pointee.codec_id) == nil { continue }
-                if audio == nil || (isDefault && !audioIsDefault) {
-                    audio = Int32(i)
-                    audioIsDefault = isDefault
-                }
-            case AVMEDIA_TYPE_SUBTITLE:
-                if readsCaptions, avcodec_find_decoder(parameters.pointee.codec_id) != nil { captions.append(Int32(i)) }
-            default:
-                continue
-            }
-        }
-        videoStreamIndex = video
-        audioStreamIndex = audio
-        captionStreamIndices = captions
+        let chosen = chooseStreams(format)
+        videoStreamIndex = chosen.video
+        audioStreamIndex = chosen.audio
+        captionStreamIndices = chosen.captions
+        audioChoice = chosen.audioChoice
     }
 
     /// Whether the header gave everything decoding needs, so probing can be skipped.
@@ -362,6 +342,7 @@ package final class Demuxer: @unchecked Sendable {
                 s.title = String(cString: value)
             }
             s.isForced = stream.pointee.disposition & AV_DISPOSITION_FORCED != 0
+            s.roles = Self.roles(stream.pointee.disposition)
             if kind == .video {
                 s.width = Int(p.width)
                 s.height = Int(p.height)

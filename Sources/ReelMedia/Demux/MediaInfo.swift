@@ -29,6 +29,8 @@ public struct MediaInfo: Sendable, Codable, Hashable {
     public var videoStream: StreamInfo? { streams.first { $0.isSelected && $0.kind == .video } }
     /// The stream the player decodes for audio, if any.
     public var audioStream: StreamInfo? { streams.first { $0.isSelected && $0.kind == .audio } }
+    /// Why that audio stream was chosen (``AudioSelection/Choice/reason``), when there is one.
+    public var audioChoice: String?
 }
 
 /// One stream of a media file.
@@ -70,6 +72,8 @@ public struct StreamInfo: Sendable, Codable, Hashable {
     /// The container marks this stream as forced (subtitles shown even with captions off:
     /// signs, foreign-language lines).
     public var isForced = false
+    /// What the stream is for, from its disposition (see ``AudioTrack/roles``).
+    public var roles: [String] = []
     /// The container marks this stream as the default of its kind.
     public var isDefault: Bool
     /// The stream is a cover picture, not video.

@@ -66,6 +66,7 @@ extension PlaybackEngine {
         do {
             demuxer = try Demuxer(
                 url: url, loader: loader, fastStart: configuration.fastStart, captions: true,
+                audio: configuration.audioSelection,
                 io: IOActivity(monitor: monitor, worker: worker), schedules: true, startTime: startTime?.seconds,
                 onContentInformation: { [weak self] in self?.mark(\.contentInfoMs) },
                 onFirstByte: { [weak self] in self?.mark(\.firstByteMs) },

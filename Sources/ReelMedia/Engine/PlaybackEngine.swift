@@ -56,6 +56,8 @@ public struct PipelineConfiguration: Sendable, Hashable {
     public var fastFirstFrame = true
     /// Skip `avformat_find_stream_info` where the container header suffices.
     public var fastStart = true
+    /// Which audio track plays (preferred languages, a role, a track): the same for every item.
+    public var audioSelection = AudioSelection.processDefault
 
     public init() {}
 }
