@@ -1,7 +1,8 @@
 #version 330 core
 // Planar (Y, U, V) or semi-planar (Y, UV interleaved: NV12, P010) YUV to RGB.
 // uColor and uOffset fold range expansion, bit depth and the BT.601/709/2020 matrix
-// into one affine map (see YUVToRGB.swift).
+// into one affine map (see YUVToRGB.swift); the chroma planes are sampled where the frame's
+// chroma location puts their samples (uChromaOffset).
 // HDR and wide-gamut frames (uMapped 1) then go through uTable, the 3D lookup table of
 // ReelCore's ColorLUT (linearise, primaries to BT.709: signed PQ of the light in nits), and
 // are finished as ColorLUT.finish does: the tone curve (ToneMappingCurve: BT.2390, clip,
@@ -13,6 +14,7 @@ uniform sampler2D uPlaneY;
 uniform sampler2D uPlaneU;     // U, or UV for semi-planar
 uniform sampler2D uPlaneV;
 uniform int uSemiPlanar;
+uniform vec2 uChromaOffset;   // where the chroma samples sit (YUVToRGB.chromaOffset)
 uniform mat3 uColor;
 uniform vec3 uOffset;
 uniform int uMapped;
@@ -94,8 +96,9 @@ vec3 encode(vec3 l) {
 
 void main() {
     float y = texture(uPlaneY, vUV).r;
-    vec2 uv = uSemiPlanar == 1 ? texture(uPlaneU, vUV).rg
-                               : vec2(texture(uPlaneU, vUV).r, texture(uPlaneV, vUV).r);
+    vec2 c = vUV + uChromaOffset;
+    vec2 uv = uSemiPlanar == 1 ? texture(uPlaneU, c).rg
+                               : vec2(texture(uPlaneU, c).r, texture(uPlaneV, c).r);
     vec3 rgb = uColor * vec3(y, uv) + uOffset;
     if (uMapped == 1) {
         vec3 coordinate = (clamp(rgb, 0.0, 1.0) * (uTableSize - 1.0) + 0.5) / uTableSize;

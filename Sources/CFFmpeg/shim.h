@@ -181,6 +181,7 @@ static inline int reel_lavfi_load(ReelLavfi *_Nonnull table, char *_Nonnull erro
 typedef void *reel_sws_context;
 static inline int reel_sws_area(void) { return SWS_AREA; }
 static inline int reel_sws_bilinear(void) { return SWS_BILINEAR; }
+static inline int reel_sws_bicubic(void) { return SWS_BICUBIC; }
 static inline reel_sws_context reel_sws_get_cached_context(reel_sws_context context, int srcW, int srcH,
                                                            enum AVPixelFormat srcFormat, int dstW, int dstH,
                                                            enum AVPixelFormat dstFormat, int flags) {
@@ -188,6 +189,27 @@ static inline reel_sws_context reel_sws_get_cached_context(reel_sws_context cont
                                 flags, NULL, NULL, NULL);
 }
 static inline void reel_sws_free_context(reel_sws_context context) { sws_freeContext((struct SwsContext *)context); }
+// A new context whose source chroma sits where the frame says: `chromaX`, `chromaY` in 1/256 of a
+// luma sample from the first luma sample (0 co-sited, 128 halfway; swscale's own default, -513,
+// is the centre). sws_getCachedContext cannot set these; the AVOption names are the same on 5.1
+// to 8. Accurate rounding keeps swscale off its unscaled YUV-to-RGB shortcut (which takes the
+// nearest chroma sample and ignores the siting), full chroma interpolation upsamples chroma to
+// every output pixel instead of every other. NULL when swscale refuses the conversion.
+static inline reel_sws_context reel_sws_sited_context(int srcW, int srcH, enum AVPixelFormat srcFormat, int dstW,
+                                                      int dstH, enum AVPixelFormat dstFormat, int flags,
+                                                      int chromaX, int chromaY) {
+    struct SwsContext *context = sws_alloc_context();
+    if (!context) return NULL;
+    if (av_opt_set_int(context, "srcw", srcW, 0) < 0 || av_opt_set_int(context, "srch", srcH, 0) < 0 ||
+        av_opt_set_int(context, "src_format", srcFormat, 0) < 0 || av_opt_set_int(context, "dstw", dstW, 0) < 0 ||
+        av_opt_set_int(context, "dsth", dstH, 0) < 0 || av_opt_set_int(context, "dst_format", dstFormat, 0) < 0 ||
+        av_opt_set_int(context, "sws_flags", flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, 0) < 0 || av_opt_set_int(context, "src_h_chr_pos", chromaX, 0) < 0 ||
+        av_opt_set_int(context, "src_v_chr_pos", chromaY, 0) < 0 || sws_init_context(context, NULL, NULL) < 0) {
+        sws_freeContext(context);
+        return NULL;
+    }
+    return (reel_sws_context)context;
+}
 static inline int reel_sws_scale(reel_sws_context context, const uint8_t *const source[], const int sourceStride[],
                                  int sliceY, int sliceH, uint8_t *const destination[], const int destinationStride[]) {
     return sws_scale((struct SwsContext *)context, source, sourceStride, sliceY, sliceH, destination, destinationStride);

@@ -189,6 +189,8 @@ final class GLRenderer: WindowRenderer {
             conversion.matrix.withUnsafeBufferPointer { gl.uniformMatrix3fv(yuvProgram["uColor"], 1, 0, $0.baseAddress) }
             gl.uniform3f(yuvProgram["uOffset"], conversion.offset[0], conversion.offset[1], conversion.offset[2])
             gl.uniform1i(yuvProgram["uSemiPlanar"], format.isSemiPlanar ? 1 : 0)
+            let chroma = chromaOffset(prepared)
+            gl.uniform2f(yuvProgram["uChromaOffset"], chroma.x, chroma.y)
             colorTable.bind(yuvProgram)
             for (i, name) in ["uPlaneY", "uPlaneU", "uPlaneV"].enumerated() {
                 gl.activeTexture(UInt32(GL_TEXTURE0) + UInt32(i))
@@ -398,6 +400,14 @@ final class GLRenderer: WindowRenderer {
         uploaded = prepared
         colorTable.prepare(prepared)
         return prepared
+    }
+
+    /// The chroma planes' sampling offset for `frame`'s chroma location.
+    private func chromaOffset(_ frame: VideoFrame) -> (x: Float, y: Float) {
+        let format = frame.pixelFormat
+        let chroma = frame.withPlanes { planes in planes.count > 1 ? (planes[1].width, planes[1].height) : (frame.width, frame.height) }
+        return YUVToRGB.chromaOffset(frame.color.chromaLocation, shiftX: format.chromaShiftX, shiftY: format.chromaShiftY,
+                                     planeWidth: chroma.0, planeHeight: chroma.1)
     }
 
     private func imageTexture(key: String, image: RGBImage) -> UInt32? {

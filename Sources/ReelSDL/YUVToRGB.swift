@@ -59,6 +59,19 @@ public struct YUVToRGB: Sendable, Hashable {
         self.offset = offset
     }
 
+    /// What to add to the picture's texture coordinate to sample its chroma planes (`planeWidth`
+    /// × `planeHeight` texels, subsampled by 2^`shiftX`, 2^`shiftY`) where `location` puts the
+    /// chroma samples. A texture sampled at the luma's coordinate puts each chroma texel's centre
+    /// halfway across the luma samples it covers (the centre); a sample `p` luma samples from its
+    /// first instead is `½ − (½ + p) / 2^shift` texels away: +¼ for left-sited 4:2:0 across.
+    public static func chromaOffset(_ location: ChromaLocation, shiftX: Int, shiftY: Int,
+                                    planeWidth: Int, planeHeight: Int) -> (x: Float, y: Float) {
+        let position = location.position(shiftX: shiftX, shiftY: shiftY)
+        let x = 0.5 - (0.5 + position.x) / Double(1 << shiftX)
+        let y = 0.5 - (0.5 + position.y) / Double(1 << shiftY)
+        return (Float(x / Double(max(planeWidth, 1))), Float(y / Double(max(planeHeight, 1))))
+    }
+
     /// RGB (0…1, clamped) for code values `y`, `u`, `v` stored in `storageBits` texels.
     public func rgb(y: Double, u: Double, v: Double, storageBits: Int) -> (r: Double, g: Double, b: Double) {
         let storageMax = Double((1 << storageBits) - 1)

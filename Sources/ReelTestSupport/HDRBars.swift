@@ -105,11 +105,14 @@ public enum HDRBars {
 }
 
 extension HDRBars {
-    /// The first frame of `url` as FFmpeg converts it to packed RGB (`-pix_fmt rgb24`).
+    /// The first frame of `url` as FFmpeg converts it to packed RGB: with zscale, which upsamples
+    /// the chroma (bicubic) from where the stream says its samples sit, as Reel does. (`-pix_fmt
+    /// rgb24` alone goes through swscale's default, which takes every chroma sample as centred.)
     public static func rgb24(_ url: URL) throws -> [UInt8] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("reel-rgb-\(UUID().uuidString).raw")
         defer { try? FileManager.default.removeItem(at: file) }
-        try run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", url.path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", file.path])
+        try run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", url.path, "-frames:v", "1",
+                 "-vf", "zscale=m=gbr:r=full:f=bicubic,format=gbrp,format=rgb24", "-f", "rawvideo", "-pix_fmt", "rgb24", file.path])
         return [UInt8](try Data(contentsOf: file))
     }
 }

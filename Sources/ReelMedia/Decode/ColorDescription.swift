@@ -7,6 +7,27 @@ public enum ChromaLocation: String, Sendable, Hashable, Codable {
     /// Co-sited horizontally with the left luma sample (MPEG-2, H.264 and HEVC's default).
     case left
     case center, topLeft, top, bottomLeft, bottom
+
+    /// Where a chroma sample sits among the luma samples it covers, as a fraction (0, ½ or 1)
+    /// of the way from the first to the last of them: horizontally, then vertically
+    /// (H.273 `ChromaSampleLocType`; FFmpeg's `av_chroma_location_enum_to_pos` for 4:2:0, / 256).
+    public var fraction: (x: Double, y: Double) {
+        switch self {
+        case .left: (0, 0.5)
+        case .center: (0.5, 0.5)
+        case .topLeft: (0, 0)
+        case .top: (0.5, 0)
+        case .bottomLeft: (0, 1)
+        case .bottom: (0.5, 1)
+        }
+    }
+
+    /// The chroma sample's distance in luma samples from the first luma sample it covers, in a
+    /// plane subsampled by 2^`shiftX` across and 2^`shiftY` down (0 along a side that is not
+    /// subsampled): left-sited 4:2:0 is (0, 0.5).
+    public func position(shiftX: Int, shiftY: Int) -> (x: Double, y: Double) {
+        (fraction.x * Double((1 << shiftX) - 1), fraction.y * Double((1 << shiftY) - 1))
+    }
 }
 
 /// The mastering display of an HDR grade (SMPTE ST 2086).

@@ -9,16 +9,48 @@ internal import CFFmpeg
 /// owner (a renderer, a converter call) uses it from one thread at a time.
 public final class FrameScaler: @unchecked Sendable {
     private var context: UnsafeMutableRawPointer?
+    /// `rgb`'s context, made for the source's chroma siting, and what it was made for.
+    private var sitedContext: UnsafeMutableRawPointer?
+    private var sitedKey: SitedKey?
     private let flags: Int32
 
+    /// `rgb`'s filter: area averaging, or bicubic (swscale's bilinear misplaces chroma samples by
+    /// up to a quarter of a chroma sample, whatever siting it is told: ChromaLocationTests).
+    private let sitedFlags: Int32
+
     /// `smooth` uses area averaging (best for large downscales, the terminal's
-    /// case); otherwise bilinear.
+    /// case); otherwise bicubic for pictures (bilinear for conversions at the same size).
     public init(smooth: Bool = true) {
         flags = smooth ? reel_sws_area() : reel_sws_bilinear()
+        sitedFlags = smooth ? reel_sws_area() : reel_sws_bicubic()
     }
 
     deinit {
         reel_sws_free_context(context)
+        reel_sws_free_context(sitedContext)
+    }
+
+    /// What a sited context depends on.
+    private struct SitedKey: Equatable {
+        var width: Int32, height: Int32, format: Int32, outWidth: Int, outHeight: Int, outFormat: Int32
+        var chromaX: Int32, chromaY: Int32
+    }
+
+    /// A context for `frame` to `width` × `height` in `format` whose chroma upsampling puts each
+    /// chroma sample where the frame's chroma location says (swscale's own default is the centre,
+    /// where H.264 and HEVC put it on the left), kept while the shape stays.
+    private func sitedContext(_ frame: VideoFrame, width: Int, height: Int, format: AVPixelFormat) -> UnsafeMutableRawPointer? {
+        let source = frame.box.pointer.pointee
+        let pixelFormat = frame.pixelFormat
+        let position = pixelFormat.isYUV ? frame.color.chromaLocation.position(shiftX: pixelFormat.chromaShiftX, shiftY: pixelFormat.chromaShiftY) : (x: 0, y: 0)
+        let key = SitedKey(width: source.width, height: source.height, format: source.format, outWidth: width, outHeight: height,
+                           outFormat: format.rawValue, chromaX: Int32((position.x * 256).rounded()), chromaY: Int32((position.y * 256).rounded()))
+        if key == sitedKey, let sitedContext { return sitedContext }
+        reel_sws_free_context(sitedContext)
+        sitedContext = reel_sws_sited_context(source.width, source.height, AVPixelFormat(rawValue: source.format), Int32(width), Int32(height),
+                                              format, sitedFlags, key.chromaX, key.chromaY)
+        sitedKey = sitedContext == nil ? nil : key
+        return sitedContext
     }
 
     /// `frame` scaled to `width` × `height` as packed RGB (no rotation applied). HDR and
@@ -53,11 +85,7 @@ public final class FrameScaler: @unchecked Sendable {
     private func scale(_ frame: VideoFrame, width: Int, height: Int, to format: AVPixelFormat,
                        bytesPerPixel: Int) throws -> (bytes: [UInt8], stride: Int) {
         let source = frame.box.pointer
-        context = reel_sws_get_cached_context(
-            context, source.pointee.width, source.pointee.height, AVPixelFormat(rawValue: source.pointee.format),
-            Int32(width), Int32(height), format, flags
-        )
-        guard let context else {
+        guard let context = sitedContext(frame, width: width, height: height, format: format) else {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
         }
         applyColorDetails(context, frame: frame)
