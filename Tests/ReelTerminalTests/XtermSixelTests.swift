@@ -16,8 +16,6 @@ enum Xterm {
 
 @Suite("reel play in xterm -ti vt340", .enabled(if: Xterm.isAvailable), .serialized)
 struct XtermSixelTests {
-    private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-
     @Test func autoChoosesSixelFromTheAnswersAndDrawsThePicture() async throws {
         let reel = try await ReelBinary.locate()
         let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 1, audioCodec: nil,
@@ -52,6 +50,40 @@ struct XtermSixelTests {
         let middle = screen.canvas[image.column * cell[0] + image.width / 2, image.row * cell[1] + image.height / 2]
         #expect(abs(Int(middle.r) - 48) <= 10 && abs(Int(middle.g) - 96) <= 10 && abs(Int(middle.b) - 192) <= 10, "\(middle)")
     }
+}
+
+extension XtermSixelTests {
+    /// With `--verbose` the log (the output chosen, FFmpeg's own messages) would land on the
+    /// screen mid-picture, and a line on the last row scroll it all up one row (the category
+    /// row gone, the progress line twice, a stripe of the picture at the top): in xterm's own
+    /// log, no line feed reaches the alternate screen, and the log comes after it.
+    @Test func theLogWaitsUntilTheScreenIsTheUsersAgain() async throws {
+        let reel = try await ReelBinary.locate()
+        let clip = try Fixtures.clip(ClipSpec(width: 90, height: 160, frameRate: 30, duration: 1, audioCodec: nil,
+                                              videoSource: "testsrc2=size=90x160:rate=30"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-xterm-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("xterm.log").path
+        // The shell stays a second after reel: xterm logs what it read before its child ended.
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --verbose --frames 12 "
+            + Self.quoted(clip.path) + "; sleep 1"
+        let line = "timeout 90 xvfb-run -a -s '-screen 0 1280x1024x24' xterm -ti vt340 -geometry 120x45 "
+            + "-l -lf \(Self.quoted(log)) -e sh -c \(Self.quoted(inner)) </dev/null >/dev/null 2>&1"
+        let status = await Task.detached { system(line) }.value
+        #expect(status == 0, "xvfb-run xterm failed (\(status))")
+        let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data())
+        let text = String(decoding: bytes, as: UTF8.self)
+        let enter = try #require(text.range(of: "\u{1B}[?1049h"), "no alternate screen in xterm's log (\(bytes.count) bytes)")
+        let leave = try #require(text.range(of: "\u{1B}[?1049l", range: enter.upperBound..<text.endIndex))
+        let onScreen = text[enter.upperBound..<leave.lowerBound]
+        #expect(onScreen.contains("\u{1B}P"), "no sixel image")
+        #expect(!onScreen.contains("\n") && !onScreen.contains("terminal output"),
+                "\(onScreen.split(separator: "\n").dropFirst().first.map { String($0.prefix(200)) } ?? "")")
+        #expect(text[leave.upperBound...].contains("terminal output: sixel"))
+    }
+
+    fileprivate static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }
 
 /// Reel's sixel read by another implementation: libsixel's `sixel2png`, its PNG read back
