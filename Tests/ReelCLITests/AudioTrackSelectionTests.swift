@@ -3,7 +3,8 @@ import ReelTestSupport
 import Testing
 
 /// An item with two audio streams (English: a 440 Hz tone; French: seeded white noise), packaged
-/// by FFmpeg's Matroska and MP4 muxers: `reel probe` lists both, `reel play --audio-language fra`
+/// by FFmpeg's Matroska, MP4 and MPEG-TS muxers, and as an HLS master with the two as
+/// `EXT-X-MEDIA TYPE=AUDIO` renditions by its HLS muxer: `reel probe` lists both, `reel play --audio-language fra`
 /// plays the French one sample for sample as FFmpeg decodes that stream (within one step of
 /// 16 bits: the two convert decoded floats to integers each their own way), and a language the
 /// item lacks falls back to its default track, the trace saying why.
@@ -58,7 +59,7 @@ import Testing
         return (margin..<(reference.count - margin)).map { abs(Int(played[$0]) - Int(reference[$0])) }.max() ?? .max
     }
 
-    @Test(arguments: ["mkv", "mp4"])
+    @Test(arguments: ["mkv", "mp4", "ts"])
     func theFrenchTrackPlaysAsFFmpegDecodesIt(container: String) async throws {
         let scratch = try Scratch("reel-audio-tracks")
         defer { scratch.remove() }
@@ -72,6 +73,28 @@ import Testing
         let english = try await Self.reference(path, audio: 0, in: scratch)
         #expect(Self.largestDifference(played, french) <= 1)
         #expect(Self.largestDifference(played, english) > 1000)
+    }
+
+    /// The two as HLS audio renditions (`LANGUAGE` eng, the `DEFAULT`, and fra) beside one video
+    /// variant: FFmpeg's HLS demuxer offers both as streams, and the preference picks.
+    @Test func anHLSAudioRenditionIsChosenByLanguage() async throws {
+        let scratch = try Scratch("reel-audio-hls")
+        defer { scratch.remove() }
+        let item = try await Self.item("mkv", in: scratch)
+        let packaged = try await runSeparately(Self.env, [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-i", item, "-map", "0:v", "-map", "0:a:0", "-map", "0:a:1",
+            "-c:v", "copy", "-c:a", "aac", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+            "-master_pl_name", "master.m3u8",
+            "-var_stream_map", "v:0,agroup:aud a:0,agroup:aud,language:eng,name:English,default:yes a:1,agroup:aud,language:fra,name:French",
+            "-hls_segment_filename", scratch.file("s%v_%03d.ts"), scratch.file("p%v.m3u8"),
+        ])
+        try #require(packaged.status == 0, "ffmpeg: \(packaged.stderr)")
+        let (played, line) = try await Self.play(scratch.file("master.m3u8"), ["--audio-language", "fra"], in: scratch)
+        let tracks = try #require(line["tracks"] as? [[String: Any]])
+        #expect(tracks.compactMap { $0["language"] as? String } == ["eng", "fra"])
+        #expect(line["reason"] as? String == "language fra")
+        let french = try await Self.reference(scratch.file("pFrench.m3u8"), audio: 0, in: scratch)
+        #expect(Self.largestDifference(played, french) <= 1)
     }
 
     @Test func aLanguageTheItemLacksPlaysItsDefaultTrackAndSaysWhy() async throws {
