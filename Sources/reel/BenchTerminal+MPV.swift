@@ -12,13 +12,8 @@ enum MPVTerminalBench {
         guard let executable = find(mpv) else {
             return [TerminalBenchRow(name: "mpv", note: "\(mpv) not found: no mpv comparison")]
         }
-        let common = ["--no-config", "--really-quiet", "--no-audio", "--untimed", "--frames=\(frames)"]
-        let sixelArguments = common + [
-            "--vo=sixel", "--vo-sixel-cols=\(grid.columns)", "--vo-sixel-rows=\(grid.rows)",
-            "--vo-sixel-width=\(grid.columns * grid.cellWidth)", "--vo-sixel-height=\(grid.rows * grid.cellHeight)",
-            "--vo-sixel-exit-clear=no", url.path,
-        ]
-        let tctArguments = common + ["--vo=tct", "--vo-tct-width=\(grid.columns)", "--vo-tct-height=\(grid.rows)", url.path]
+        let sixelArguments = arguments(.sixel, url: url, grid: grid, frames: frames)
+        let tctArguments = arguments(.cells, url: url, grid: grid, frames: frames)
         return await onOwnThread(named: "reel.bench.mpv") {
             var sixel = TerminalBenchRow(name: "mpv --vo=sixel (whole frames)")
             var tct = TerminalBenchRow(name: "mpv --vo=tct (whole frames)")
@@ -39,6 +34,26 @@ enum MPVTerminalBench {
             }
             return [sixel, tct]
         }
+    }
+
+    /// mpv's arguments for its sixel output (`.sixel`) or its cells (`.cells`, `--vo=tct`) on
+    /// `url`, in `grid`, for `frames` frames as fast as it decodes.
+    static func arguments(_ output: TerminalGraphics.Output, url: URL, grid: TerminalBenchGrid, frames: Int) -> [String] {
+        let common = ["--no-config", "--really-quiet", "--no-audio", "--untimed", "--frames=\(frames)"]
+        guard output == .sixel else {
+            return common + ["--vo=tct", "--vo-tct-width=\(grid.columns)", "--vo-tct-height=\(grid.rows)", url.path]
+        }
+        return common + [
+            "--vo=sixel", "--vo-sixel-cols=\(grid.columns)", "--vo-sixel-rows=\(grid.rows)",
+            "--vo-sixel-width=\(grid.columns * grid.cellWidth)", "--vo-sixel-height=\(grid.rows * grid.cellHeight)",
+            "--vo-sixel-exit-clear=no", url.path,
+        ]
+    }
+
+    static func find(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// The first image's PSNR against the first frame scaled to its raster size.
@@ -74,12 +89,6 @@ enum MPVTerminalBench {
             }
         }
         return images
-    }
-
-    private static func find(_ name: String) -> String? {
-        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// Runs `executable` with `arguments`; its standard output and the seconds it took.

@@ -21,7 +21,11 @@ struct BenchTerminalCommand: AsyncParsableCommand {
             PSNR: sixel decoded by Reel's own sixel reader, kitty composed from the rectangles sent, \
             against the scaled frame; cells are exact at their 1×2 pixels a cell (no PSNR). mpv is run \
             on the same clip, grid and pixels (its output through a pipe); its PSNR is its first image's \
-            against the first frame scaled to its size.
+            against the first frame scaled to its size. With --through-terminal (standard output a \
+            terminal, such as xterm -ti vt340 or kitty), each output's frames, and mpv's, are also \
+            written to the terminal it runs in (/dev/tty) as fast as it takes them: "term fps" is frames over the time \
+            from the first write to the terminal's answer to DA1 sent after the last (it answers in \
+            order, having drawn them all).
             """
     )
 
@@ -44,6 +48,8 @@ struct BenchTerminalCommand: AsyncParsableCommand {
     var sixelDither = SixelEncoder.Configuration().dither
     @Option(help: "How far a pixel may move (per channel) before sixel sends its row again.")
     var tolerance = SixelEncoder.Configuration().tolerance
+    @Flag(help: "Also write every output's frames (and mpv's) to the terminal it runs in and time how fast it takes them.")
+    var throughTerminal = false
 
     func validate() throws {
         guard columns >= 10, rows >= 8, frames >= 1 else { throw ValidationError("--columns ≥ 10, --rows ≥ 8 and --frames ≥ 1") }
@@ -51,6 +57,9 @@ struct BenchTerminalCommand: AsyncParsableCommand {
             throw ValidationError("--sixel-colors is 2-256, --sixel-dither 0-128, --tolerance 0-255")
         }
         guard parsedCell != nil else { throw ValidationError("--cell is WxH in pixels, such as 8x16") }
+        guard !throughTerminal || TerminalBench.hasControllingTerminal else {
+            throw ValidationError("--through-terminal needs a terminal (/dev/tty) to write to")
+        }
     }
 
     private var parsedCell: (width: Int, height: Int)? {
@@ -68,15 +77,24 @@ struct BenchTerminalCommand: AsyncParsableCommand {
         let grid = TerminalBenchGrid(columns: columns, rows: rows, cellWidth: cell.width, cellHeight: cell.height,
                                      sixel: .init(colors: sixelColors, dither: sixelDither, tolerance: tolerance))
         let limit = frames
-        let measured: [TerminalBenchRow]
+        let keep = throughTerminal
+        let measured: (rows: [TerminalBenchRow], sent: [[[UInt8]]])
         do {
-            measured = try await onOwnThread(named: "reel.bench.term") { try TerminalBench.measure(url, grid: grid, frames: limit) }
+            measured = try await onOwnThread(named: "reel.bench.term") {
+                try TerminalBench.measure(url, grid: grid, frames: limit, keep: keep)
+            }
         } catch {
             printError("reel: \(input): \(error)")
             throw ExitCode(3)
         }
-        var rows = measured
+        var rows = measured.rows
         if mpv != "none" { rows += await MPVTerminalBench.rows(mpv: mpv, url: url, grid: grid, frames: limit) }
+        if throughTerminal {
+            let timed = rows, sent = measured.sent, mpv = self.mpv
+            rows = try await onOwnThread(named: "reel.bench.intake") {
+                try TerminalBench.throughTerminal(timed, sent: sent, mpv: mpv, url: url, grid: grid, frames: limit)
+            }
+        }
         print(TerminalBench.table(rows, grid: grid, input: (input as NSString).lastPathComponent, frames: limit))
     }
 }
@@ -95,30 +113,36 @@ struct TerminalBenchRow: Sendable {
     var psnr: [Double] = []
     var pixels = (width: 0, height: 0)
     var note = ""
+    /// With --through-terminal: seconds the terminal took for `frames` frames.
+    var terminalSeconds: Double?
 
     var bytesPerFrame: Double { frames == 0 ? .nan : Double(bytes) / Double(frames) }
     var framesPerSecond: Double { seconds == 0 ? .nan : Double(frames) / seconds }
     var meanPSNR: Double? { psnr.isEmpty ? nil : psnr.reduce(0, +) / Double(psnr.count) }
+    var terminalFramesPerSecond: Double? { terminalSeconds.flatMap { $0 > 0 && frames > 0 ? Double(frames) / $0 : nil } }
 }
 
 enum TerminalBench {
     /// Every output over the first `frames` frames of `url`.
-    static func measure(_ url: URL, grid: TerminalBenchGrid, frames: Int) throws -> [TerminalBenchRow] {
+    static func measure(_ url: URL, grid: TerminalBenchGrid, frames: Int, keep: Bool = false) throws
+        -> (rows: [TerminalBenchRow], sent: [[[UInt8]]]) {
         let area = TerminalChrome.videoArea(columns: grid.columns, rows: grid.rows, chromeVisible: true)
         var outputs = TerminalBenchOutputs(grid: grid, area: area)
+        outputs.keep = keep
         let scaler = FrameScaler()
         try SequentialDecoder.decodeVideo(url, loader: FileLoader(), threads: 1) { frame in
             outputs.add(frame, scaler: scaler)
             return outputs.count < frames
         }
-        return outputs.rows
+        return (outputs.rows, outputs.sent)
     }
 
     static func table(_ rows: [TerminalBenchRow], grid: TerminalBenchGrid, input: String, frames: Int) -> String {
         var out = "reel bench terminal: \(input), first \(frames) frames, \(grid.columns)×\(grid.rows) cells of "
             + "\(grid.cellWidth)×\(grid.cellHeight) px (\(grid.columns * grid.cellWidth)×\(grid.rows * grid.cellHeight))\n\n"
         out += "output".rightPadded(to: 34) + "picture".leftPadded(to: 10) + "B/frame".leftPadded(to: 11)
-            + "B/kpx".leftPadded(to: 8) + "enc fps".leftPadded(to: 9) + "PSNR dB".leftPadded(to: 9) + "\n"
+            + "B/kpx".leftPadded(to: 8) + "enc fps".leftPadded(to: 9) + "term fps".leftPadded(to: 10)
+            + "PSNR dB".leftPadded(to: 9) + "\n"
         for row in rows {
             let picture = row.pixels.width > 0 ? "\(row.pixels.width)×\(row.pixels.height)" : "–"
             let perKilopixel = row.pixels.width > 0 ? row.bytesPerFrame * 1000 / Double(row.pixels.width * row.pixels.height) : .nan
@@ -126,6 +150,7 @@ enum TerminalBench {
                 + (row.bytesPerFrame.isFinite ? String(format: "%.0f", row.bytesPerFrame) : "–").leftPadded(to: 11)
                 + (perKilopixel.isFinite ? String(format: "%.0f", perKilopixel) : "–").leftPadded(to: 8)
                 + (row.framesPerSecond.isFinite ? String(format: "%.1f", row.framesPerSecond) : "–").leftPadded(to: 9)
+                + (row.terminalFramesPerSecond.map { String(format: "%.1f", $0) } ?? "–").leftPadded(to: 10)
                 + (row.meanPSNR.map { String(format: "%.2f", $0) } ?? "–").leftPadded(to: 9)
                 + (row.note.isEmpty ? "" : "  \(row.note)") + "\n"
         }
@@ -145,6 +170,9 @@ struct TerminalBenchOutputs {
     var kittyWhole = KittyEncoder(configuration: .init(diffing: false))
     var screen: SixelScreen
     var kittyCanvas: RGBImage?
+    /// Whether to keep what each output sent, frame by frame (`sent`, by row).
+    var keep = false
+    var sent: [[[UInt8]]] = Array(repeating: [], count: 5)
     var rows: [TerminalBenchRow] = ["cells (half blocks, diffed)", "sixel (changed rows)", "sixel (whole frames)",
                                     "kitty (changed rectangle, zlib)", "kitty (whole frames, zlib)"].map { TerminalBenchRow(name: $0) }
 
@@ -206,5 +234,6 @@ struct TerminalBenchOutputs {
         rows[index].bytes += bytes.count
         rows[index].frames += 1
         rows[index].pixels = (image.width, image.height)
+        if keep { sent[index].append(bytes) }
     }
 }
