@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A ``ColorMapping`` made fast enough for every pixel: its smooth part
 /// (``ColorMapping/converted(_:)``: linearise, primaries to BT.709) sampled on a cube of
@@ -30,10 +31,49 @@ public struct ColorLUT: Sendable, Hashable {
     public static let defaultSize = 33
     static let tableCount = 4097
 
+    /// What the cube depends on: the tone mapping, the peaks and the display do not enter it.
+    public struct CubeKey: Sendable, Hashable {
+        public var transfer: ColorTransfer
+        public var primaries: ColorPrimaries
+        public var size: Int
+    }
+
+    /// The cube's key.
+    public var cubeKey: CubeKey { CubeKey(transfer: mapping.transfer, primaries: mapping.primaries, size: size) }
+
+    /// Cubes made so far, by what they depend on: each is computed once per process, so a new
+    /// scene peak or another output's table costs only the 1D tables (a few thousand points).
+    private static let cubes = Mutex<[CubeKey: [Float]]>([:])
+
     public init(_ mapping: ColorMapping, size: Int = ColorLUT.defaultSize) {
         precondition(size >= 2)
         self.size = size
         self.mapping = mapping
+        let key = CubeKey(transfer: mapping.transfer, primaries: mapping.primaries, size: size)
+        if let cached = Self.cubes.withLock({ $0[key] }) {
+            values = cached
+        } else {
+            let made = Self.cube(mapping, size: size)
+            values = Self.cubes.withLock { cubes in
+                if let first = cubes[key] { return first }
+                cubes[key] = made
+                return made
+            }
+        }
+        let last = Double(Self.tableCount - 1)
+        lightTable = (0..<Self.tableCount).map { Float(PQ.eotf(Double($0) / last) / mapping.targetPeak) }
+        toneTable = (0..<Self.tableCount).map { i in
+            let nits = PQ.eotf(Double(i) / last)
+            return Float(mapping.curve.map(nits, sourcePeak: max(mapping.sourcePeak, 1), targetPeak: mapping.targetPeak) / mapping.targetPeak)
+        }
+        encodeTable = (0..<Self.tableCount).map { i in
+            let s = Double(i) / last
+            return Float(mapping.display.encode(s * s))
+        }
+    }
+
+    /// The cube of `mapping`'s smooth part (see ``values``).
+    static func cube(_ mapping: ColorMapping, size: Int) -> [Float] {
         var values = [Float](repeating: 0, count: size * size * size * 3)
         let step = 1 / Double(size - 1)
         var index = 0
@@ -48,17 +88,7 @@ public struct ColorLUT: Sendable, Hashable {
                 }
             }
         }
-        self.values = values
-        let last = Double(Self.tableCount - 1)
-        lightTable = (0..<Self.tableCount).map { Float(PQ.eotf(Double($0) / last) / mapping.targetPeak) }
-        toneTable = (0..<Self.tableCount).map { i in
-            let nits = PQ.eotf(Double(i) / last)
-            return Float(mapping.curve.map(nits, sourcePeak: max(mapping.sourcePeak, 1), targetPeak: mapping.targetPeak) / mapping.targetPeak)
-        }
-        encodeTable = (0..<Self.tableCount).map { i in
-            let s = Double(i) / last
-            return Float(mapping.display.encode(s * s))
-        }
+        return values
     }
 
     /// The three 1D tables' storage, for a loop over many pixels.

@@ -3,8 +3,9 @@ import ReelMedia
 internal import CSDL2
 
 /// The window's half of the colour path: for each uploaded frame, its ``ColorMapper``'s
-/// ``ColorLUT`` (none for SDR), uploaded as a `GL_RGB16F` 3D texture when it changes (a new
-/// stream, a new scene peak), and the YUV program's uniforms that select it. The shader
+/// ``ColorLUT`` (none for SDR), its cube uploaded as a `GL_RGB32F` 3D texture when the cube
+/// changes (another transfer or primaries; a new scene peak changes only uniforms), and the YUV
+/// program's uniforms that select it. The shader
 /// interpolates the cube as ``ColorLUT/sample(_:size:_:_:_:)`` does and finishes as
 /// ``ColorLUT/finish(_:_:_:)`` does, so the window and the CPU path show the same picture.
 ///
@@ -14,7 +15,9 @@ final class GLColorTable {
     private let mapper = ColorMapper()
     private var table: ColorLUT?
     private var texture: UInt32 = 0
-    private var inTexture: ColorMapping?
+    /// The cube the 3D texture holds: uploaded again only for another transfer or primaries,
+    /// not for a new scene peak (the peak and curve are uniforms).
+    private var inTexture: ColorLUT.CubeKey?
 
     init(_ gl: GLFunctions) {
         self.gl = gl
@@ -49,14 +52,14 @@ final class GLColorTable {
             }
         }
         gl.bindTexture(UInt32(GL_TEXTURE_3D), texture)
-        if inTexture != table.mapping {
+        if inTexture != table.cubeKey {
             gl.pixelStorei(UInt32(GL_UNPACK_ALIGNMENT), 4)
             gl.pixelStorei(UInt32(GL_UNPACK_ROW_LENGTH), 0)
             let n = Int32(table.size)
             table.values.withUnsafeBytes {
                 gl.texImage3D(UInt32(GL_TEXTURE_3D), 0, GL_RGB32F, n, n, n, 0, UInt32(GL_RGB), UInt32(GL_FLOAT), $0.baseAddress)
             }
-            inTexture = table.mapping
+            inTexture = table.cubeKey
         }
         let mapping = table.mapping
         gl.uniform1f(program["uTableSize"], Float(table.size))

@@ -201,3 +201,21 @@ struct SplitMix {
     }
     mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
+
+@Suite struct ColorLUTCacheTests {
+    @Test func theCubeIsMadeOncePerTransferAndPrimaries() {
+        // A new scene peak, curve or display peak makes a new table on the same cube (the same
+        // storage, not recomputed); another transfer makes another cube.
+        let first = ColorLUT(ColorMapping(transfer: .pq, primaries: .bt2020, sourcePeak: 1000), size: 9)
+        let brighter = ColorLUT(ColorMapping(transfer: .pq, primaries: .bt2020, sourcePeak: 4000, targetPeak: 300, curve: .clip), size: 9)
+        #expect(first.cubeKey == brighter.cubeKey)
+        first.values.withUnsafeBufferPointer { a in
+            brighter.values.withUnsafeBufferPointer { b in #expect(a.baseAddress == b.baseAddress) }
+        }
+        #expect(first.values == ColorLUT.cube(first.mapping, size: 9))
+        let hlg = ColorLUT(ColorMapping(transfer: .hlg, primaries: .bt2020, sourcePeak: 1000), size: 9)
+        #expect(hlg.cubeKey != first.cubeKey && hlg.values != first.values)
+        // The peaks still reach the picture, through the 1D tables.
+        #expect(first.apply(0.75, 0.75, 0.75) != brighter.apply(0.75, 0.75, 0.75))
+    }
+}
