@@ -186,9 +186,13 @@ public struct TerminalChrome: Sendable {
             let line = lines[row]!
             if shown[row] == line { continue }
             shown[row] = line
+            // The row is erased before its text, not after: a line as wide as the screen
+            // leaves the cursor waiting on the last column, and an erase there takes that
+            // column's character (xterm showed the progress line's "0:06" as "0:0").
             out += TerminalControl.moveCursor(column: 0, row: row)
-            out += line
             out += Self.bytes("\u{1B}[0m\u{1B}[K")
+            out += line
+            out += Self.bytes("\u{1B}[0m")
         }
         return out
     }

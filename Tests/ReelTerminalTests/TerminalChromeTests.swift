@@ -140,4 +140,20 @@ import ReelTerminal
         #expect(TerminalChrome.videoArea(columns: 80, rows: 24, chromeVisible: false) == (0, 0, 80, 24))
         #expect(TerminalChrome.videoArea(columns: 80, rows: 4, chromeVisible: true) == (0, 0, 80, 4))
     }
+
+    /// The progress line is as wide as the screen: after its last character the cursor waits
+    /// on the last column, where an erase-line would take that character (xterm showed
+    /// "0:06" as "0:0"). Each row is erased before its text, and nothing erases after it.
+    @Test func aRowIsErasedBeforeItsTextSoAFullWidthLineKeepsItsLastColumn() throws {
+        let state = TerminalChrome.State(title: "clip", elapsed: 5, duration: 6)
+        var chrome = TerminalChrome()
+        let out = text(chrome.render(state, columns: 120, rows: 45))
+        let start = try #require(out.range(of: "\u{1B}[44;1H"))
+        let rest = out[start.upperBound...]
+        let row = rest.range(of: "\u{1B}[45;1H").map { rest[..<$0.lowerBound] } ?? rest
+        #expect(row.hasPrefix("\u{1B}[0m\u{1B}[K"))
+        #expect(row.hasSuffix("0:06\u{1B}[0m"), "\(row.debugDescription)")
+        #expect(row.components(separatedBy: "\u{1B}[K").count == 2)  // one erase, before the text
+        #expect(TerminalChrome.lines(state, columns: 120, rows: 45)[43].map { TerminalText.displayWidth($0) } == 120)
+    }
 }
