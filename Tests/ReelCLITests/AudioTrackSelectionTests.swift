@@ -92,9 +92,42 @@ import Testing
         let (played, line) = try await Self.play(scratch.file("master.m3u8"), ["--audio-language", "fra"], in: scratch)
         let tracks = try #require(line["tracks"] as? [[String: Any]])
         #expect(tracks.compactMap { $0["language"] as? String } == ["eng", "fra"])
+        // The renditions' NAMEs, as FFmpeg's muxer writes them.
+        #expect(tracks.compactMap { $0["label"] as? String } == ["audio_1", "audio_2"])
         #expect(line["reason"] as? String == "language fra")
         let french = try await Self.reference(scratch.file("pFrench.m3u8"), audio: 0, in: scratch)
         #expect(Self.largestDifference(played, french) <= 1)
+    }
+
+    /// A rendition whose `CHARACTERISTICS` say it describes the video is listed with that role
+    /// and is not what `--audio-language` picks; `--audio-role describes-video` picks it.
+    @Test func anAudioDescriptionRenditionIsChosenOnlyByItsRole() async throws {
+        let scratch = try Scratch("reel-audio-description")
+        defer { scratch.remove() }
+        let item = try await Self.item("mkv", in: scratch)
+        let packaged = try await runSeparately(Self.env, [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-i", item, "-map", "0:v", "-map", "0:a:0", "-map", "0:a:1",
+            "-c:v", "copy", "-c:a", "aac", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+            "-master_pl_name", "packaged.m3u8",
+            "-var_stream_map", "v:0,agroup:aud a:0,agroup:aud,language:eng,name:Main,default:yes a:1,agroup:aud,language:eng,name:Described",
+            "-hls_segment_filename", scratch.file("s%v_%03d.ts"), scratch.file("p%v.m3u8"),
+        ])
+        try #require(packaged.status == 0, "ffmpeg: \(packaged.stderr)")
+        // FFmpeg's muxer writes no CHARACTERISTICS: the described rendition is marked here.
+        let master = try String(contentsOfFile: scratch.file("packaged.m3u8"), encoding: .utf8)
+            .replacingOccurrences(of: "URI=\"pDescribed.m3u8\"",
+                                  with: "CHARACTERISTICS=\"public.accessibility.describes-video\",URI=\"pDescribed.m3u8\"")
+        try master.write(toFile: scratch.file("master.m3u8"), atomically: true, encoding: .utf8)
+        let (_, byLanguage) = try await Self.play(scratch.file("master.m3u8"), ["--audio-language", "en"], in: scratch)
+        let tracks = try #require(byLanguage["tracks"] as? [[String: Any]])
+        #expect(tracks.map { $0["roles"] as? [String] ?? ["?"] } == [[], ["describes-video"]])
+        #expect(byLanguage["selected"] as? Int == 0)
+        let (played, byRole) = try await Self.play(scratch.file("master.m3u8"), ["--audio-language", "en", "--audio-role", "describes-video"],
+                                                   in: scratch)
+        #expect(byRole["selected"] as? Int == 1)
+        #expect(byRole["reason"] as? String == "language en, role describes-video")
+        let described = try await Self.reference(scratch.file("pDescribed.m3u8"), audio: 0, in: scratch)
+        #expect(Self.largestDifference(played, described) <= 1)
     }
 
     @Test func aLanguageTheItemLacksPlaysItsDefaultTrackAndSaysWhy() async throws {

@@ -340,6 +340,10 @@ package final class Demuxer: @unchecked Sendable {
             }
             if let entry = av_dict_get(stream.pointee.metadata, "title", nil, 0), let value = entry.pointee.value {
                 s.title = String(cString: value)
+            } else if result.container == "hls", let entry = av_dict_get(stream.pointee.metadata, "comment", nil, 0),
+                      let value = entry.pointee.value {
+                // FFmpeg's HLS demuxer keeps a rendition's NAME as the stream's comment.
+                s.title = String(cString: value)
             }
             s.isForced = stream.pointee.disposition & AV_DISPOSITION_FORCED != 0
             s.roles = Self.roles(stream.pointee.disposition)
