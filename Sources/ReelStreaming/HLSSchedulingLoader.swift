@@ -52,7 +52,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     public let upstream: any ResourceLoader
     public let configuration: Configuration
-    private let live: LiveMediaLoader
+    let live: LiveMediaLoader
     /// The master as its origin published it (the variant choice rewrote the served copy).
     private let published: (@Sendable (URL) -> Data?)?
     /// Playlist URL → the reader's stream URL, oldest first.
@@ -232,7 +232,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
     }
 
     /// The reader's URL for `url`: itself when it is one, the stream scheduled for a playlist.
-    private func stream(_ url: URL) -> URL? {
+    func stream(_ url: URL) -> URL? {
         if url.scheme == LiveMediaLoader.scheme { return url }
         let key = url.absoluteString
         return streams.withTrackedLock { streams in streams.last { $0.playlist == key }?.stream }

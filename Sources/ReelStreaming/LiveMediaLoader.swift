@@ -198,6 +198,15 @@ public final class LiveMediaLoader: StoringResourceLoader, SectionedResourceLoad
         first?.firstFrameShown(at: seconds)
     }
 
+    /// The sections of the stream at `url`'s latest run, and its reader's clock.
+    func running(_ url: URL) -> (StreamSections, @Sendable () -> Double)? {
+        guard url.scheme == Self.scheme, let key = url.host else { return nil }
+        return registry.withTrackedLock { registry in
+            guard let registered = registry[key], let sections = registered.sections else { return nil }
+            return (sections, registered.reader.now)
+        }
+    }
+
     private static func sectionIndex(_ url: URL) -> Int? {
         let components = url.pathComponents
         guard components.count == 3, components[1] == "section" else { return nil }

@@ -96,6 +96,14 @@ public struct LivePlaylistTracker: Sendable {
     public var staleAfter: Double
     /// Whether to play parts at the edge when the playlist has them.
     public var prefersParts: Bool
+    /// How far behind the newest media to join and play, seconds, in place of the playlist's
+    /// `PART-HOLD-BACK`, `HOLD-BACK` or three target durations (`reel play --live-offset`);
+    /// `EXT-X-START` still comes first.
+    public var liveOffset: Double?
+    /// Seconds of media from where the join starts fetching (an independent part, or a whole
+    /// segment) to the target offset behind the newest media of the first playlist: decoded,
+    /// not shown. 0 until a live playlist was joined, and after a ``move(to:)``.
+    public private(set) var joinSkip: Double = 0
 
     /// The segments known, oldest first (those before the cursor are forgotten as it moves).
     public private(set) var segments: [HLSMediaPlaylist.Segment] = []
@@ -124,9 +132,10 @@ public struct LivePlaylistTracker: Sendable {
     /// How many parts of the cursor's segment were fetched as parts.
     private var partsFetched = 0
 
-    public init(staleAfter: Double = 3, prefersParts: Bool = true) {
+    public init(staleAfter: Double = 3, prefersParts: Bool = true, liveOffset: Double? = nil) {
         self.staleAfter = staleAfter
         self.prefersParts = prefersParts
+        self.liveOffset = liveOffset
     }
 
     /// Whether parts are being played.
@@ -176,7 +185,10 @@ public struct LivePlaylistTracker: Sendable {
         if changed { lastChange = now }
         lastLoad = now
         lastLoadChanged = changed
-        if cursor == nil { cursor = joinPoint(playlist) }
+        if cursor == nil, let join = joinPoint(playlist) {
+            cursor = (join.sequence, join.part)
+            joinSkip = join.skip
+        }
         if let current = cursor, current.part > 0,
            let segment = segments.first(where: { $0.sequence == current.sequence }),
            !segment.parts.isEmpty, current.part >= segment.parts.count {
@@ -240,6 +252,7 @@ public struct LivePlaylistTracker: Sendable {
         guard segments.contains(where: { $0.sequence == sequence }) else { return false }
         cursor = (sequence, 0)
         lastInitSection = nil
+        joinSkip = 0
         return true
     }
 
@@ -281,8 +294,25 @@ public struct LivePlaylistTracker: Sendable {
     /// How far behind the newest media a player joins (without `EXT-X-START`):
     /// `PART-HOLD-BACK` with parts, else `HOLD-BACK`, else three target durations.
     public var joinHoldBack: Double {
+        if let liveOffset { return liveOffset }
         if usesParts, let partHoldBack = serverControl.partHoldBack { return partHoldBack }
         return serverControl.holdBack ?? 3 * targetDuration
+    }
+
+    /// Seconds of media listed from the start of part `part` of segment `sequence` to the
+    /// newest listed media (the parts after the last segment included); `nil` when that
+    /// segment is no longer known.
+    public func listedMedia(from sequence: Int64, part: Int) -> Double? {
+        let trailing = trailingParts.reduce(0) { $0 + $1.duration }
+        let whole: Double
+        if let index = segments.firstIndex(where: { $0.sequence == sequence }) {
+            whole = segments[index...].reduce(0) { $0 + $1.duration }
+        } else if sequence == nextSequence {
+            whole = 0
+        } else {
+            return nil
+        }
+        return whole + trailing - offset(ofPart: part, in: sequence)
     }
 
     /// Seconds into segment `sequence` at which its part `index` starts.
@@ -297,40 +327,41 @@ public struct LivePlaylistTracker: Sendable {
         section == lastInitSection ? nil : section
     }
 
-    /// Where playback joins the first playlist.
-    private func joinPoint(_ playlist: HLSMediaPlaylist) -> (sequence: Int64, part: Int)? {
+    /// Where playback joins the first playlist: the segment and part fetching starts at, and the
+    /// seconds from there to the target (the target lies inside the segment, or between an
+    /// independent part and the next one).
+    private func joinPoint(_ playlist: HLSMediaPlaylist) -> (sequence: Int64, part: Int, skip: Double)? {
         guard !playlist.segments.isEmpty || !playlist.trailingParts.isEmpty else { return nil }
-        if playlist.isFinal, playlist.start == nil { return (playlist.segments.first?.sequence ?? playlist.nextSequence, 0) }
+        if playlist.isFinal, playlist.start == nil { return (playlist.segments.first?.sequence ?? playlist.nextSequence, 0, 0) }
         let total = playlist.duration + (usesParts ? playlist.trailingParts.reduce(0) { $0 + $1.duration } : 0)
         let back: Double
         if let start = playlist.start {
             back = start.offset < 0 ? -start.offset : max(0, total - start.offset)
-        } else if usesParts, let partHoldBack = playlist.serverControl.partHoldBack {
-            back = partHoldBack
         } else {
-            back = playlist.serverControl.holdBack ?? 3 * targetDuration
+            back = joinHoldBack
         }
         // Walk back from the end: parts of the trailing segment, then whole segments (or
-        // their independent parts).
+        // their independent parts), to the first place fetching can start at or before the
+        // target; `remaining` then says how far before it (negative).
         var remaining = back
         if usesParts {
             for index in playlist.trailingParts.indices.reversed() {
                 remaining -= playlist.trailingParts[index].duration
-                if remaining <= 0, playlist.trailingParts[index].independent { return (playlist.nextSequence, index) }
+                if remaining <= 0, playlist.trailingParts[index].independent { return (playlist.nextSequence, index, -remaining) }
             }
         }
         for segment in playlist.segments.reversed() {
             if usesParts, !segment.parts.isEmpty {
                 for index in segment.parts.indices.reversed() {
                     remaining -= segment.parts[index].duration
-                    if remaining <= 0, segment.parts[index].independent { return (segment.sequence, index) }
+                    if remaining <= 0, segment.parts[index].independent { return (segment.sequence, index, -remaining) }
                 }
             } else {
                 remaining -= segment.duration
             }
-            if remaining <= 0 { return (segment.sequence, 0) }
+            if remaining <= 0 { return (segment.sequence, 0, -remaining) }
         }
-        return (playlist.segments.first?.sequence ?? playlist.nextSequence, 0)
+        return (playlist.segments.first?.sequence ?? playlist.nextSequence, 0, 0)
     }
 
     /// Parts that contradict their segment are not used.

@@ -252,6 +252,8 @@ public struct LiveSegmentReader: Sendable {
         /// A blocking reload was held past ``blockingDeadline(targetDuration:)``: the server's
         /// are not trusted again, and the playlist is reloaded plainly.
         var blockingGivenUp = false
+        /// Where a live join started fetching (a segment, a part of it).
+        var joinedAt: (sequence: Int64, part: Int)?
     }
 
     /// Follows the stream: reloads its playlist when the tracker says, fetches what it lists
@@ -284,6 +286,8 @@ public struct LiveSegmentReader: Sendable {
             if !state.tracker.isFinal {
                 sections.listed(state.tracker.segments, targetDuration: state.tracker.targetDuration,
                                 holdBack: state.tracker.joinHoldBack)
+                sections.edgeListed(trailing: state.tracker.trailingParts.reduce(0) { $0 + $1.duration }, at: now(),
+                                    sinceJoin: state.joinedAt.flatMap { state.tracker.listedMedia(from: $0.sequence, part: $0.part) })
             }
             positioned = true
             var reloadsFirst = false
@@ -333,6 +337,12 @@ public struct LiveSegmentReader: Sendable {
         } else if let sequence = liveStart?.sequence ?? nil, !state.tracker.move(to: sequence),
                   let oldest = state.tracker.segments.first {
             state.tracker.move(to: oldest.sequence)
+        } else if liveStart == nil {
+            // Joined at the edge: the player decodes from where fetching starts and shows
+            // from the target offset on.
+            sections.joined(skip: state.tracker.joinSkip, at: now(), targetDuration: state.tracker.targetDuration,
+                            target: state.tracker.joinHoldBack)
+            state.joinedAt = state.tracker.cursor
         }
     }
 

@@ -35,6 +35,27 @@ public final class StreamSections: Sendable {
         /// Whether this run's first frame shown anchors the live timeline (not after a seek,
         /// whose first frames shown are not its first segment's).
         var anchorsOnFirstFrame = true
+        /// A live join still to present: seconds from the first media fetched to the target
+        /// offset, when the playlist that decided it arrived, and the target duration.
+        var join: Join?
+        /// The latest live playlist: seconds of parts listed after its last whole segment, and
+        /// when it arrived.
+        var edge: (trailing: Double, at: Double)?
+        /// The latest of the playlists' "media listed since the join's start − arrival": where
+        /// the edge is, measured from the join's start (a playlist lists complete media only, so
+        /// the latest is the closest to the true edge).
+        var leadSinceJoin: Double?
+    }
+
+    /// A live join still to present.
+    struct Join: Sendable {
+        /// Seconds from the first media fetched to the target, by the joining playlist.
+        var skip: Double
+        /// When that playlist arrived (the reader's clock).
+        var at: Double
+        var targetDuration: Double
+        /// The offset behind the edge joined at.
+        var target: Double
     }
 
     private let state = Mutex(State())
@@ -117,6 +138,49 @@ public final class StreamSections: Sendable {
         state.withTrackedLock { state in
             guard state.anchorsOnFirstFrame, state.live.anchor == nil, let start = state.runStart else { return }
             state.live.anchor(start.sequence, at: time - start.offset)
+        }
+    }
+
+    /// A live stream was joined `skip` seconds of media before its `target` offset, by a
+    /// playlist that arrived at `at` (the reader's clock).
+    func joined(skip: Double, at: Double, targetDuration: Double, target: Double) {
+        state.withTrackedLock { $0.join = Join(skip: max(0, skip), at: at, targetDuration: targetDuration, target: target) }
+    }
+
+    /// A live playlist arrived at `at` listing `trailing` seconds of parts after its segments,
+    /// and `sinceJoin` seconds of media from where the join started fetching.
+    func edgeListed(trailing: Double, at: Double, sinceJoin: Double? = nil) {
+        state.withTrackedLock { state in
+            state.edge = (trailing, at)
+            if let sinceJoin { state.leadSinceJoin = max(state.leadSinceJoin ?? -.infinity, sinceJoin - at) }
+        }
+    }
+
+    /// A live join's first frame was decoded at `time`, `now` on the reader's clock: it anchors
+    /// the timeline (it starts the run's first media), and frames are shown from the target
+    /// offset behind the edge as it is now — placed by the playlists read so far (the latest
+    /// of them, as ``edgeListed(trailing:at:sinceJoin:)`` keeps it), at least the join's skip
+    /// and at most two target durations past it. `nil`: not a join (a stream with an end, a
+    /// seek), or asked already.
+    public func presentationStart(firstDecoded time: Double, now: Double) -> Double? {
+        let (join, lead) = state.withTrackedLock { state -> (Join?, Double?) in
+            defer { state.join = nil }
+            return (state.join, state.leadSinceJoin)
+        }
+        guard let join else { return nil }
+        firstFrameShown(at: time)
+        let byJoin = join.skip + max(0, now - join.at)
+        let byEdge = lead.map { $0 + now - join.target } ?? byJoin
+        let skip = min(max(byJoin, byEdge), join.skip + 2 * join.targetDuration)
+        return skip > 0 ? time + skip : nil
+    }
+
+    /// A live stream's newest listed media on its own clock (once anchored), and seconds since
+    /// the playlist that listed it arrived, `now` on the reader's clock.
+    public func liveEdge(now: Double) -> (newest: Double, age: Double, holdBack: Double)? {
+        state.withTrackedLock { state in
+            guard state.duration == nil, let edge = state.edge, let window = state.live.window else { return nil }
+            return (window.upperBound + edge.trailing, max(0, now - edge.at), state.live.holdBack)
         }
     }
 

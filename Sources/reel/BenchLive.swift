@@ -136,6 +136,9 @@ struct BenchLiveCommand: AsyncParsableCommand {
         player.addEventObserver { event in
             if case .stall(true) = event { run.withTrackedLock { $0.stalls += 1 } }
         }
+        // Reel's player holds the stream's target offset as `reel play` does.
+        let latency = scheduled ? LiveLatencyDriver(player: player) : nil
+        defer { latency?.stop() }
         let done = BenchPlaybackCommand.endOrFailure(of: player)
         player.replaceCurrentItem(with: PlayerItem(url: server.url(for: "live.m3u8"), loader: loader))
         player.play()

@@ -55,6 +55,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop at the end instead of stopping.")
     var loop = false
 
+    @Option(name: .customLong("live-offset"), help: "How far behind a live HLS stream's newest media to play, in seconds (default: the playlist's PART-HOLD-BACK with parts, else HOLD-BACK, else three target durations). Held with a playback speed of 0.97-1.03x.")
+    var liveOffset: Double?
+
     @OptionGroup(title: "Captions") var captions: CaptionOptions
     @OptionGroup(title: "HDR") var toneMapping: ToneMappingFlags
     @OptionGroup var outputOptions: OutputOptions
@@ -67,6 +70,7 @@ struct PlayCommand: AsyncParsableCommand {
         guard rate >= 0.25, rate <= 4 else { throw ValidationError("--rate must be between 0.25 and 4") }
         if let frames, frames <= 0 { throw ValidationError("--frames must be positive") }
         if let start, !(start >= 0) { throw ValidationError("--start must be a time in seconds, 0 or more") }
+        if let liveOffset, !(liveOffset >= 0 && liveOffset <= 3600) { throw ValidationError("--live-offset must be seconds in [0, 3600]") }
         if let variantPlan, LivePlayback.parsePlan(variantPlan) == nil {
             throw ValidationError("--variant-plan must be segment:rank pairs, such as 2:1,5:0")
         }
@@ -84,7 +88,7 @@ struct PlayCommand: AsyncParsableCommand {
         stack.variants.addObserver { choice in writer.write(TraceWriter.variant(choice)) }
         // The engine offers every HLS playlist it opens to Reel's segment scheduler.
         let itemLoader: any ResourceLoader = scheduler == .ffmpeg ? stack.loader : HLSSchedulingLoader(
-            upstream: stack.loader, variants: stack.variants,
+            upstream: stack.loader, variants: stack.variants, tracker: LivePlaylistTracker(liveOffset: liveOffset),
             configuration: .init(adaptive: adaptive, estimate: stack.meter, plan: variantPlan.flatMap(LivePlayback.parsePlan),
                                  observer: { event in writer.write(TraceWriter.live(event)) }))
         let item = PlayerItem(url: source.url, loader: itemLoader,
@@ -214,6 +218,8 @@ final class HeadlessSession: Sendable {
     private let rate: Double
     /// Fulfilled once: the end, the frame limit, a failure, or a signal.
     private let outcome: OneShot<PlaybackEnd>
+    /// Holds a live item at its target offset (real time only: a simulated clock has no edge).
+    private let latency: LiveLatencyDriver?
 
     init(item: PlayerItem, captions: CaptionSelection, rate: Double, frames: Int?, fast: Bool,
          trace writer: TraceWriter, audioOut: String?, loop: Bool) throws {
@@ -239,6 +245,7 @@ final class HeadlessSession: Sendable {
         let sink = trace.videoSink(forwardingTo: nil, limit: limit)
         let player = Player(clock: clock, videoSink: sink, audioSink: wav ?? NullAudioSink(), measurementClock: HostClock.shared)
         self.player = player
+        latency = fast ? nil : LiveLatencyDriver(player: player) { writer.write(TraceWriter.liveOffset($0)) }
         player.actionAtItemEnd = loop ? .loop : .pause
         player.captionSelection = captions
         // The observer is fixed before anything plays; it holds the player weakly (the
@@ -272,6 +279,7 @@ final class HeadlessSession: Sendable {
             result = await outcome.wait()
         }
         // Closing the item joins the engine's threads: not on the concurrency pool.
+        latency?.stop()
         let player = self.player
         await onOwnThread(named: "reel.close") {
             player.pause()

@@ -19,6 +19,8 @@ final class VideoDecodeLoop {
         var packetsSinceFrame = 0
         /// The stream was given up for this serial; its packets are skipped.
         var gaveUp = false
+        /// A live join's target: frames before it are decoded, not shown (the first serial only).
+        var joinStart: MediaTime?
     }
 
     private let engine: PlaybackEngine
@@ -33,6 +35,8 @@ final class VideoDecodeLoop {
     private let start: MediaTime?
     private var fastFirst: Bool
     private var state = Serial()
+    /// The item's loader was asked where a live join's presentation starts (once, at the first frame).
+    private var joinAsked = false
     /// CEA-608 captions in the frames, once a frame carried some.
     private var closedCaptions: ClosedCaptionExtractor?
     private var closedCaptionsUnavailable = false
@@ -171,6 +175,11 @@ final class VideoDecodeLoop {
     /// Whether a frame is at or after the stream's start (pre-roll before it is never shown:
     /// the first frame shown is the first at or after the start, as FFmpeg decodes it).
     private func shows(_ frame: VideoFrame) -> Bool {
+        if !joinAsked {
+            joinAsked = true
+            if state.discardUntil == nil { state.joinStart = engine.liveJoinStart(firstDecoded: frame.pts) }
+        }
+        if let joinStart = state.joinStart, frame.pts < joinStart { return false }
         guard let start else { return true }
         return frame.pts >= start
     }

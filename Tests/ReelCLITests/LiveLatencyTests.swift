@@ -1,0 +1,152 @@
+import Foundation
+import ReelCore
+import ReelLoading
+import ReelMedia
+import ReelOrigin
+import ReelStreaming
+import ReelTestSupport
+import Testing
+
+/// `reel play` of a live stream holds its target offset behind the edge: joined at the target
+/// (decoded from the independent part before it, shown from the target on) and held there with
+/// a playback speed of 0.97–1.03×. Over the project's NIO origin publishing in real time, in
+/// this process, so the test knows when every frame's media came out: a frame of time `t` was
+/// published `t` seconds after the origin started, and the `liveOffset` lines of the trace say
+/// (with the wall clock) where the playhead was. The offset measured is the test's, not the
+/// player's estimate.
+@Suite("reel play: live latency at its target")
+struct LiveLatencyTests {
+    /// 30 s of 160×120 video with a keyframe every 2 s, packaged by FFmpeg's DASH muxer as
+    /// CMAF: 2 s segments of four 0.5 s fragments (only each segment's first is independent).
+    func packaged(_ scratch: Scratch) async throws -> (segments: [LiveHLSStream.Segment], initSection: String?, whole: URL) {
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        let made = try await runSeparately(env, [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=30",
+            "-c:v", "libx264", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p",
+            "-f", "dash", "-seg_duration", "2", "-frag_type", "duration", "-frag_duration", "0.5", "-hls_playlist", "1",
+            "-use_template", "1", "-use_timeline", "0", scratch.file("manifest.mpd"),
+        ])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: scratch.url.appendingPathComponent("media_0.m3u8")))
+        let segments = try vod.segments.map { segment -> LiveHLSStream.Segment in
+            let bytes = try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri))
+            return .init(uri: "/" + segment.uri, duration: segment.duration,
+                         parts: LiveHLSStream.fragmentParts([UInt8](bytes), duration: segment.duration))
+        }
+        var whole = try Data(contentsOf: scratch.url.appendingPathComponent(try #require(vod.initSection).uri))
+        for segment in vod.segments { whole += try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri)) }
+        let wholeFile = scratch.url.appendingPathComponent("whole.mp4")
+        try whole.write(to: wholeFile)
+        return (segments, vod.initSection.map { "/" + $0.uri }, wholeFile)
+    }
+
+    /// What one run showed: the offsets behind the true edge at each `liveOffset` line, the
+    /// targets and speeds those lines gave, the frames' md5s, and the fetches.
+    struct Run {
+        var offsets: [Double]
+        var targets: Set<Double>
+        var speeds: [Double]
+        var shown: [String]
+        var shownTimes: [Double]
+        var fetches: [String]
+
+        var median: Double? {
+            guard !offsets.isEmpty else { return nil }
+            return offsets.sorted()[offsets.count / 2]
+        }
+    }
+
+    /// Publishes `segments` live from an origin in this process, starts `reel play` after
+    /// `joinAfter` seconds, and plays to the stream's end.
+    func play(_ scratch: Scratch, segments: [LiveHLSStream.Segment], initSection: String?, joinAfter: Double,
+              firstTime: Double, extra: [String] = []) async throws -> Run {
+        let reel = try await ReelBinary.locate()
+        let stream = try LiveHLSStream(segments: segments, initSection: initSection, window: 6, loops: false)
+        let start = ContinuousClock.now
+        let startWall = Date().timeIntervalSince1970
+        let server = OriginServer(configuration: .init(root: scratch.url, routes: [.liveHLS("/live.m3u8", stream: stream, start: start)]))
+        _ = try await server.start()
+        try await Task.sleep(for: .seconds(joinAfter))
+        let trace = scratch.file("trace-\(UUID().uuidString).jsonl")
+        let result = try await runSeparately(reel, ["play", server.url(for: "live.m3u8").absoluteString, "--headless",
+                                                    "--trace", trace, "--no-cache"] + extra)
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try traceObjects(trace)
+        let lines = objects.filter { $0["type"] as? String == "liveOffset" }
+        // Media of time t came out t − firstTime seconds after the origin started.
+        let offsets = lines.compactMap { line -> Double? in
+            guard let wall = line["wallClock"] as? Double, let position = line["positionSeconds"] as? Double else { return nil }
+            return (wall - startWall) - (position - firstTime)
+        }
+        let fetches = objects.filter { $0["type"] as? String == "liveFetch" }.compactMap { object in
+            (object["url"] as? String).map { $0 + " " + (object["range"] as? String ?? "whole") }
+        }
+        return Run(offsets: offsets, targets: Set(lines.compactMap { $0["targetSeconds"] as? Double }),
+                   speeds: lines.compactMap { $0["speed"] as? Double },
+                   shown: frames(objects).compactMap { $0["md5"] as? String },
+                   shownTimes: frames(objects).compactMap { $0["seconds"] as? Double }, fetches: fetches)
+    }
+
+    /// What every run must show: every frame one of FFmpeg's, in order, none twice; nothing
+    /// fetched twice; speeds within 0.97–1.03×.
+    func checkPlayback(_ run: Run, reference: [String]) {
+        #expect(run.shown.count >= 150, "it played: \(run.shown.count) frames")
+        var index = reference.startIndex
+        var inOrder = true
+        for md5 in run.shown {
+            guard let found = reference[index...].firstIndex(of: md5) else { inOrder = false; break }
+            index = found + 1
+        }
+        #expect(inOrder, "every frame shown is FFmpeg's decode of the stream, in order, none twice")
+        #expect(Set(run.fetches).count == run.fetches.count, "nothing fetched twice: \(run.fetches)")
+        #expect(!run.speeds.isEmpty && run.speeds.allSatisfy { $0 >= 0.97 && $0 <= 1.03 }, "speeds: \(Set(run.speeds))")
+    }
+
+    @Test func aLowLatencyStreamIsHeldAtPartHoldBack() async throws {
+        let scratch = try Scratch("reel-live-latency-parts")
+        defer { scratch.remove() }
+        let (segments, initSection, whole) = try await packaged(scratch)
+        #expect(segments.allSatisfy { $0.parts.count == 4 && $0.parts.map(\.independent) == [true, false, false, false] },
+                "a 2 s GOP: one independent part a segment")
+        let times = try referenceTimes(whole)
+        let run = try await play(scratch, segments: segments, initSection: initSection, joinAfter: 5, firstTime: times.first ?? 0)
+        checkPlayback(run, reference: try referenceMD5s(whole))
+        #expect(run.fetches.contains { !$0.hasSuffix("whole") }, "it played by parts")
+        #expect(run.targets == [1.5], "the target is PART-HOLD-BACK: \(run.targets)")
+        let median = try #require(run.median, "no liveOffset line")
+        #expect(abs(median - 1.5) <= 0.5, "median offset behind the edge \(median) s, PART-HOLD-BACK 1.5 s: \(run.offsets)")
+    }
+
+    @Test func aStreamWithoutPartsIsHeldAtHoldBack() async throws {
+        let scratch = try Scratch("reel-live-latency-segments")
+        defer { scratch.remove() }
+        let (parted, initSection, whole) = try await packaged(scratch)
+        let segments = parted.map { LiveHLSStream.Segment(uri: $0.uri, duration: $0.duration) }
+        let times = try referenceTimes(whole)
+        // HOLD-BACK is three target durations, 6 s: join once four segments are out, shortly
+        // after the fourth. Without parts a playlist lists media a whole segment at a time, so
+        // the joining playlist is behind the true edge by however long ago its newest segment
+        // came out (up to a target duration, which 3 % faster makes up in about a minute):
+        // here 0.3 s.
+        let run = try await play(scratch, segments: segments, initSection: initSection, joinAfter: 8.3, firstTime: times.first ?? 0)
+        checkPlayback(run, reference: try referenceMD5s(whole))
+        #expect(run.fetches.allSatisfy { $0.hasSuffix("whole") }, "whole segments")
+        #expect(run.targets == [6], "the target is HOLD-BACK: \(run.targets)")
+        let median = try #require(run.median, "no liveOffset line")
+        #expect(abs(median - 6) <= 0.5, "median offset behind the edge \(median) s, HOLD-BACK 6 s: \(run.offsets)")
+    }
+
+    @Test func theUsersOffsetIsHeldInstead() async throws {
+        let scratch = try Scratch("reel-live-latency-offset")
+        defer { scratch.remove() }
+        let (segments, initSection, whole) = try await packaged(scratch)
+        let times = try referenceTimes(whole)
+        let run = try await play(scratch, segments: segments, initSection: initSection, joinAfter: 6, firstTime: times.first ?? 0,
+                                 extra: ["--live-offset", "3"])
+        checkPlayback(run, reference: try referenceMD5s(whole))
+        #expect(run.targets == [3], "\(run.targets)")
+        let median = try #require(run.median, "no liveOffset line")
+        #expect(abs(median - 3) <= 0.5, "median offset behind the edge \(median) s, --live-offset 3: \(run.offsets)")
+    }
+}
