@@ -45,6 +45,8 @@ public final class StreamSections: Sendable {
         /// the edge is, measured from the join's start (a playlist lists complete media only, so
         /// the latest is the closest to the true edge).
         var leadSinceJoin: Double?
+        /// What the joining playlist listed from the join's start.
+        var joinListed: Double?
     }
 
     /// A live join still to present.
@@ -152,15 +154,22 @@ public final class StreamSections: Sendable {
     func edgeListed(trailing: Double, at: Double, sinceJoin: Double? = nil) {
         state.withTrackedLock { state in
             state.edge = (trailing, at)
-            if let sinceJoin { state.leadSinceJoin = max(state.leadSinceJoin ?? -.infinity, sinceJoin - at) }
+            guard let sinceJoin else { return }
+            // Only a playlist that listed newer media than the joining one shows the stream
+            // growing in time (a playlist that never changes places no edge that moves).
+            if let first = state.joinListed, sinceJoin > first {
+                state.leadSinceJoin = max(state.leadSinceJoin ?? -.infinity, sinceJoin - at)
+            } else if state.joinListed == nil {
+                state.joinListed = sinceJoin
+            }
         }
     }
 
     /// A live join's first frame was decoded at `time`, `now` on the reader's clock: it anchors
     /// the timeline (it starts the run's first media), and frames are shown from the target
-    /// offset behind the edge as it is now — placed by the playlists read so far (the latest
-    /// of them, as ``edgeListed(trailing:at:sinceJoin:)`` keeps it), at least the join's skip
-    /// and at most two target durations past it. `nil`: not a join (a stream with an end, a
+    /// offset: behind the edge as it is now when a playlist after the joining one showed the
+    /// stream growing (placed by the latest of them, as ``edgeListed(trailing:at:sinceJoin:)``
+    /// keeps it; at most two target durations past the join's skip), else the join's skip. `nil`: not a join (a stream with an end, a
     /// seek), or asked already.
     public func presentationStart(firstDecoded time: Double, now: Double) -> Double? {
         let (join, lead) = state.withTrackedLock { state -> (Join?, Double?) in
@@ -169,9 +178,8 @@ public final class StreamSections: Sendable {
         }
         guard let join else { return nil }
         firstFrameShown(at: time)
-        let byJoin = join.skip + max(0, now - join.at)
-        let byEdge = lead.map { $0 + now - join.target } ?? byJoin
-        let skip = min(max(byJoin, byEdge), join.skip + 2 * join.targetDuration)
+        let byEdge = lead.map { $0 + now - join.target } ?? join.skip
+        let skip = min(max(join.skip, byEdge), join.skip + 2 * join.targetDuration)
         return skip > 0 ? time + skip : nil
     }
 

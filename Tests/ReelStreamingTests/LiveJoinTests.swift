@@ -59,10 +59,10 @@ import Testing
         #expect(sections.liveEdge(now: 10.5) == nil, "not placed before a frame anchors the timeline")
         sections.joined(skip: 1.5, at: 10, targetDuration: 2, target: 1.5)
         sections.started(at: 4, offset: 0)
-        // The first frame (segment 4's first) decoded 0.4 s after the joining playlist: the
-        // edge moved 0.4 s meanwhile, so does the target.
+        // The first frame (segment 4's first) decoded 0.4 s after the joining playlist, no
+        // playlist since: shown from the join's target.
         let start = sections.presentationStart(firstDecoded: 108, now: 10.4)
-        #expect(abs((start ?? 0) - 109.9) < 1e-9)
+        #expect(abs((start ?? 0) - 109.5) < 1e-9)
         #expect(sections.presentationStart(firstDecoded: 108, now: 10.5) == nil, "asked once")
         #expect(sections.live.start(of: 4) == 108, "the first decoded frame placed its segment")
         let edge = sections.liveEdge(now: 10.5)
@@ -75,8 +75,18 @@ import Testing
         let sections = StreamSections(information: ContentInformation(length: nil, isByteRangeAccessSupported: false, finalURL: nil))
         sections.listed(Playlists.playlist(first: 7, count: 1).segments, targetDuration: 2, holdBack: 6)
         sections.joined(skip: 0, at: 3, targetDuration: 2, target: 6)
+        sections.edgeListed(trailing: 0, at: 3, sinceJoin: 6)
+        sections.edgeListed(trailing: 0, at: 5, sinceJoin: 8)
         sections.started(at: 7, offset: 0)
         #expect(sections.presentationStart(firstDecoded: 14, now: 13) == 18)
+    }
+
+    @Test func aPlaylistThatNeverGrowsMovesNoTarget() {
+        let sections = StreamSections(information: ContentInformation(length: nil, isByteRangeAccessSupported: false, finalURL: nil))
+        sections.joined(skip: 0.5, at: 1, targetDuration: 2, target: 6)
+        for at in [1.0, 2, 3, 4] { sections.edgeListed(trailing: 0, at: at, sinceJoin: 6.5) }
+        sections.started(at: 0, offset: 0)
+        #expect(sections.presentationStart(firstDecoded: 20, now: 9) == 20.5)
     }
 
     @Test func aLaterPlaylistPlacesTheEdgeCloserThanTheJoiningOne() {
