@@ -57,6 +57,9 @@ public struct PlayerStateMachine: Sendable, Hashable {
         case seekCompleted(id: Int)
         /// The item reached its end.
         case reachedEnd
+        /// A looping item played through once more without stopping: the engine read its next
+        /// pass ahead and time ran on into it (a seamless loop; nothing to restart).
+        case passCompleted
     }
 
     public enum Action: Sendable, Hashable {
@@ -74,6 +77,8 @@ public struct PlayerStateMachine: Sendable, Hashable {
         case notifyRate(Double)
         /// Tell observers the item ended.
         case notifyEnded
+        /// Tell observers the item ended and played on from its start (a seamless loop).
+        case notifyLooped
     }
 
     public private(set) var status: Status = .unknown
@@ -159,6 +164,8 @@ public struct PlayerStateMachine: Sendable, Hashable {
             guard hasItem, status == .readyToPlay else { break }
             switch actionAtItemEnd {
             case .loop:
+                // An item the engine could not loop seamlessly (no known duration) ends and
+                // starts again from its beginning.
                 actions.append(.notifyEnded)
                 actions.append(.restartFromBeginning)
             case .pause:
@@ -166,6 +173,10 @@ public struct PlayerStateMachine: Sendable, Hashable {
                 rate = 0
                 actions.append(.notifyEnded)
             }
+        case .passCompleted:
+            // Whatever the action at the end says now: the pass was already read and played.
+            guard hasItem, status == .readyToPlay else { break }
+            actions.append(.notifyLooped)
         }
     }
 

@@ -12,6 +12,9 @@ extension PresentationMachine {
                 phase = .prerolling
             }
             return []
+        case .passBegan(let next):
+            beginPass(next)
+            return []
         case .runClock(let newRate):
             freezeTime(at: now)
             rate = newRate
@@ -31,6 +34,7 @@ extension PresentationMachine {
         case .seek(let seek):
             freezeTime(at: now)
             serial = seek.serial
+            forgetPasses()
             presentedInSerial = false
             videoOffset = .zero
             switch phase {
@@ -162,8 +166,12 @@ extension PresentationMachine {
         guard timeRuns else { return }
         let media = anchor.media(at: now)
         if hasVideo { presentDue(at: media, buffers: buffers, queue: &queue, into: &out) }
+        // A frame of the next pass on screen has taken time there too (the audio clock may
+        // read a block behind it).
+        let shown = hasVideo ? lastFrame.map { $0.pts + videoOffset } : nil
+        reportPassesCrossed(at: shown.map { max($0, media) } ?? media, into: &out)
         currentTime = clamp(media)
-        out.actions.append(.tick(currentTime))
+        out.actions.append(.tick(itemTime(of: currentTime)))
 
         let lastEnd = lastFrameEnd
         let videoStarved = hasVideo && queue.isEmpty && !buffers.videoEnded && media >= (lastEnd ?? .zero)
@@ -180,7 +188,7 @@ extension PresentationMachine {
         if hasVideo, let lastEnd, media < lastEnd { return }
         let end = lastEnd ?? media
         let duration = streams?.duration ?? .indefinite
-        currentTime = duration.isNumeric ? max(currentTime, min(end, duration)) : end
+        currentTime = duration.isNumeric || loopPass != nil ? max(currentTime, clamp(end)) : end
         phase = .ended
         out.actions.append(.reportEnd)
         out.actions += retime(at: now)

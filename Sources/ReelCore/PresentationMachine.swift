@@ -123,6 +123,9 @@ public struct PresentationMachine: Sendable {
     public enum Event: Sendable, Hashable {
         /// The container opened with these streams.
         case opened(Streams)
+        /// The demuxer of a looping item began reading pass `Pass.index` ahead of the end
+        /// (ReelCore's ``LoopMachine``): time runs on into it, never restarting.
+        case passBegan(Pass)
         /// Let time run at `rate` from where it is.
         case runClock(rate: Double)
         /// Stop time where it is.
@@ -131,6 +134,23 @@ public struct PresentationMachine: Sendable {
         case seek(Seek)
         /// The pipeline failed (the owner reports why).
         case failed
+    }
+
+    /// A pass of a looping item: pass `index` of serial `serial` plays the item again
+    /// `index × duration` later on the continuous timeline.
+    public struct Pass: Sendable, Hashable {
+        public var serial: Int
+        public var index: Int
+        /// Where the item's timeline starts, and how long one pass lasts.
+        public var start: MediaTime
+        public var duration: MediaTime
+
+        public init(serial: Int, index: Int, start: MediaTime, duration: MediaTime) {
+            self.serial = serial
+            self.index = index
+            self.start = start
+            self.duration = duration
+        }
     }
 
     /// Why an item cannot go on although nothing failed outright.
@@ -150,6 +170,8 @@ public struct PresentationMachine: Sendable {
         case reportStall(Bool)
         case reportSeekCompleted(id: Int, landed: MediaTime)
         case reportEnd
+        /// Time crossed from one pass of a looping item into the next (it played once more).
+        case reportLoop
         case reportNoProgress(NoProgress)
         /// The audio device may consume samples (time runs), or must play silence.
         case runAudio(Bool)
@@ -196,6 +218,10 @@ public struct PresentationMachine: Sendable {
     /// Added to frame times to compare them with the clock, after a timestamp jump.
     var videoOffset: MediaTime = .zero
     var pendingSeek: Seek?
+    /// The latest pass the demuxer began for this serial (`nil` until a loop), and the pass
+    /// time has reached: times run on continuously, ``itemTime(of:)`` maps them back.
+    public internal(set) var loopPass: Pass?
+    public internal(set) var pass = 0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -212,8 +238,9 @@ public struct PresentationMachine: Sendable {
     var hasVideo: Bool { (streams?.hasVideo ?? false) && !videoAbsent }
     var hasAudio: Bool { streams?.hasAudio ?? false }
 
+    /// Time within what the item can reach: its duration, or the end of the last pass begun.
     func clamp(_ media: MediaTime) -> MediaTime {
-        let duration = streams?.duration ?? .indefinite
-        return max(.zero, duration.isNumeric ? min(media, duration) : media)
+        let end = loopPass.map(Self.end(of:)) ?? streams?.duration ?? .indefinite
+        return max(.zero, end.isNumeric ? min(media, end) : media)
     }
 }

@@ -87,6 +87,19 @@ import Testing
         #expect(looping.timeControlStatus == .playing)
     }
 
+    /// A seamless loop: the engine played on into the item's next pass, so observers hear of
+    /// the loop (as looping, whatever the action at the end now says) and nothing restarts.
+    @Test func aPassCompletedIsALoopWithNothingToRestart() {
+        var machine = SM(actionAtItemEnd: .loop)
+        _ = machine.handle(.itemReplaced(hasItem: true))
+        _ = machine.handle(.itemReady)
+        _ = machine.handle(.rateRequested(1))
+        #expect(machine.handle(.passCompleted) == [.notifyLooped])
+        machine.actionAtItemEnd = .pause
+        #expect(machine.handle(.passCompleted) == [.notifyLooped], "the pass was already read and played")
+        #expect(machine.timeControlStatus == .playing && !machine.hasEnded)
+    }
+
     @Test func failureIsFinalForTheItem() {
         var machine = SM()
         _ = machine.handle(.itemReplaced(hasItem: true))

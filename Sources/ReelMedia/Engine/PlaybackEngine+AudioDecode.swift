@@ -14,6 +14,11 @@ private struct AudioDecodeState {
     var gaveUp = false
     /// The serial decodes from the stream's start (no seek window to trim to).
     var fromStreamStart = false
+    /// The item loops seamlessly: each frame is cut to its packet's duration (the edit list's
+    /// end, which MP4 says only there), so every pass lasts exactly the item's duration.
+    var loops = false
+    /// Where the audio queued so far ends.
+    var queuedEnd: MediaTime?
 }
 
 extension PlaybackEngine {
@@ -33,6 +38,7 @@ extension PlaybackEngine {
                 guard let output = try? decoder.receive() else { return true }
                 switch output {
                 case .frame(let box):
+                    state.loops = trimIfLooping(box, timeBase: tb)
                     let f = box.pointer.pointee
                     var pts = f.best_effort_timestamp != AV_NOPTS ? tb.time(f.best_effort_timestamp) : (state.nextPts ?? .zero)
                     guard let (samples, delay) = try? resampler.convert(box.pointer) else { continue }
@@ -99,6 +105,35 @@ extension PlaybackEngine {
         }
     }
 
+    /// A looping item whose audio ends before its duration (audio shorter than video, or
+    /// starting late) leaves a gap at each loop point: silence fills it, so the audio clock
+    /// keeps to the pass's timestamps and never drifts from the video.
+    static func fillGap(from end: MediaTime, to pts: inout MediaTime, samples: inout [Float], channels: Int, rate: Int) {
+        let gap = pts - end
+        guard gap > MediaTime(value: 1, timescale: 1000), gap <= MediaTime(value: 10, timescale: 1) else { return }
+        let frames = Int(gap.convertScale(Int32(rate), method: .halfAwayFromZero).value)
+        samples = [Float](repeating: 0, count: frames * channels) + samples
+        pts = pts - MediaTime(value: Int64(frames), timescale: Int32(rate))
+    }
+
+    /// Whether the item loops seamlessly now; if so, `box` is cut to its packet's duration.
+    private func trimIfLooping(_ box: FrameBox, timeBase: TimeBase) -> Bool {
+        guard monitor.read({ $0.loop.loopsSeamlessly }) else { return false }
+        Self.trimToPacketDuration(box, timeBase: timeBase)
+        return true
+    }
+
+    /// Cuts a decoded frame to its packet's duration when that is shorter: the container's
+    /// edit list ends inside the codec's last frame (AAC's padding), which libavcodec decodes
+    /// whole. What FFmpeg's `skip_samples` trims at the start it has already trimmed.
+    static func trimToPacketDuration(_ box: FrameBox, timeBase: TimeBase) {
+        let frame = box.pointer
+        let ticks = reel_frame_duration(frame)
+        guard ticks > 0, frame.pointee.sample_rate > 0 else { return }
+        let kept = timeBase.time(ticks).convertScale(frame.pointee.sample_rate, method: .halfAwayFromZero).value
+        if kept > 0, kept < Int64(frame.pointee.nb_samples) { frame.pointee.nb_samples = Int32(kept) }
+    }
+
     /// Trims samples to the seek window and queues them, waiting for room; `false` when the
     /// serial went stale or the engine is closing.
     private func queue(_ converted: [Float], pts start: MediaTime, serial: Int, state: inout AudioDecodeState,
@@ -120,6 +155,8 @@ extension PlaybackEngine {
             state.discardUntil = nil
         }
         guard !samples.isEmpty else { return true }
+        if state.loops, let end = state.queuedEnd { Self.fillGap(from: end, to: &pts, samples: &samples, channels: channels, rate: rate) }
+        state.queuedEnd = pts + MediaTime(value: Int64(samples.count / channels), timescale: Int32(rate))
         let ownStart = state.fromStreamStart && !state.produced
         state.produced = true
         let chunk = AudioChunk(samples: samples, pts: pts, serial: serial, channels: channels, sampleRate: rate)

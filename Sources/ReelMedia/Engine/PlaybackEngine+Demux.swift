@@ -37,13 +37,23 @@ extension PlaybackEngine {
             case .read(let serial):
                 let result = Result { try demuxer.readPacket() }
                 if case .success(let packet?) = result, let decoder = captionDecoders[packet.streamIndex] {
-                    monitor.update { $0.demuxInIO = false }
-                    handleCaptionPacket(packet, decoder: decoder)
+                    // Cues are filed once, by the first pass: a loop's later passes show them
+                    // at the item's own times.
+                    let firstPass = monitor.update { state -> Bool in
+                        state.demuxInIO = false
+                        return state.loop.pass == 0
+                    }
+                    if firstPass { handleCaptionPacket(packet, decoder: decoder) }
                     continue
                 }
                 if case .success(nil) = result {
                     // The end: cues a decoder still holds (608 keeps the last until it ends).
                     for decoder in captionDecoders.values { file(decoder.drain(), track: decoder.track.id) }
+                    // A looping item reads its next pass on instead of ending.
+                    if readNextPassIfLooping(serial: serial, demuxer: demuxer) {
+                        monitor.update { $0.demuxInIO = false }
+                        continue
+                    }
                 }
                 guard handle(result, serial: serial, demuxer: demuxer, sawFirstPacket: &sawFirstPacket) else { return }
             }
@@ -106,6 +116,7 @@ extension PlaybackEngine {
             state.demuxer = demuxer
             state.openingBridge = nil
             state.streams = streams
+            _ = state.loop.handle(.opened(loopItem(demuxer, streams: streams)))
             state.report.headerParsedMs = phaseNowMs()
             state.report.probedStreamInfo = demuxer.usedStreamInfoProbe
             state.commands.append(.opened(PresentationMachine.Streams(
@@ -171,7 +182,9 @@ extension PlaybackEngine {
         return OpenedStreams(
             info: demuxer.info, hasVideo: demuxer.videoStreamIndex != nil,
             hasAudio: hasAudio,
-            videoTimeBase: videoTimeBase, audioTimeBase: audioTimeBase, frameDuration: frameDuration,
+            videoTimeBase: videoTimeBase, audioTimeBase: audioTimeBase,
+            audioSampleRate: demuxer.audioStreamIndex.flatMap { demuxer.sampleRate(of: $0) },
+            audioFrameDuration: demuxer.audioStreamIndex.flatMap { demuxer.audioFrameDuration(of: $0) }, frameDuration: frameDuration,
             rotation: rotation, duration: demuxer.info.duration ?? .indefinite, videoStart: videoStart)
     }
 
@@ -213,7 +226,10 @@ extension PlaybackEngine {
                     first = true
                     state.report.firstPacketMs = phaseNowMs()
                 }
-                state.push(packet, isVideo: isVideo, streams: streams)
+                let isAudio = packet.streamIndex == demuxer.audioStreamIndex
+                if state.applyLoopLocked(to: packet, isVideo: isVideo, isAudio: isAudio, streams: streams) {
+                    state.push(packet, isVideo: isVideo, streams: streams)
+                }
             } else {
                 state.demuxAtEnd = true
                 if streams.hasVideo { state.videoPackets.push(nil, serial: serial, duration: .zero) }

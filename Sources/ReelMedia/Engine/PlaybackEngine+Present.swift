@@ -11,6 +11,7 @@ enum EngineNotification {
     case buffering(Bool)
     case seekCompleted(id: Int, landed: MediaTime)
     case ended
+    case looped
     case failed(MediaError)
     case tick(MediaTime)
     case captions(CaptionFrame)
@@ -72,7 +73,7 @@ extension PlaybackEngine {
                 }
             case .failed:
                 if let failure = state.failure { out.append(.failed(failure)) }
-            case .stopClock, .seek:
+            case .stopClock, .seek, .passBegan:
                 break
             }
             let actions = state.machine.handle(command, now: now)
@@ -108,7 +109,7 @@ extension PlaybackEngine {
             case .present(let dropping, let first, let avOffset):
                 state.videoFrames.removeFirst(min(dropping, state.videoFrames.count))
                 guard !state.videoFrames.isEmpty else { continue }
-                let frame = state.videoFrames.removeFirst()
+                let frame = state.machine.itemFrame(state.videoFrames.removeFirst())
                 if let avOffset { state.avOffsets.add(avOffset) }
                 let presentation = Presentation(presentedAt: now, droppedFrames: state.machine.droppedFrames,
                                                 isFirstFrameOfSequence: first)
@@ -135,6 +136,8 @@ extension PlaybackEngine {
                 out.append(.seekCompleted(id: id, landed: landed))
             case .reportEnd:
                 out.append(.ended)
+            case .reportLoop:
+                out.append(.looped)
             case .reportNoProgress:
                 let error = state.undecodable ?? .nothingDecoded(url: url)
                 if state.failure == nil { state.failure = error }
@@ -188,6 +191,8 @@ extension PlaybackEngine {
                 delegate?.engine(self, didCompleteSeek: id, landedAt: landed)
             case .ended:
                 delegate?.engineDidReachEnd(self)
+            case .looped:
+                delegate?.engineDidLoop(self)
             case .failed(let error):
                 logger.debug("item failed: \(error)")
                 delegate?.engine(self, didFail: error)
@@ -213,7 +218,7 @@ extension PlaybackEngine {
     /// The current media time, read now.
     func currentTimeNow() -> MediaTime {
         let now = clock.now
-        return monitor.read { $0.machine.mediaTime(at: now) }
+        return monitor.read { $0.machine.itemTime(at: now) }
     }
 
     func durationNow() -> MediaTime { monitor.read { $0.streams?.duration ?? .indefinite } }
@@ -255,11 +260,16 @@ extension PlaybackEngine {
             if let frame = state.videoFrames.last, frame.pts > end { end = frame.pts + (frame.duration ?? frameDuration) }
             if let chunk = state.audioChunks.last, chunk.pts + chunk.duration > end { end = chunk.pts + chunk.duration }
             end = end + max(state.videoPackets.duration, state.audioPackets.duration)
+            // A loop's continuous times as the item's: what is read ahead into the next pass
+            // counts as the rest of this one.
+            let passStart = start - state.machine.itemTime(of: start)
+            let (itemStart, itemEnd) = (start - passStart, end - passStart)
+            end = itemEnd
             let duration = state.streams?.duration ?? .indefinite
             if state.demuxAtEnd, duration.isNumeric { end = duration }
             if duration.isNumeric { end = min(end, duration) }
-            guard end > start else { return [] }
-            return [TimeRange(start: start, end: end)]
+            guard end > itemStart else { return [] }
+            return [TimeRange(start: itemStart, end: end)]
         }
     }
 }

@@ -36,6 +36,9 @@ struct EngineState: Sendable {
     /// Packets of the selected streams read over the item's life (demux thread): none at the
     /// end of the input is a file cut short before its first sample.
     var mediaPacketsRead = 0
+    /// The demux side of a seamless loop: which pass the demuxer reads, how packets of it are
+    /// timed and trimmed (the demux thread asks it; `setLooping` and seeks tell it).
+    var loop = LoopMachine()
     /// A stream ended early for this serial because the other filled the byte budget.
     var videoCutSerial = -1
     var audioCutSerial = -1
@@ -152,6 +155,10 @@ struct OpenedStreams: Sendable {
     var hasAudio: Bool
     var videoTimeBase: TimeBase
     var audioTimeBase: TimeBase
+    /// The audio stream's own sample rate (what a trim at a loop's end counts in).
+    var audioSampleRate: Int?
+    /// What one audio packet decodes to, when the codec's frames have one size (AAC: 1024).
+    var audioFrameDuration: MediaTime?
     var frameDuration: MediaTime
     var rotation: Int
     var duration: MediaTime

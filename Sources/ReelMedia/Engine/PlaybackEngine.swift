@@ -13,6 +13,8 @@ protocol PlaybackEngineDelegate: AnyObject, Sendable {
     func engine(_ engine: PlaybackEngine, bufferingChanged isEmpty: Bool)
     func engine(_ engine: PlaybackEngine, didCompleteSeek id: Int, landedAt time: MediaTime)
     func engineDidReachEnd(_ engine: PlaybackEngine)
+    /// A looping item's time ran on into its next pass (a seamless loop).
+    func engineDidLoop(_ engine: PlaybackEngine)
     func engine(_ engine: PlaybackEngine, didReportFirstFrame report: FirstFrameReport)
     func engine(_ engine: PlaybackEngine, didPresent frame: VideoFrame, presentation: Presentation)
     func engine(_ engine: PlaybackEngine, didTick currentTime: MediaTime)
@@ -124,7 +126,7 @@ final class PlaybackEngine: Sendable {
          startTime: MediaTime?,
          phaseClock: (any EngineClock)? = nil, delegate: (any PlaybackEngineDelegate)?,
          demandObserver: (any PlaybackDemandObserver)?, volume: Float, rate: Double = 1,
-         levelling: LoudnessLevelling? = nil, itemLoudness: ItemLoudness? = nil) {
+         levelling: LoudnessLevelling? = nil, itemLoudness: ItemLoudness? = nil, looping: Bool = false) {
         self.levelling = levelling
         self.itemLoudness = itemLoudness
         self.url = url
@@ -151,6 +153,7 @@ final class PlaybackEngine: Sendable {
         presentation.startAudio = configuration.audioStartDuration
         var state = EngineState(machine: PresentationMachine(configuration: presentation))
         state.volume = volume
+        _ = state.loop.handle(.loopingChanged(looping))
         state.captions = CaptionPresentation(selection: captionSelection)
         // Audio is rendered ahead at the rate the item will most likely play at, so starting
         // it does not flush the ring.
@@ -294,6 +297,7 @@ final class PlaybackEngine: Sendable {
             state.discardUntil = lower.isNumeric ? lower : nil
             state.flushQueuesLocked()
             state.captions.seeked()
+            _ = state.loop.handle(.restarted)
             let seek = PresentationMachine.Seek(id: id, serial: state.serial, target: target, discardUntil: lower)
             state.commands.append(.seek(seek))
             scheduleStepLocked(&state, at: clock.now)

@@ -84,6 +84,8 @@ extension Player {
                 events.append(.event(.rateChanged(rate)))
             case .notifyEnded:
                 events.append(.event(.ended(looping: state.machine.actionAtItemEnd == .loop)))
+            case .notifyLooped:
+                events.append(.event(.ended(looping: true)))
             }
         }
         // Seek completions first: a caller awaiting a seek sees it finished with the events.
@@ -191,6 +193,12 @@ extension Player: PlaybackEngineDelegate {
     func engineDidReachEnd(_ engine: PlaybackEngine) {
         ifCurrent(engine) { state in
             perform(state.machine.handle(.reachedEnd), &state).deliveries + timeObserverCalls(&state, force: true)
+        }
+    }
+
+    func engineDidLoop(_ engine: PlaybackEngine) {
+        ifCurrent(engine) { state in
+            perform(state.machine.handle(.passCompleted), &state).deliveries + timeObserverCalls(&state, force: true)
         }
     }
 

@@ -189,7 +189,8 @@ public final class Player: Sendable {
                         phaseClock: measurementClock, delegate: self, demandObserver: state.demandObserver.value,
                         volume: state.muted ? 0 : state.volume,
                         rate: state.machine.rate > 0 ? state.machine.rate : state.defaultRate,
-                        levelling: state.levelling, itemLoudness: newItem.loudness)
+                        levelling: state.levelling, itemLoudness: newItem.loudness,
+                        looping: state.machine.actionAtItemEnd == .loop)
                     state.engine = engine
                     // Re-apply the requested rate so time runs once the item is ready.
                     actions += state.machine.handle(.rateRequested(state.machine.rate))
@@ -230,7 +231,13 @@ public final class Player: Sendable {
 
     public var actionAtItemEnd: PlayerStateMachine.ActionAtItemEnd {
         get { state.withTrackedLock { $0.machine.actionAtItemEnd } }
-        set { state.withTrackedLock { $0.machine.actionAtItemEnd = newValue } }
+        set {
+            let engine = state.withTrackedLock { state -> PlaybackEngine? in
+                state.machine.actionAtItemEnd = newValue
+                return state.engine
+            }
+            engine?.setLooping(newValue == .loop)
+        }
     }
 
     // MARK: Time
