@@ -4,9 +4,9 @@ import ReelCore
 import Synchronization
 
 /// Holds a live item at its target offset behind the edge: the driver of ReelCore's
-/// ``LiveLatencyMachine``. It feeds the machine the player's position twice a second of media
+/// `LiveLatencyMachine`. It feeds the machine the player's position twice a second of media
 /// (with the buffer ahead, the player's rate and its stalls) and the edge the item's loader
-/// reports (``LiveLatencyReporting``), and sets the player's ``Player/rate`` to the speed the
+/// reports (`LiveLatencyReporting`), and sets the player's ``Player/rate`` to the speed the
 /// machine chooses — the rate hold-to-speed-up sets, so the audio keeps its pitch (the render
 /// thread stretches it with libavfilter's `atempo`). A rate the user chose (a pause, 2×) is left
 /// alone until it is 1× again. Items that are not live, or whose loader reports no edge, are
