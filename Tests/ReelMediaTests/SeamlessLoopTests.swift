@@ -89,6 +89,23 @@ import Testing
         harness.player.play()
         let loops = { harness.events.filter { if case .ended(looping: true) = $0 { true } else { false } }.count }
         #expect(await harness.run(upTo: seconds(12)) { loops() >= 8 })
+        // The sound of each pass starts one pass (1.1 s) after the one before: after 0.1 s of
+        // silence, wherever the pass's audio ended (without the fill it drifts 70 ms a pass).
+        let left = stride(from: 0, to: harness.audio.written.count, by: 2).map { harness.audio.written[$0] }
+        var onsets: [Int] = []
+        var quiet = 0
+        for (i, sample) in left.enumerated() {
+            if abs(sample) >= 0.01 {
+                if quiet >= 2400 || onsets.isEmpty { onsets.append(i) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        #expect(onsets.count >= 8, "\(onsets.count) passes heard")
+        for (a, b) in zip(onsets, onsets.dropFirst()) {
+            #expect(abs(b - a - 52_800) <= 96, "a pass's sound began \(Double(b - a) / 48) ms after the one before")
+        }
         let worst = try #require(harness.player.statistics.avOffsetMaxMs)
         #expect(worst <= 1000.0 / 30, "video within a frame of the audio after 8 loops: \(worst) ms")
         // The item lasts 1.1 s (its audio's end): video's last frame shows until then, and the
