@@ -256,6 +256,36 @@ public enum LiveHLSTime: Sendable {
     /// it to when what it asks for is out (no wait) — a stall moves it by three target
     /// durations and answers the same playlist.
     case perRequest(start: Double, step: Double)
+    /// Real time from the route's first request, as if the stream had then been publishing for
+    /// the clock's head start: a client that starts late on a loaded machine still joins the
+    /// stream where the test meant it to.
+    case realTimeFromFirstRequest(LiveHLSFirstRequestClock)
+}
+
+/// The clock of ``LiveHLSTime/realTimeFromFirstRequest(_:)``: it starts at the first request
+/// it is read for, `headStart` seconds in.
+public final class LiveHLSFirstRequestClock: Sendable {
+    private let started = Mutex<(instant: ContinuousClock.Instant, date: Date)?>(nil)
+    /// Seconds the stream has been publishing when its first request comes.
+    public let headStart: Double
+
+    public init(headStart: Double) { self.headStart = headStart }
+
+    /// Seconds since the stream's start, starting the clock if no request has yet.
+    func elapsed() -> Double {
+        let instant = started.withTrackedLock { started -> ContinuousClock.Instant in
+            if let started { return started.instant }
+            started = (.now, Date())
+            return started!.instant
+        }
+        return headStart + (ContinuousClock.now - instant).inSeconds
+    }
+
+    /// The wall-clock moment the stream (as published) started: the first request's date less
+    /// the head start; `nil` before any request.
+    public var startDate: Date? {
+        started.withTrackedLock { $0.map { $0.date.addingTimeInterval(-headStart) } }
+    }
 }
 
 extension OriginRoute {
@@ -284,8 +314,14 @@ extension OriginRoute {
             if partText != nil, part == nil { return .text("_HLS_part is not a number\n", status: 400) }
             let at: Double
             switch time {
-            case .realTime(let start):
-                func elapsed() -> Double { (ContinuousClock.now - start).inSeconds }
+            case .realTime, .realTimeFromFirstRequest:
+                func elapsed() -> Double {
+                    switch time {
+                    case .realTime(let start): (ContinuousClock.now - start).inSeconds
+                    case .realTimeFromFirstRequest(let clock): clock.elapsed()
+                    case .perRequest: 0
+                    }
+                }
                 switch stream.answer(msn: msn, part: part, at: elapsed()) {
                 case .now:
                     break
