@@ -23,28 +23,9 @@ import Testing
 /// the stream's clock starts at its first request (`joinAfter` seconds in), not before the child.
 @Suite("reel play: live latency at its target")
 struct LiveLatencyTests {
-    /// 90 s of 160×120 video with a keyframe every 2 s, packaged by FFmpeg's DASH muxer as
-    /// CMAF: 2 s segments of four 0.5 s fragments (only each segment's first is independent).
+    /// 90 s with a keyframe every 2 s: only each segment's first part is independent.
     func packaged(_ scratch: Scratch) async throws -> (segments: [LiveHLSStream.Segment], initSection: String?, whole: URL) {
-        let env = URL(fileURLWithPath: "/usr/bin/env")
-        let made = try await runSeparately(env, [
-            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=90",
-            "-c:v", "libx264", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p",
-            "-f", "dash", "-seg_duration", "2", "-frag_type", "duration", "-frag_duration", "0.5", "-hls_playlist", "1",
-            "-use_template", "1", "-use_timeline", "0", scratch.file("manifest.mpd"),
-        ])
-        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
-        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: scratch.url.appendingPathComponent("media_0.m3u8")))
-        let segments = try vod.segments.map { segment -> LiveHLSStream.Segment in
-            let bytes = try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri))
-            return .init(uri: "/" + segment.uri, duration: segment.duration,
-                         parts: LiveHLSStream.fragmentParts([UInt8](bytes), duration: segment.duration))
-        }
-        var whole = try Data(contentsOf: scratch.url.appendingPathComponent(try #require(vod.initSection).uri))
-        for segment in vod.segments { whole += try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri)) }
-        let wholeFile = scratch.url.appendingPathComponent("whole.mp4")
-        try whole.write(to: wholeFile)
-        return (segments, vod.initSection.map { "/" + $0.uri }, wholeFile)
+        try await packagedLiveCMAF(scratch, seconds: 90, keyframeInterval: 60)
     }
 
     /// What one run showed: the offsets behind the true edge at each `liveOffset` line, the

@@ -138,29 +138,10 @@ struct ServeLiveTests {
         let reel = try await ReelBinary.locate()
         let scratch = try Scratch("reel-play-ll")
         defer { scratch.remove() }
-        // CMAF chunks: 2 s segments of four 0.5 s fragments, a keyframe at each (FFmpeg's DASH
-        // muxer writes them, and an HLS playlist beside the manifest).
-        let env = URL(fileURLWithPath: "/usr/bin/env")
-        let made = try await runSeparately(env, [
-            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=12",
-            "-c:v", "libx264", "-g", "15", "-keyint_min", "15", "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p",
-            "-f", "dash", "-seg_duration", "2", "-frag_type", "duration", "-frag_duration", "0.5", "-hls_playlist", "1",
-            "-use_template", "1", "-use_timeline", "0", scratch.file("manifest.mpd"),
-        ])
-        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
-        let vod = try HLSMediaPlaylist.parse(try Data(contentsOf: scratch.url.appendingPathComponent("media_0.m3u8")))
-        let segments = try vod.segments.map { segment -> LiveHLSStream.Segment in
-            let bytes = try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri))
-            return .init(uri: "/" + segment.uri, duration: segment.duration,
-                         parts: LiveHLSStream.fragmentParts([UInt8](bytes), duration: segment.duration))
-        }
+        // CMAF chunks: 2 s segments of four 0.5 s fragments, a keyframe at each.
+        let (segments, initSection, wholeFile) = try await packagedLiveCMAF(scratch, seconds: 12, keyframeInterval: 15)
         #expect(segments.allSatisfy { $0.parts.count == 4 && $0.parts.allSatisfy(\.independent) })
-        // The whole stream as one file: what every frame is checked against.
-        var whole = try Data(contentsOf: scratch.url.appendingPathComponent(try #require(vod.initSection).uri))
-        for segment in vod.segments { whole += try Data(contentsOf: scratch.url.appendingPathComponent(segment.uri)) }
-        let wholeFile = scratch.url.appendingPathComponent("whole.mp4")
-        try whole.write(to: wholeFile)
-        let stream = try LiveHLSStream(segments: segments, initSection: vod.initSection.map { "/" + $0.uri }, window: 4, loops: false)
+        let stream = try LiveHLSStream(segments: segments, initSection: initSection, window: 4, loops: false)
         // Join 4.2 s in (the origin's time moves with the requests, whatever the machine's
         // load): the edge is at 4 s; 1.5 s back (PART-HOLD-BACK) is a part of the second
         // segment, where three target durations back (FFmpeg's and Reel's join without parts)
