@@ -2,16 +2,30 @@
 /// (the Matroska chunk form): `ReadOrder,Layer,Style,Name,MarginL,MarginR,MarginV,Effect,Text`.
 /// The text keeps its override tags (`{\i1}`, `{\an8}`), so a renderer can draw it styled.
 public struct ASSDialogue: Hashable, Sendable {
+    /// The drawing layer: a line on a higher layer is drawn over one on a lower layer, and
+    /// lines on different layers do not push each other aside. 0 for every format but ASS.
     public var layer: Int
+    /// The name of the style in the track's ASS header (``CaptionTrack/assHeader``) that sets
+    /// the font, colours, outline and alignment; `Default` is the style libavcodec's text
+    /// decoders define.
     public var style: String
+    /// The speaker's name, as the script gives it: informational only, never drawn.
     public var name: String
+    /// The left margin in the script's pixels (its `PlayResX`); 0 keeps the style's margin.
     public var marginL: Int
+    /// The right margin in the script's pixels (its `PlayResX`); 0 keeps the style's margin.
     public var marginR: Int
+    /// The vertical margin in the script's pixels (its `PlayResY`): the distance from the bottom
+    /// for bottom-aligned lines, from the top for top-aligned ones; 0 keeps the style's margin.
     public var marginV: Int
+    /// An ASS transition effect (`Banner;…`, `Scroll up;…`), or empty for none.
     public var effect: String
     /// The text with its override tags and `\N` line breaks.
     public var text: String
 
+    /// A dialogue line with the given text (override tags and `\N` breaks as ASS writes them;
+    /// plain words go through ``escaped(_:)`` first) and, by default, the `Default` style with
+    /// the style's own margins.
     public init(text: String, style: String = "Default", layer: Int = 0, name: String = "",
                 marginL: Int = 0, marginR: Int = 0, marginV: Int = 0, effect: String = "") {
         self.layer = layer

@@ -4,7 +4,21 @@ import Foundation
 /// decide; a Content-Type, then a file extension, are consulted only when the bytes are text
 /// that says nothing recognisable (a server's or a file name's word never overrides the bytes).
 public enum CaptionFormat: String, Sendable, Hashable, CaseIterable {
-    case subrip, webvtt, ass, ttml, hlsPlaylist, unknown
+    /// SubRip (`.srt`): numbered cues with `00:00:01,000 --> 00:00:02,500` timings.
+    case subrip
+    /// WebVTT (`.vtt`): text that starts with `WEBVTT`.
+    case webvtt
+    /// Advanced SubStation Alpha or SubStation Alpha (`.ass`, `.ssa`): a script whose first
+    /// section is `[Script Info]`.
+    case ass
+    /// TTML, DFXP or IMSC: an XML document whose root element is `tt`. FFmpeg has no decoder
+    /// for it; ``TTMLDocument`` reads it.
+    case ttml
+    /// An HLS playlist (`#EXTM3U`): a subtitle rendition's media playlist, whose segments hold
+    /// the cues, not cues itself.
+    case hlsPlaylist
+    /// Bytes no caption reader here recognises (or that are not text at all).
+    case unknown
 
     /// How many bytes of the head are looked at.
     public static let sniffLength = 64 << 10
@@ -126,7 +140,16 @@ public enum CaptionFormat: String, Sendable, Hashable, CaseIterable {
 /// byte order mark (or, for XML, without one when it starts with `<`, as XML 1.0 Appendix F
 /// detects it).
 public enum CaptionText {
-    public enum Encoding: Sendable, Hashable { case utf8, utf16LittleEndian, utf16BigEndian }
+    /// A text encoding caption bytes come in.
+    public enum Encoding: Sendable, Hashable {
+        /// UTF-8, with or without the byte order mark `EF BB BF` (the encoding assumed when
+        /// nothing says otherwise).
+        case utf8
+        /// UTF-16 with the least significant byte first (byte order mark `FF FE`).
+        case utf16LittleEndian
+        /// UTF-16 with the most significant byte first (byte order mark `FE FF`).
+        case utf16BigEndian
+    }
 
     /// The encoding `data` starts with, and how many bytes its byte order mark takes.
     public static func encoding(of data: Data) -> (Encoding, bomLength: Int) {

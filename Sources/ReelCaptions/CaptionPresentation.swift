@@ -7,8 +7,12 @@ import ReelCore
 /// actually shown: at 2x, after a seek, while paused. ``presented(at:)`` and ``refresh()`` say
 /// what changed on screen; nothing else does.
 public struct CaptionPresentation: Sendable {
+    /// Every cue read so far, of every track (picture cues only of the track shown).
     public private(set) var timeline = CaptionTimeline()
+    /// The item's caption tracks in picker order: the container's streams, captions in the
+    /// video, sideloaded files, then a manifest's renditions.
     public private(set) var tracks: [CaptionTrack] = []
+    /// The session's choice, applied to ``tracks`` to pick ``selected``.
     public private(set) var selection: CaptionSelection
     /// The track shown, chosen by ``selection`` among ``tracks``.
     public private(set) var selected: CaptionTrackID?
@@ -27,8 +31,11 @@ public struct CaptionPresentation: Sendable {
     /// than ``bitmapKeepBehind`` before the current time go (a 1080p PGS track holds megabytes a
     /// cue: a film's worth would not fit in memory).
     public static let bitmapBytesPerTrack = 32 << 20
+    /// How far behind the current time ended picture cues are kept once a track holds more than
+    /// ``bitmapBytesPerTrack`` (30 s: a short seek back still finds them).
     public static let bitmapKeepBehind = MediaTime(value: 30, timescale: 1)
 
+    /// No tracks or cues yet; `selection` picks among the tracks as they are added.
     public init(selection: CaptionSelection = CaptionSelection()) {
         self.selection = selection
     }
@@ -47,6 +54,8 @@ public struct CaptionPresentation: Sendable {
         reselect()
     }
 
+    /// Replaces the selection and chooses the track again; when the choice changes,
+    /// ``needsRefresh`` is set and the next ``refresh()`` shows the new track's cues.
     public mutating func select(_ selection: CaptionSelection) {
         self.selection = selection
         reselect()

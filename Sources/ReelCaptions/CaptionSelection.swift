@@ -2,15 +2,19 @@ import Foundation
 
 /// A caption file to show beside an item: a path or URL, and how to name it.
 public struct CaptionSource: Hashable, Sendable {
+    /// Where the file is. ReelMedia reads it through the item's loader, so any URL that loader
+    /// reads will do: a `file:` path, `http(s)`, a test's own scheme.
     public var url: URL
     /// The language (a BCP 47 tag such as `zh-Hans`, or an ISO 639 code), if known.
     public var language: String?
+    /// The name a track picker shows; `nil` shows the language (or, with neither, the file's name).
     public var label: String?
     /// Named by a document (a feed page, a manifest) rather than by the user: it is read only
     /// where the item's own references may go (an http item's from http(s); a local item's from
     /// its directory), as nested opens are.
     public var isNamedByDocument: Bool
 
+    /// A caption file at `url`, named by the user unless `isNamedByDocument` says a document named it.
     public init(url: URL, language: String? = nil, label: String? = nil, isNamedByDocument: Bool = false) {
         self.url = url
         self.language = language
@@ -25,18 +29,22 @@ public struct CaptionSource: Hashable, Sendable {
 /// The rule, when on: the explicit track if the item offers it; else the first track in the first
 /// preferred language that has one; else a track the item marks default; else its first track.
 public struct CaptionSelection: Hashable, Sendable {
+    /// Whether captions show at all; off, no track is chosen whatever the rest says.
     public var isEnabled: Bool
     /// Languages in order of preference (`zh` matches `zh-Hans`, `zho` and `chi`).
     public var preferredLanguages: [String]
     /// A track chosen by the user, honoured while the item offers it.
     public var track: CaptionTrackID?
 
+    /// A selection that is on by default, with no preference: an item's default track (or its
+    /// first) shows.
     public init(isEnabled: Bool = true, preferredLanguages: [String] = [], track: CaptionTrackID? = nil) {
         self.isEnabled = isEnabled
         self.preferredLanguages = preferredLanguages
         self.track = track
     }
 
+    /// Captions off: no track shows.
     public static let off = CaptionSelection(isEnabled: false)
 
     /// The track to show among `tracks`, or `nil`.

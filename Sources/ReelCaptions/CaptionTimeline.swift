@@ -25,6 +25,7 @@ public struct CaptionTimeline: Sendable {
     /// This timeline's cap per track (``maximumEventsPerTrack`` unless a test asks for less).
     public let capacityPerTrack: Int
 
+    /// An empty timeline holding at most `capacityPerTrack` cues per track (at least 1).
     public init(capacityPerTrack: Int = CaptionTimeline.maximumEventsPerTrack) {
         self.capacityPerTrack = max(1, capacityPerTrack)
     }

@@ -10,6 +10,7 @@ public enum FragmentedTextError: Error, Sendable, Hashable, CustomStringConverti
     /// More samples in one segment than ``FragmentedTextTrack/maximumSamples``.
     case tooManySamples(limit: Int)
 
+    /// One line saying what was wrong, for a log or an error message.
     public var description: String {
         switch self {
         case .noTextTrack: "no WebVTT (wvtt) or TTML (stpp) track in the initialization segment"
@@ -26,18 +27,32 @@ public enum FragmentedTextError: Error, Sendable, Hashable, CustomStringConverti
 /// segments by). Pure Swift: FFmpeg's mov demuxer sees these tracks as data streams and has no
 /// decoder for either.
 public struct FragmentedTextTrack: Sendable, Hashable {
-    public enum Format: Sendable, Hashable { case webvtt, ttml }
+    /// What the track's samples hold.
+    public enum Format: Sendable, Hashable {
+        /// WebVTT cues in `vttc` boxes (sample entry `wvtt`); see ``FragmentedTextSample/webVTTCues``.
+        case webvtt
+        /// One TTML document per sample (sample entry `stpp`), read with ``TTMLDocument``.
+        case ttml
+    }
 
     /// The most samples one segment may hold.
     public static let maximumSamples = 100_000
 
+    /// What the samples hold.
     public var format: Format
+    /// The track's `track_ID` in the initialization segment: the `traf` boxes of the media
+    /// segments that carry it.
     public var trackID: UInt32
+    /// The track's time units per second (its `mdhd` timescale), in which sample times and
+    /// durations are counted.
     public var timescale: Int32
     /// `trex` defaults, used when a fragment gives none.
     var defaultDuration: UInt32 = 0
     var defaultSize: UInt32 = 0
 
+    /// Reads the first `wvtt` or `stpp` track of an initialization segment (`ftyp` + `moov`).
+    /// Throws ``FragmentedTextError/noTextTrack`` when it has none and
+    /// ``FragmentedTextError/malformed(_:)`` when its boxes do not add up.
     public init(initialization data: Data) throws(FragmentedTextError) {
         let bytes = [UInt8](data)
         guard let top = ISOBox.children(bytes, in: 0..<bytes.count) else { throw .malformed("initialization boxes") }
@@ -219,10 +234,15 @@ public struct FragmentedTextTrack: Sendable, Hashable {
 /// One sample of a fragmented text track: its time on the track's timeline and its bytes (a
 /// TTML document for `stpp`; `vttc`/`vtte` boxes for `wvtt`).
 public struct FragmentedTextSample: Sendable, Hashable {
+    /// When the sample begins on the track's timeline: the fragment's `tfdt`, plus the durations
+    /// of the samples before it and the sample's composition offset.
     public var start: MediaTime
+    /// How long the sample lasts (its `trun` duration, or the `tfhd`/`trex` default).
     public var duration: MediaTime
+    /// The sample's bytes as the `mdat` holds them.
     public var bytes: [UInt8]
 
+    /// When the sample ends: ``start`` + ``duration``.
     public var end: MediaTime { start + duration }
 
     /// The WebVTT cues of a `wvtt` sample: one per `vttc` box, each shown for the whole sample
@@ -244,12 +264,18 @@ public struct FragmentedTextSample: Sendable, Hashable {
 
 /// A WebVTT cue out of a `wvtt` sample.
 public struct WebVTTSampleCue: Sendable, Hashable {
+    /// When the cue appears: its sample's start.
     public var start: MediaTime
+    /// When the cue goes: its sample's end.
     public var end: MediaTime
+    /// The cue's identifier (the `iden` box); empty when it has none.
     public var identifier: String
+    /// The cue settings (the `sttg` box: `line:`, `position:`, `align:` …); empty when none.
     public var settings: String
+    /// The cue's text with its WebVTT markup (the `payl` box).
     public var payload: String
 
+    /// A cue shown from `start` to `end` with the given text and, optionally, identifier and settings.
     public init(start: MediaTime, end: MediaTime, identifier: String = "", settings: String = "", payload: String) {
         self.start = start
         self.end = end

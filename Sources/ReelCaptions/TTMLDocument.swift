@@ -26,6 +26,7 @@ public enum TTMLError: Error, Sendable, Hashable, CustomStringConvertible {
     /// More cues than ``TTMLDocument/maximumCues``.
     case tooManyCues(limit: Int)
 
+    /// The one line a log or `reel play` prints, starting `TTML:`.
     public var description: String {
         switch self {
         case .tooLarge(let bytes, let limit): "TTML: \(bytes) bytes is over the \(limit)-byte limit"
@@ -43,11 +44,15 @@ public enum TTMLError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// One cue of a TTML document: a paragraph (`p`) for as long as its visible text stays the same.
 public struct TTMLCue: Hashable, Sendable {
+    /// When the cue appears, on the document's timeline (for a sidecar, the item's media time;
+    /// for an `stpp` sample, the track's).
     public var start: MediaTime
     /// `+infinity` when nothing in the document ends it.
     public var end: MediaTime
+    /// The cue's text and styling as ASS (see ``TTMLDocument`` for how TTML maps to it).
     public var dialogue: ASSDialogue
 
+    /// A cue shown from `start` up to, not including, `end`.
     public init(start: MediaTime, end: MediaTime, dialogue: ASSDialogue) {
         self.start = start
         self.end = end
@@ -73,10 +78,14 @@ public struct TTMLCue: Hashable, Sendable {
 ///   the tree. Placement → a leading `{\anN}` when the document asks for other than bottom centre:
 ///   `tts:displayAlign` (or the region's position) picks the row, `tts:textAlign` the column.
 public struct TTMLDocument: Sendable {
+    /// The largest document read, in bytes (4 MiB); a larger one throws ``TTMLError/tooLarge(bytes:limit:)``.
     public static let maximumBytes = 4 << 20
+    /// The most cues one document may give; more throws ``TTMLError/tooManyCues(limit:)``.
     public static let maximumCues = 50_000
+    /// How deep elements may nest; deeper throws ``TTMLError/tooDeep(limit:)``.
     public static let maximumDepth = 256
 
+    /// The `ttp:` timing parameters of the `tt` element, by which frame and tick times were read.
     public let parameters: TTMLTimingParameters
     /// `xml:lang` of the `tt` element, if written.
     public let language: String?
@@ -84,6 +93,9 @@ public struct TTMLDocument: Sendable {
     public let cues: [TTMLCue]
 
     /// Reads `data`; `maximumCues` lowers the cue cap (tests, or a caller with less room).
+    /// Throws a ``TTMLError`` saying why the document gives no cues: too large, not text, a
+    /// document type declaration, not well-formed, not TTML, an unsupported or invalid timing
+    /// attribute, too deep, or too many cues.
     public init(_ data: Data, maximumCues: Int = TTMLDocument.maximumCues) throws(TTMLError) {
         guard data.count <= Self.maximumBytes else { throw .tooLarge(bytes: data.count, limit: Self.maximumBytes) }
         let tree = try TTMLTree.parse(data)

@@ -19,6 +19,8 @@ public struct TTMLTimingParameters: Sendable, Hashable {
     /// Whether `ttp:frameRate` was written (the default tick rate depends on it).
     public var frameRateIsSpecified: Bool
 
+    /// Parameters as a `tt` element's `ttp:` attributes give them; `nil` or a default for each
+    /// one the document does not write (`frameRate` `nil` is 30 fps, not specified).
     public init(frameRate: Int64? = nil, frameRateMultiplier: (numerator: Int64, denominator: Int64) = (1, 1),
                 subFrameRate: Int64 = 1, tickRate: Int64? = nil) {
         self.frameRate = frameRate ?? 30

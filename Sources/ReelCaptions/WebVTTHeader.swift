@@ -9,12 +9,14 @@ import ReelCore
 /// it, the client assumes cue time 0 maps to MPEG-2 time 0; clients account for the 33-bit PES
 /// timestamps having wrapped while cue times have not.
 public struct WebVTTHeader: Hashable, Sendable {
+    /// Why a header could not be read.
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// The text does not start with `WEBVTT` (after an optional byte order mark).
         case notWebVTT
         /// An `X-TIMESTAMP-MAP` line that does not hold exactly one MPEGTS and one LOCAL value.
         case invalidTimestampMap(String)
 
+        /// The one line a log prints, starting `WebVTT:` (a bad map line cut to 80 characters).
         public var description: String {
             switch self {
             case .notWebVTT: "WebVTT: the resource does not start with WEBVTT"
@@ -26,6 +28,7 @@ public struct WebVTTHeader: Hashable, Sendable {
     /// The map, when the header has one.
     public var timestampMap: WebVTTTimestampMap?
 
+    /// A header with the given map, or with none (cue time 0 is MPEG-2 time 0).
     public init(timestampMap: WebVTTTimestampMap? = nil) {
         self.timestampMap = timestampMap
     }
@@ -69,6 +72,7 @@ public struct WebVTTTimestampMap: Hashable, Sendable {
     /// The cue time that falls at ``mpegts``.
     public var local: MediaTime
 
+    /// A map putting cue time `local` at MPEG-2 time `mpegts` (90 kHz ticks, wrapped or not).
     public init(mpegts: Int64, local: MediaTime) {
         self.mpegts = mpegts
         self.local = local
@@ -126,7 +130,9 @@ public struct WebVTTTimestampMap: Hashable, Sendable {
 
 /// MPEG-2 presentation timestamps: 33 bits of a 90 kHz clock, wrapping every 2^33 ticks (about 26.5 hours).
 public enum MPEGTimestamp {
+    /// Ticks per second of the MPEG-2 system clock's timestamps: 90 kHz.
     public static let clockRate: Int32 = 90_000
+    /// The timestamps' range: they count modulo 2^33 ticks.
     public static let wrap: Int64 = 1 << 33
 
     /// The value congruent to `pts` modulo 2^33 that is nearest to `reference` (an already
