@@ -6,7 +6,16 @@ internal import CFFmpeg
 public enum ChromaLocation: String, Sendable, Hashable, Codable {
     /// Co-sited horizontally with the left luma sample (MPEG-2, H.264 and HEVC's default).
     case left
-    case center, topLeft, top, bottomLeft, bottom
+    /// Centred between the luma samples it covers, across and down (type 1: MPEG-1, JPEG).
+    case center
+    /// Co-sited with the top-left luma sample it covers (type 2, common in BT.2020 HDR masters).
+    case topLeft
+    /// Centred horizontally, co-sited with the top row of luma samples.
+    case top
+    /// Co-sited horizontally with the left luma sample, vertically with the bottom row.
+    case bottomLeft
+    /// Centred horizontally, co-sited with the bottom row of luma samples.
+    case bottom
 
     /// Where a chroma sample sits among the luma samples it covers, as a fraction (0, ½ or 1)
     /// of the way from the first to the last of them: horizontally, then vertically
@@ -32,20 +41,32 @@ public enum ChromaLocation: String, Sendable, Hashable, Codable {
 
 /// The mastering display of an HDR grade (SMPTE ST 2086).
 public struct MasteringDisplay: Sendable, Hashable, Codable {
-    /// Peak and black luminance in nits.
+    /// The display's peak luminance in nits (cd/m²): the brightest the grade can hold.
     public var maxLuminance: Double
+    /// The display's black level in nits (cd/m²), typically 0.0001 to 0.05.
     public var minLuminance: Double
 }
 
 /// A Dolby Vision stream's configuration record.
 public struct DolbyVisionConfiguration: Sendable, Hashable, Codable {
+    /// The Dolby Vision profile (`dv_profile`): 4 dual-layer over an SDR base, 5 single-layer
+    /// IPTPQc2, 7 dual-layer over an HDR10 base, 8 single-layer over a compatible base, 9 AVC
+    /// over an SDR base, 10 AV1.
     public var profile: Int
+    /// The Dolby Vision level (`dv_level`), 1 to 13: the largest resolution and frame rate the
+    /// stream needs a decoder to handle.
     public var level: Int
     /// The base layer's cross-compatibility: 0 none (profile 5's IPTPQc2), 1 HDR10, 2 SDR,
     /// 4 HLG, 6 BT.2020 (Blu-ray).
     public var compatibilityID: Int
+    /// Whether the stream has a base layer (`bl_present_flag`): the pictures a decoder without
+    /// Dolby Vision decodes.
     public var hasBaseLayer: Bool
+    /// Whether the stream has an enhancement layer (`el_present_flag`, profile 7): a second
+    /// picture layer Reel ignores.
     public var hasEnhancementLayer: Bool
+    /// Whether the stream carries reference processing units (`rpu_present_flag`): the per-scene
+    /// reshaping metadata Reel does not apply.
     public var hasRPU: Bool
 
     /// Whether the base layer shows on its own as HDR10, HLG or SDR (profile 8.x, 7, 9, 4).
@@ -62,17 +83,25 @@ public struct DolbyVisionConfiguration: Sendable, Hashable, Codable {
 /// of SD BT.601 (525-line at 480 and 486 lines, else 625); the transfer BT.709 (BT.601 for
 /// SD, the same curve); the range limited; chroma on the left.
 public struct ColorDescription: Sendable, Hashable, Codable {
+    /// The Y′CbCr to R′G′B′ matrix (tagged, or assumed from the size).
     public var matrix: ColorMatrix
+    /// Whether the samples use the limited (16–235) or full (0–255) range; limited when untagged.
     public var range: ColorRange
+    /// The transfer function (SDR gamma, PQ or HLG), tagged or assumed.
     public var transfer: ColorTransfer
+    /// The colour primaries (BT.709, BT.601 525 or 625, BT.2020, Display P3), tagged or assumed.
     public var primaries: ColorPrimaries
+    /// Where the chroma samples sit; ``ChromaLocation/left`` when untagged.
     public var chromaLocation: ChromaLocation
     /// Which of matrix, transfer, primaries the stream did not tag (so they were assumed).
     public var assumed: [String] = []
+    /// The HDR grade's mastering display (SMPTE ST 2086), when the stream says.
     public var masteringDisplay: MasteringDisplay?
-    /// MaxCLL and MaxFALL in nits (CTA-861.3), when the stream says.
+    /// MaxCLL in nits (CTA-861.3): the brightest pixel of the whole content, when the stream says.
     public var maxCLL: Double?
+    /// MaxFALL in nits (CTA-861.3): the brightest frame's average light level, when the stream says.
     public var maxFALL: Double?
+    /// The Dolby Vision configuration record, when the stream is Dolby Vision.
     public var dolbyVision: DolbyVisionConfiguration?
 
     /// HLG or PQ.

@@ -4,10 +4,13 @@ import Synchronization
 
 /// What the user chose for HDR on an SDR screen (`--tone-mapping`, `--target-peak`).
 public struct ToneMappingOptions: Sendable, Hashable {
+    /// The curve that brings HDR highlights down to the display's peak (`--tone-mapping`);
+    /// `.auto` is BT.2390's.
     public var curve: ToneMappingCurve
     /// The display's peak in nits; SDR white (203) by default.
     public var targetPeak: Double
 
+    /// Options for a display whose peak is `targetPeak` nits, mapped with `curve`.
     public init(curve: ToneMappingCurve = .auto, targetPeak: Double = ColorMapping.referenceWhite) {
         self.curve = curve
         self.targetPeak = targetPeak
@@ -30,6 +33,7 @@ public struct ToneMappingOptions: Sendable, Hashable {
 /// One per consumer (a renderer, a scaler); not thread-safe. `@unchecked`: its state is
 /// owned by the one thread that calls it, like ``FrameScaler``'s context.
 public final class ColorMapper: @unchecked Sendable {
+    /// The curve and display peak this mapper maps to, fixed for its life.
     public let options: ToneMappingOptions
     private var peak = ScenePeak()
     private var tables: [ColorMapping: ColorLUT] = [:]
@@ -37,6 +41,9 @@ public final class ColorMapper: @unchecked Sendable {
     /// The mapping last used, for the trace and tests.
     public private(set) var lastMapping: ColorMapping?
 
+    /// A mapper for one consumer, with the process's ``ToneMappingOptions/current`` options
+    /// unless given others. It measures scene peaks over the frames it is given, so use one per
+    /// stream of frames, from one thread.
     public init(options: ToneMappingOptions = .current) {
         self.options = options
     }

@@ -11,8 +11,11 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     public let bitDepth: Int
     /// Planes in memory (3 for planar YUV, 2 for NV12).
     public let planeCount: Int
-    /// Horizontal and vertical chroma subsampling as shifts (1, 1 for 4:2:0).
+    /// Horizontal chroma subsampling as a shift: a chroma plane is `width >> chromaShiftX`
+    /// samples wide, rounded up (1 for 4:2:0 and 4:2:2, 0 for 4:4:4).
     public let chromaShiftX: Int
+    /// Vertical chroma subsampling as a shift: a chroma plane is `height >> chromaShiftY` rows,
+    /// rounded up (1 for 4:2:0, 0 for 4:2:2 and 4:4:4).
     public let chromaShiftY: Int
     /// Components are YUV (not RGB or gray).
     public let isYUV: Bool
@@ -39,6 +42,7 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
 
     var avFormat: AVPixelFormat { AVPixelFormat(rawValue: raw) }
 
+    /// FFmpeg's name for the format, ``name``.
     public var description: String { name }
 
     /// 8-bit 4:2:0 planar YUV, the format renderers handle natively.
@@ -49,12 +53,22 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
 
 /// The YUV → RGB matrix a frame was encoded with.
 public enum ColorMatrix: String, Sendable, Hashable, Codable {
-    case bt601, bt709, bt2020
+    /// ITU-R BT.601 (tags SMPTE 170M and BT.470 BG; SMPTE 240M and FCC are read as it too):
+    /// standard definition, and what untagged SD video is taken to be.
+    case bt601
+    /// ITU-R BT.709: HD, and what untagged HD video is taken to be.
+    case bt709
+    /// ITU-R BT.2020's non-constant-luminance matrix: UHD and HDR (a stream tagged constant
+    /// luminance is converted with it too).
+    case bt2020
 }
 
 /// Whether a frame's values use the limited (16–235) or full (0–255) range.
 public enum ColorRange: String, Sendable, Hashable, Codable {
-    case limited, full
+    /// Limited ("TV", "MPEG") range: 8-bit luma 16–235, chroma 16–240 (scaled by 4 at 10 bits).
+    case limited
+    /// Full ("PC", "JPEG") range: every code value, 0–255 at 8 bits.
+    case full
 }
 
 /// One decoded video frame. It owns FFmpeg's frame (freed with it) and is
@@ -65,16 +79,22 @@ public final class VideoFrame: Sendable {
     public let pts: MediaTime
     /// How long the frame is shown, when known.
     public let duration: MediaTime?
+    /// The decoded picture's width in pixels, before rotation (see ``displayWidth``).
     public let width: Int
+    /// The decoded picture's height in pixels, before rotation (see ``displayHeight``).
     public let height: Int
+    /// How the pixels are laid out in memory.
     public let pixelFormat: PixelFormat
+    /// The matrix to convert the frame to RGB with: ``color``'s, tagged or assumed.
     public let colorMatrix: ColorMatrix
+    /// The range of the frame's values: ``color``'s, tagged or limited.
     public let colorRange: ColorRange
     /// The frame's colour from its own tags and side data (transfer, primaries, HDR metadata),
     /// with the documented fallbacks for what is untagged.
     public let color: ColorDescription
     /// Clockwise degrees to rotate for display (0, 90, 180, 270).
     public let rotation: Int
+    /// Whether the frame is a keyframe: decodable on its own, a point a seek can start from.
     public let isKeyframe: Bool
     /// The seek generation the frame belongs to (frames of older generations are stale).
     let serial: Int
@@ -96,8 +116,9 @@ public final class VideoFrame: Sendable {
         self.colorMatrix = color.matrix
     }
 
-    /// Width and height as displayed, after rotation.
+    /// The width in pixels as displayed, after ``rotation`` (the height for 90 and 270).
     public var displayWidth: Int { rotation % 180 == 0 ? width : height }
+    /// The height in pixels as displayed, after ``rotation`` (the width for 90 and 270).
     public var displayHeight: Int { rotation % 180 == 0 ? height : width }
 
     /// The MD5 of the frame's planes packed without line padding, in its decoded
