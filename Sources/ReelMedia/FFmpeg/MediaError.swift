@@ -33,6 +33,8 @@ public enum MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The operation was cancelled (the item was replaced or the player released).
     case cancelled
 
+    /// One line for the user, naming the resource (a file by its path, any other URL as
+    /// written): `/clips/a.mp4: no audio or video stream`.
     public var description: String {
         switch self {
         case .ffmpeg(let operation, let code, let message, let url):

@@ -13,6 +13,8 @@ public struct LoudnessLevelling: Sendable, Hashable {
     /// The most an item is made louder, in dB (a near-silent item is not turned into noise).
     public var maximumBoost: Double
 
+    /// Levelling to `target` LUFS with true peaks kept at or under `truePeakCeiling` dBTP and
+    /// no item made more than `maximumBoost` dB louder.
     public init(target: Double = -14, truePeakCeiling: Double = -1, maximumBoost: Double = 24) {
         self.target = target
         self.truePeakCeiling = truePeakCeiling
@@ -33,9 +35,12 @@ public struct LoudnessLevelling: Sendable, Hashable {
 /// An item's loudness as its feed says it (measured once per upload by the backend): the
 /// integrated loudness in LUFS and the true peak in dBTP.
 public struct ItemLoudness: Sendable, Hashable, Codable {
+    /// The whole item's integrated loudness (EBU R128 / ITU-R BS.1770), in LUFS.
     public var integrated: Double
+    /// The item's true peak in dBTP (BS.1770's 4x oversampled peak), when the feed says.
     public var truePeak: Double?
 
+    /// An item of `integrated` LUFS and, if known, a true peak of `truePeak` dBTP.
     public init(integrated: Double, truePeak: Double? = nil) {
         self.integrated = integrated
         self.truePeak = truePeak
@@ -46,6 +51,7 @@ public struct ItemLoudness: Sendable, Hashable, Codable {
 /// gain applied. Reported when the gain is first known (before the first sound) and again when
 /// playing refined the measurement by more than half a decibel.
 public struct LoudnessReport: Sendable, Hashable {
+    /// Where the loudness the gain went by came from.
     public enum Source: String, Sendable, Hashable {
         /// The item's own figures (the feed's `loudness` and `truePeak`).
         case item
@@ -58,9 +64,11 @@ public struct LoudnessReport: Sendable, Hashable {
     public var loudness: Double?
     /// True peak in dBTP, when known.
     public var truePeak: Double?
+    /// Whether the figures were the item's own or measured.
     public var source: Source
     /// The gain applied, in dB.
     public var gain: Double
+    /// The target loudness the gain aims for, in LUFS (``LoudnessLevelling/target``).
     public var target: Double
     /// Seconds of audio the measurement covers (0 for the item's own figures).
     public var measuredSeconds: Double

@@ -7,8 +7,11 @@ import ReelCore
 /// run writes time-stretched audio, as heard). The header is kept valid as the
 /// file grows, so even an interrupted run leaves a readable file.
 public final class WAVAudioSink: AudioSink, Sendable {
+    /// The file's sample rate and channel count, as given at creation.
     public let format: AudioFormat
+    /// Zero: samples are written as they are handed over.
     public let latency: MediaTime = .zero
+    /// ``AudioSinkMode/push(blockFrames:)``: the engine hands it blocks at its clock's pace.
     public let mode: AudioSinkMode
     private let handle: FileHandle
     /// The file's state; the handle is used only under it.
@@ -19,7 +22,9 @@ public final class WAVAudioSink: AudioSink, Sendable {
     }
     private let state = Mutex(State())
 
-    /// Creates (or truncates) the file at `url`.
+    /// Creates (or truncates) the file at `url` and writes its header. Throws `CocoaError`
+    /// `.fileWriteNoPermission` when the file cannot be created, or the file handle's error
+    /// when it cannot be opened or written.
     public init(url: URL, format: AudioFormat = .stereo48k, blockFrames: Int = 1024) throws {
         self.format = format
         self.mode = .push(blockFrames: blockFrames)
@@ -32,6 +37,9 @@ public final class WAVAudioSink: AudioSink, Sendable {
 
     deinit { finish() }
 
+    /// Appends the block as 16-bit samples (clipped to ±1; NaN and infinities as silence),
+    /// rewriting the header's sizes after each second of audio. Write errors (a full disk) are
+    /// not reported: the block is lost. Does nothing after ``finish()``.
     public func write(_ samples: [Float]) {
         var pcm = Data(count: samples.count * 2)
         pcm.withUnsafeMutableBytes { raw in
