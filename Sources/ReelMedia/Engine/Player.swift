@@ -3,86 +3,6 @@ import ReelCore
 @_exported import ReelCaptions
 import Synchronization
 
-/// What to play: a URL and the loader every byte of it comes through.
-public struct PlayerItem: Sendable {
-    public var url: URL
-    public var loader: any ResourceLoader
-    /// Where playback starts (an exact seek before the first frame), if not at the beginning.
-    public var startTime: MediaTime?
-    /// Caption files to show beside the item's own captions, read through `loader` when the
-    /// item is set (so a pre-rendered page has its first cue before it plays).
-    public var captions: [CaptionSource]
-    /// The item's loudness as its source measured it (a feed's `loudness`/`truePeak`): with
-    /// levelling on, the gain comes from it instead of from Reel's meter.
-    public var loudness: ItemLoudness?
-
-    public init(url: URL, loader: any ResourceLoader, startTime: MediaTime? = nil, captions: [CaptionSource] = [],
-                loudness: ItemLoudness? = nil) {
-        self.url = url
-        self.loader = loader
-        self.startTime = startTime
-        self.captions = captions
-        self.loudness = loudness
-    }
-}
-
-/// Something that happened in a ``Player``.
-public enum PlayerEvent: Sendable {
-    case statusChanged(PlayerStateMachine.Status)
-    case timeControlStatusChanged(PlayerStateMachine.TimeControlStatus)
-    case rateChanged(Double)
-    /// The item's first frame is on screen; the phases of getting there.
-    case firstFrame(FirstFrameReport)
-    /// A seek ended: `finished` is `false` when a newer seek replaced it.
-    case seekCompleted(target: MediaTime, landed: MediaTime?, finished: Bool)
-    /// Playback stalled waiting for data (`true`), or recovered (`false`).
-    case stall(Bool)
-    /// The item reached its end (and looped, when ``Player/actionAtItemEnd`` is `.loop`).
-    case ended(looping: Bool)
-    /// The item failed.
-    case failed(MediaError)
-    /// A frame became current.
-    case framePresented(pts: MediaTime, presentation: Presentation)
-    /// The cues on screen changed (a cue began or ended, a track was chosen, a seek).
-    case captionsChanged(CaptionFrame)
-    /// The item's caption tracks changed (opened, a sideloaded file was read).
-    case captionTracksChanged([CaptionTrack])
-    /// A caption file could not be read or parsed; the item plays on without it.
-    case captionSourceFailed(CaptionSourceFailure)
-    /// Loudness levelling decided the item's gain (before its first sound), or refined it.
-    case loudness(LoudnessReport)
-}
-
-/// Counters for the HUD, the benchmark and tests.
-public struct PlayerStatistics: Sendable, Hashable {
-    public var presentedFrames: Int
-    public var droppedFrames: Int
-    /// Frames the video decoders queued for presentation (a seek's passed-over frames are
-    /// not counted). An item that never played holds its first picture only: 1.
-    public var decodedVideoFrames: Int = 0
-    public var bytesRead: Int64
-    public var requests: Int
-    public var firstFrame: FirstFrameReport?
-    /// How far presented frames were from the audio clock (95th percentile and largest,
-    /// milliseconds), when audio was heard.
-    public var avOffsetP95Ms: Double?
-    public var avOffsetMaxMs: Double?
-    /// Times the audio device found nothing to play while the player was running.
-    public var audioUnderruns: Int = 0
-    /// How long each rate change took to be heard (milliseconds), in order: from when time runs
-    /// at the new rate (at once while playing; on resuming, for a change asked in a stall or a
-    /// pause) until the device takes the first sample rendered at it.
-    public var rateChangeLatenciesMs: [Double] = []
-}
-
-/// A handle for removing an observer.
-public final class ObserverToken: Hashable, Sendable {
-    let id: Int
-    init(id: Int) { self.id = id }
-    public static func == (a: ObserverToken, b: ObserverToken) -> Bool { a.id == b.id }
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
-}
-
 /// Reel's player, shaped like `AVPlayer`: an item, a rate, seeks with tolerances, periodic
 /// time observers — over FFmpeg, reading only through a `ResourceLoader`, timed only by an
 /// injected `EngineClock`.
@@ -94,11 +14,17 @@ public final class ObserverToken: Hashable, Sendable {
 /// is atomic); events and observers run one at a time, in order, never under a lock, on the
 /// thread that caused them (the engine's clock context, or the caller of a command).
 public final class Player: Sendable {
+    /// The clock playback is timed by: `HostClock.shared` for real time, a `ManualClock` for
+    /// simulated time. Every sink call and event happens in its scheduled actions.
     public let clock: any EngineClock
+    /// Where frames go; `nil` decodes no video at all (audio only).
     public let videoSink: (any VideoSink)?
+    /// Where samples go; `nil` decodes no audio, and the video runs on the clock alone.
     public let audioSink: (any AudioSink)?
     /// Where the cues on screen go (a window's overlay, a terminal's caption row).
     public let captionSink: (any CaptionSink)?
+    /// The pipeline's buffer sizes and thread counts, fixed for the player's life and used by
+    /// every item it plays.
     public let configuration: PipelineConfiguration
     /// The clock first-frame phases are measured on (the player's clock unless given).
     public let measurementClock: (any EngineClock)?
@@ -153,6 +79,8 @@ public final class Player: Sendable {
 
     // MARK: Item
 
+    /// The item set by the last ``replaceCurrentItem(with:)``, or `nil`. Stays set after the
+    /// item ends or fails.
     public var currentItem: PlayerItem? { state.withTrackedLock { $0.item } }
 
     /// Whether this player holds an open video decoder now (its item is open and has video).
@@ -226,9 +154,18 @@ public final class Player: Sendable {
         }
     }
 
+    /// Whether the current item can play: `.unknown` while it opens (and with no item),
+    /// `.readyToPlay` once its streams are open, `.failed` with a reason when it cannot play.
+    /// Changes are also sent as ``PlayerEvent/statusChanged(_:)``.
     public var status: PlayerStateMachine.Status { state.withTrackedLock { $0.machine.status } }
+    /// Whether time is running: `.paused` (rate 0, or the item ended), `.waitingToPlay` with the
+    /// reason (the item is opening, buffers ran dry, there is no item) although a rate is set,
+    /// or `.playing`. Changes are also sent as ``PlayerEvent/timeControlStatusChanged(_:)``.
     public var timeControlStatus: PlayerStateMachine.TimeControlStatus { state.withTrackedLock { $0.machine.timeControlStatus } }
 
+    /// What happens at the item's end: `.pause` on the last frame (the default, as `AVPlayer`)
+    /// or `.loop` back to the start without a gap (what feeds do). Applies to the current item
+    /// at once and is kept for the next ones.
     public var actionAtItemEnd: PlayerStateMachine.ActionAtItemEnd {
         get { state.withTrackedLock { $0.machine.actionAtItemEnd } }
         set {
@@ -356,6 +293,9 @@ public final class Player: Sendable {
 
     // MARK: Audio
 
+    /// The audio's gain, linear, from 0 (silent) to 1 (as decoded, after levelling; the
+    /// default); a value outside is clamped. Heard from the next block the renderer makes, and
+    /// kept for the next items.
     public var volume: Float {
         get { state.withTrackedLock { $0.volume } }
         set { applyVolume { $0.volume = max(0, min(1, newValue)) } }
@@ -371,6 +311,8 @@ public final class Player: Sendable {
     /// What levelling decided for the current item (its loudness, the source, the gain).
     public var loudness: LoudnessReport? { state.withTrackedLock { $0.loudness } }
 
+    /// Whether the audio is silenced; ``volume`` is kept, and applies again when unmuted. Time
+    /// still runs on the audio clock while muted.
     public var isMuted: Bool {
         get { state.withTrackedLock { $0.muted } }
         set { applyVolume { $0.muted = newValue } }
@@ -399,6 +341,8 @@ public final class Player: Sendable {
         }
     }
 
+    /// Stops the periodic observer `token` names: no call is queued for it after this returns
+    /// (calls queued before may still arrive). A token removed already is ignored.
     public func removeTimeObserver(_ token: ObserverToken) {
         state.withTrackedLock { _ = $0.timeObservers.removeValue(forKey: token.id) }
     }
@@ -413,10 +357,13 @@ public final class Player: Sendable {
         }
     }
 
+    /// Stops the event observer `token` names: no event is queued for it after this returns
+    /// (events queued before may still arrive). A token removed already is ignored.
     public func removeEventObserver(_ token: ObserverToken) {
         state.withTrackedLock { _ = $0.eventObservers.removeValue(forKey: token.id) }
     }
 
+    /// The current item's counters, read now (zeros with no item; a new item starts from zero).
     public var statistics: PlayerStatistics {
         let (engine, first) = state.withTrackedLock { ($0.engine, $0.firstFrame) }
         let (presented, dropped, decoded) = engine?.statistics ?? (0, 0, 0)
