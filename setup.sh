@@ -42,6 +42,9 @@ packages=(
     # kitty (the kitty graphics protocol, looked at by hand under Xvfb), and mpv, whose
     # --vo=sixel and --vo=tct reel bench terminal measures beside Reel's outputs.
     xterm libsixel-bin kitty mpv
+    # WavPack 5's command: scripts/corpus-generate.sh packs a DSD (DSF) file with it, the
+    # WavPack DSD case of the corpus (FFmpeg decodes WavPack DSD but cannot encode it).
+    wavpack
 )
 
 missing=()

@@ -8,14 +8,17 @@
 #   scripts/corpus-generate.sh OUT_DIR [NAME...]
 #
 # Writes OUT_DIR/NAME for each clip (all of them without NAME); a clip already there is
-# kept. Needs ffmpeg (Debian's, 5.1 or later, with libx264, libx265 and libopus) and python3
-# (standard library: it patches box fields that the ffmpeg CLI cannot write).
+# kept. Needs ffmpeg (Debian's, 5.1 or later, with libx264, libx265 and libopus), python3
+# (standard library: it patches box fields that the ffmpeg CLI cannot write, and
+# scripts/corpus-audio.py writes the audio cases no encoder writes as such) and, for the WavPack
+# DSD clip, the wavpack command (WavPack 5, which packs a DSF file).
 set -euo pipefail
 
 out=${1:?usage: corpus-generate.sh OUT_DIR [NAME...]}
 shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -210,6 +213,22 @@ PY
         ff -f lavfi -i sine=r=44100:d=1 -c:a wavpack "$target" ;;
     audio-wma2.wma)                 # WMA v2 in ASF
         ff -f lavfi -i sine=r=44100:d=1 -c:a wmav2 "$target" ;;
+    # The four mutagen cases no encoder writes as such, made at the byte level (corpus-audio.py).
+    audio-vorbis-setup-pages.ogg)   # Ogg Vorbis whose setup header spans several pages (4 segments each)
+        ff -f lavfi -i sine=r=44100:d=1 -c:a libvorbis "$work/v.ogg"
+        python3 "$here/corpus-audio.py" ogg-setup-pages "$work/v.ogg" "$target" 4 ;;
+    audio-wavpack-dsd64.wv)         # WavPack DSD: DSD64 stereo (1 and 1.5 kHz tones), FFmpeg decodes it at 352.8 kHz
+        python3 "$here/corpus-audio.py" dsf "$work/d.dsf"
+        wavpack -q -y "$work/d.dsf" -o "$target" ;;
+    audio-aac-adif.aac)             # AAC LC in ADIF: FFmpeg has no ADIF demuxer (it refuses, or misreads it as MPEG)
+        ff -f lavfi -i sine=r=44100:d=1 -ac 2 -c:a aac -b:a 128k -f adts "$work/a.aac"
+        python3 "$here/corpus-audio.py" adif "$work/a.aac" "$target" ;;
+    audio-m4b-nero-chapters-no-samples.m4b)   # Nero chapters, a chapter track and a cover; no sample; 169022 s long
+        printf ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1500\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1500\nEND=3000\ntitle=Two\n' > "$work/nero.txt"
+        ff -f lavfi -i testsrc2=s=64x64:d=1 -frames:v 1 "$work/nero.png"
+        ff -f lavfi -i sine=r=44100:d=3 -i "$work/nero.txt" -i "$work/nero.png" -map 0:a -map 2:v -map_chapters 1 \
+            -c:a aac -c:v png -disposition:v attached_pic -movflags +faststart -f ipod "$work/nero.m4b"
+        python3 "$here/corpus-audio.py" m4b-no-samples "$work/nero.m4b" "$target" ;;
     *) echo "corpus-generate.sh: no clip named $name" >&2; return 1 ;;
     esac
 }
@@ -224,7 +243,8 @@ all=(late-audio-100ms.mp4 late-audio-67ms.mp4 late-audio-43ms.mkv late-audio-pri
      audio-wav-16k-u8.wav audio-m4b-chapters.m4b audio-flac-16bit.flac audio-flac-cover.flac audio-aac.m4a
      audio-alac.m4a audio-vorbis.ogg audio-mp3-cbr-lame.mp3 audio-mp3-mpeg2-24k.mp3 audio-mp3-mpeg25-12k.mp3
      audio-aiff-8k-mono.aif audio-aiff-8k-4ch.aif audio-aiff-11k-s8.aif audio-ac3.ac3 audio-eac3.eac3
-     audio-wavpack.wv audio-wma2.wma)
+     audio-wavpack.wv audio-wma2.wma
+     audio-vorbis-setup-pages.ogg audio-wavpack-dsd64.wv audio-aac-adif.aac audio-m4b-nero-chapters-no-samples.m4b)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 for name in "${names[@]}"; do
