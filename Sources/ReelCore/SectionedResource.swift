@@ -56,18 +56,29 @@ public protocol SectionedResourceLoader: ResourceLoader {
 /// duration and playback position goes through ``SectionedResourceLoader`` under the
 /// playlist's own URL.
 public protocol StreamSchedulingLoader: SectionedResourceLoader {
-    /// The playlists besides `document` that ``schedule(_:document:playlists:startTime:)``
+    /// The audio tracks the playlist or manifest at `url` (its bytes `document`) offers as
+    /// renditions of their own that this loader can read beside the video (an HLS master's
+    /// `EXT-X-MEDIA TYPE=AUDIO` renditions, a DASH manifest's audio AdaptationSets), each
+    /// `id` its place in this list; empty when it offers none (the video carries its own audio,
+    /// or it is not a playlist). The caller chooses among them and passes the `id` on to
+    /// ``playlistsToRead(_:document:audio:)`` and ``schedule(_:document:playlists:startTime:audio:)``.
+    /// Pure: must not block.
+    func audioTracks(_ url: URL, document: Data) -> [AudioTrack]
+
+    /// The playlists besides `document` that ``schedule(_:document:playlists:startTime:audio:)``
     /// needs to decide whether it takes the playlist at `url` (a master's separate audio
-    /// rendition, and the variant it would start on): the caller reads them through the
-    /// loader, where it can interrupt the reads, and passes them in. Must not block.
-    func playlistsToRead(_ url: URL, document: Data) -> [URL]
+    /// rendition `audio`, else its default, and the variant it would start on): the caller
+    /// reads them through the loader, where it can interrupt the reads, and passes them in.
+    /// Must not block.
+    func playlistsToRead(_ url: URL, document: Data, audio: Int?) -> [URL]
 
     /// The first section of the media read in place of the HLS playlist at `url`, whose bytes
     /// (as the loader served them) are `document`, starting at `startTime` seconds (`nil`: its
-    /// start, or a live stream's edge); `nil` to leave the playlist to the demuxer as it is.
-    /// `playlists`: what ``playlistsToRead(_:document:)`` asked for, by URL (one that could not
-    /// be read is missing). Called on a thread that may block; it must not block itself.
-    func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection?
+    /// start, or a live stream's edge), with the audio track `audio` of ``audioTracks(_:document:)``
+    /// (`nil`: the document's default); `nil` to leave the playlist to the demuxer as it is.
+    /// `playlists`: what ``playlistsToRead(_:document:audio:)`` asked for, by URL (one that could
+    /// not be read is missing). Called on a thread that may block; it must not block itself.
+    func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?, audio: Int?) -> ResourceSection?
 }
 
 /// A loader that wants to know where playback of its resources is (a segment scheduler that
@@ -75,4 +86,14 @@ public protocol StreamSchedulingLoader: SectionedResourceLoader {
 /// Called on the engine's presenting thread: keep it short and never block.
 public protocol PlaybackPositionListener: Sendable {
     func presented(_ time: MediaTime, of url: URL)
+}
+
+extension StreamSchedulingLoader {
+    /// ``playlistsToRead(_:document:audio:)`` with the document's default audio.
+    public func playlistsToRead(_ url: URL, document: Data) -> [URL] { playlistsToRead(url, document: document, audio: nil) }
+
+    /// ``schedule(_:document:playlists:startTime:audio:)`` with the document's default audio.
+    public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection? {
+        schedule(url, document: document, playlists: playlists, startTime: startTime, audio: nil)
+    }
 }

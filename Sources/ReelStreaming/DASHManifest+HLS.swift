@@ -26,18 +26,23 @@ extension DASHManifest {
     public static func isHLSPlaylist(_ url: URL) -> Bool { url.lastPathComponent.contains(".reel-dash-") }
 
     /// The Representations played: every video one and the preferred audio one.
-    public var playedRepresentations: [Representation] {
-        videos + (preferredAudio.map { [$0] } ?? [])
+    public var playedRepresentations: [Representation] { playedRepresentations(audio: preferredAudio) }
+
+    /// Every video Representation and `audio`.
+    public func playedRepresentations(audio: Representation?) -> [Representation] {
+        videos + (audio.map { [$0] } ?? [])
     }
 
     /// The master (at `manifest`) and the media playlists of ``playedRepresentations``, by
     /// absolute URL string. Without a video Representation, the master names the audio alone.
-    public func hlsDocuments(manifest: URL) -> [String: Data] {
+    public func hlsDocuments(manifest: URL) -> [String: Data] { hlsDocuments(manifest: manifest, audio: preferredAudio) }
+
+    /// The same with `audio` played in place of the preferred audio Representation.
+    public func hlsDocuments(manifest: URL, audio: Representation?) -> [String: Data] {
         let videos = self.videos
-        let audio = preferredAudio
         func name(_ representation: Representation) -> URL { Self.hlsPlaylistURL(for: manifest, index: representation.index) }
         var documents: [String: Data] = [:]
-        for representation in playedRepresentations {
+        for representation in playedRepresentations(audio: audio) {
             documents[name(representation).absoluteString] = Self.hlsMediaPlaylist(representation)
         }
         var master = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]

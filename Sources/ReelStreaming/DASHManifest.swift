@@ -43,6 +43,11 @@ public struct DASHManifest: Sendable, Hashable {
         public var index: Int
         public var initialization: Segment?
         public var segments: [Segment]
+        /// Which AdaptationSet of the first Period it belongs to (document order).
+        public var adaptationSet = 0
+        /// What its AdaptationSet's `Role` and `Accessibility` descriptors say it is for, as
+        /// ReelCore's `AudioTrack.roles` names it (`main`, `describes-video`, `commentary`…).
+        public var roles: [String] = []
 
         /// `WIDTHxHEIGHT`, as an HLS `RESOLUTION` would say it.
         public var resolution: String? {
@@ -100,7 +105,7 @@ public struct DASHManifest: Sendable, Hashable {
         let periodDuration = Self.seconds(Self.attribute(period, "duration")) ?? duration
         let base = try Self.base(of: period, over: try Self.base(of: root, over: url))
         var representations: [Representation] = []
-        for set in Self.children(period, "AdaptationSet") {
+        for (setIndex, set) in Self.children(period, "AdaptationSet").enumerated() {
             let setBase = try Self.base(of: set, over: base)
             let setKind = Self.kind(of: set)
             for element in Self.children(set, "Representation") {
@@ -122,7 +127,8 @@ public struct DASHManifest: Sendable, Hashable {
                     language: Self.attribute(element, "lang") ?? Self.attribute(set, "lang"),
                     label: (Self.children(element, "Label").first ?? Self.children(set, "Label").first)?.stringValue?
                         .trimmingCharacters(in: .whitespacesAndNewlines),
-                    index: index, initialization: initialization, segments: segments))
+                    index: index, initialization: initialization, segments: segments, adaptationSet: setIndex,
+                    roles: Self.roles(of: set)))
             }
         }
         guard !representations.isEmpty else { throw Failure.notAManifest("its first Period has no Representation") }
@@ -206,6 +212,25 @@ public struct DASHManifest: Sendable, Hashable {
     /// `attribute(forName:)` finds none on an element in a default namespace on Linux).
     public static func attributeNode(_ element: XMLElement, _ name: String) -> XMLNode? {
         element.attributes?.first { $0.name == name }
+    }
+
+    /// An AdaptationSet's roles: its `Role` values (`urn:mpeg:dash:role:2011`: `description` is
+    /// `describes-video`) and its `Accessibility` (the same scheme, or TV-Anytime's audio purpose:
+    /// 1 describes the video, 2 is for the hard of hearing).
+    static func roles(of set: XMLElement) -> [String] {
+        var roles: [String] = []
+        for descriptor in children(set, "Role") + children(set, "Accessibility") {
+            let scheme = attribute(descriptor, "schemeIdUri") ?? ""
+            let value = (attribute(descriptor, "value") ?? "").lowercased()
+            let role: String? = switch (scheme, value) {
+            case ("urn:tva:metadata:cs:AudioPurposeCS:2007", "1"), (_, "description"): "describes-video"
+            case ("urn:tva:metadata:cs:AudioPurposeCS:2007", "2"), (_, "enhanced-audio-intelligibility"): "hearing-impaired"
+            case (_, "main"), (_, "alternate"), (_, "commentary"), (_, "dub"), (_, "supplementary"): value
+            default: nil
+            }
+            if let role, !roles.contains(role) { roles.append(role) }
+        }
+        return roles
     }
 
     private static func kind(of element: XMLElement) -> Kind {

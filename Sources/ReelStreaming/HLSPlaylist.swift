@@ -70,6 +70,10 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         public var isDefault: Bool
         /// Its media playlist, as written; `nil` when the variants carry it.
         public var uri: String?
+        /// `CHARACTERISTICS`, split at commas (`public.accessibility.describes-video`).
+        public var characteristics: [String] = []
+        /// `CHANNELS`: the channel count before any `/` (`6/JOC` is 6).
+        public var channels: Int?
     }
 
     /// The audio rendition a player plays with every video variant: the `DEFAULT=YES` one
@@ -80,6 +84,16 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
         guard groups.count == 1, let group = groups.first ?? nil else { return nil }
         let members = audioRenditions.filter { $0.groupID == group }
         return members.first(where: \.isDefault) ?? members.first
+    }
+
+    /// The renditions of the `AUDIO` group every video variant names, in order, when each is a
+    /// playlist of its own (the variants carry video alone): what a player can choose among.
+    /// Empty when they name none or different groups, or one of them is the variants' own audio.
+    public var separateAudioRenditions: [AudioRendition] {
+        let groups = Set(videoVariants.map(\.audioGroup))
+        guard groups.count == 1, let group = groups.first ?? nil else { return [] }
+        let members = audioRenditions.filter { $0.groupID == group }
+        return members.allSatisfy { $0.uri != nil } ? members : []
     }
 
     /// ``playedAudioRendition`` when it is a playlist of its own (the variants carry video alone).
@@ -131,7 +145,10 @@ public struct HLSMasterPlaylist: Sendable, Hashable {
                 if attributes["TYPE"]?.uppercased() == "AUDIO" {
                     audio.append(AudioRendition(
                         groupID: attributes["GROUP-ID"] ?? "", name: attributes["NAME"] ?? "", language: attributes["LANGUAGE"],
-                        isDefault: attributes["DEFAULT"]?.uppercased() == "YES", uri: attributes["URI"]))
+                        isDefault: attributes["DEFAULT"]?.uppercased() == "YES", uri: attributes["URI"],
+                        characteristics: (attributes["CHARACTERISTICS"] ?? "").split(separator: ",")
+                            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+                        channels: attributes["CHANNELS"]?.split(separator: "/").first.flatMap { Int($0) }))
                 }
                 if let uri = attributes["URI"] {
                     renditions.append(uri)

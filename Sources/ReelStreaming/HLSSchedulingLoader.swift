@@ -54,7 +54,7 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
     public let configuration: Configuration
     let live: LiveMediaLoader
     /// The master as its origin published it (the variant choice rewrote the served copy).
-    private let published: (@Sendable (URL) -> Data?)?
+    let published: (@Sendable (URL) -> Data?)?
     /// Playlist URL → the reader's stream URL, oldest first.
     private let streams = Mutex<[(playlist: String, stream: URL)]>([])
 
@@ -87,15 +87,15 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     // MARK: Scheduling
 
-    public func playlistsToRead(_ url: URL, document: Data) -> [URL] {
-        guard let served = HLSMasterPlaylist(document), let audio = Self.separateAudio(of: served, base: url),
+    public func playlistsToRead(_ url: URL, document: Data, audio: Int?) -> [URL] {
+        guard let served = HLSMasterPlaylist(document), let audio = Self.separateAudio(of: served, base: url, audio: audio),
               let chosen = served.variants.first.flatMap({ URL(string: $0.uri, relativeTo: url)?.absoluteURL }) else { return [] }
         return [audio, chosen]
     }
 
-    public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?) -> ResourceSection? {
+    public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?, audio track: Int?) -> ResourceSection? {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
-        if DASHManifest.looksLikeManifest(document) { return scheduleDASH(url, document: document, startTime: startTime) }
+        if DASHManifest.looksLikeManifest(document) { return scheduleDASH(url, document: document, startTime: startTime, audio: track) }
         let variants: [LiveSegmentReader.Variant]
         let startRank: Int
         let switching: LiveSegmentReader.Switching
@@ -111,14 +111,14 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
                 // variant it starts on are fragmented MP4 with an end; anything else (a live
                 // one, MPEG-TS or packed audio) is FFmpeg's. (Alternative renditions beside
                 // audio the variants carry, as Apple's examples list them, are not played.)
-                guard let separate = Self.separateAudio(of: served, base: url),
+                guard let separate = Self.separateAudio(of: served, base: url, audio: track),
                       Self.joinable(audio: playlists[separate], video: playlists[chosenURL]) else { return nil }
                 audio = separate
             }
             // Every variant, from the master as published (the served copy names one).
             var master = served
             if let original = published?(url).flatMap(HLSMasterPlaylist.init), original.videoRenditions.isEmpty,
-               Self.separateAudio(of: original, base: url) == audio { master = original }
+               Self.separateAudio(of: original, base: url, audio: track) == audio { master = original }
             let ladder = master.videoVariants.compactMap { variant -> LiveSegmentReader.Variant? in
                 guard let playlist = URL(string: variant.uri, relativeTo: url)?.absoluteURL else { return nil }
                 return LiveSegmentReader.Variant(playlist: playlist, bandwidth: variant.bandwidth, resolution: variant.resolution)
@@ -138,16 +138,17 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     /// A static DASH manifest, said as HLS in memory (``DASHManifest/hlsDocuments(manifest:)``):
     /// every video Representation of the manifest as published is a variant, starting on the
-    /// one the choice served, the preferred audio Representation read beside them. Taken only
+    /// one the choice served, the audio track `audio` (``audioTracks(_:document:)``; else the
+    /// `main` AdaptationSet's, else the preferred audio Representation) read beside them. Taken only
     /// when every URL it names is HTTP(S) and no manifest or playlist, and every Representation
     /// played is fMP4 with an initialization segment and segments; anything else
     /// is left to the demuxer (DASH as HLS through FFmpeg's HLS demuxer, which says what it
     /// refuses).
-    private func scheduleDASH(_ url: URL, document: Data, startTime: Double?) -> ResourceSection? {
+    private func scheduleDASH(_ url: URL, document: Data, startTime: Double?, audio track: Int?) -> ResourceSection? {
         guard let served = try? DASHManifest(document, url: url) else { return nil }
-        var manifest = served
-        if let original = published?(url).flatMap({ try? DASHManifest($0, url: url) }), !original.videos.isEmpty { manifest = original }
-        let played = manifest.playedRepresentations
+        let manifest = asPublished(served, url: url)
+        let chosenAudio = Self.audioRepresentation(of: manifest, audio: track)
+        let played = manifest.playedRepresentations(audio: chosenAudio)
         // Segmented fMP4 only (one file per Representation is read whole by FFmpeg, seeking).
         guard !manifest.videos.isEmpty, played.count <= 32, played.allSatisfy({ $0.initialization != nil }) else { return nil }
         for representation in played {
@@ -157,14 +158,14 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
                       !["mpd", "m3u8", "m3u"].contains(address.pathExtension.lowercased()) else { return nil }
             }
         }
-        let documents = manifest.hlsDocuments(manifest: url)
+        let documents = manifest.hlsDocuments(manifest: url, audio: chosenAudio)
         func playlist(_ representation: DASHManifest.Representation) -> URL {
             DASHManifest.hlsPlaylistURL(for: url, index: representation.index)
         }
         let chosenID = served.videos.first?.id
         let chosen = manifest.videos.first { $0.id == chosenID } ?? manifest.videos[0]
         var audio: URL?
-        if let preferred = manifest.preferredAudio {
+        if let preferred = chosenAudio {
             audio = playlist(preferred)
             guard Self.joinable(audio: documents[audio!.absoluteString], video: documents[playlist(chosen).absoluteString]) else {
                 return nil
@@ -203,14 +204,6 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
         }
         dropped.forEach(live.unregister)
         return ResourceSection(url: stream, restartsTimeline: false)
-    }
-
-    /// The audio rendition every variant of `master` plays with, when it is a playlist of its
-    /// own and the master has no video rendition (subtitle renditions are the engine's to read,
-    /// beside the reader).
-    private static func separateAudio(of master: HLSMasterPlaylist, base: URL) -> URL? {
-        guard let uri = master.sharedAudioRendition?.uri, master.videoRenditions.isEmpty else { return nil }
-        return URL(string: uri, relativeTo: base)?.absoluteURL
     }
 
     /// Whether an audio rendition's media playlist can be joined with a video variant's: every

@@ -1,4 +1,5 @@
 import Testing
+import ReelCore
 import ReelMedia
 
 @Suite struct AudioSelectionTests {

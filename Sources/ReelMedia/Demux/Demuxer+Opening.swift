@@ -6,26 +6,46 @@ internal import CFFmpeg
 /// Opening an item: what its first bytes say it is, the playlists a scheduler needs read
 /// first, libavformat's open options, and what a failed open tells the user.
 extension Demuxer {
+    /// What a scheduler took in a playlist's place (``detectFormat(url:loader:hooks:onBridge:scheduling:startTime:audio:)``).
+    struct ScheduledItem {
+        /// The first section's URL.
+        var section: URL
+        /// The playlist or manifest as the loader served it.
+        var document: Data
+        /// The audio tracks the scheduler offered (empty: none of its own), the chosen one
+        /// marked, and why it was chosen.
+        var audioTracks: [AudioTrack]
+        var audioChoice: String?
+    }
+
     /// Looks at the item's first read through a bridge of its own (interruptible by the owner,
     /// counted as waiting for the loader) and returns the format and the read, unconsumed.
-    /// With `scheduling`, an HLS playlist is read whole and offered to it; when it takes it,
-    /// the same for the first section it answers with, whose URL (and the playlist) comes third.
+    /// With `scheduling`, an HLS playlist is read whole and offered to it, with the audio track
+    /// `audio` chooses among those it offers; when it takes it, the same for the first section
+    /// it answers with, whose URL (the playlist, the audio tracks offered with the one chosen
+    /// marked, and why) comes third.
     static func detectFormat(url: URL, loader: any ResourceLoader, hooks: AVIOBridge.Hooks,
-                                     onBridge: ((AVIOBridge) -> Void)?, scheduling: (any StreamSchedulingLoader)? = nil,
-                                     startTime: Double? = nil) throws -> (StreamingFormat, ByteStream?, (section: URL, document: Data)?) {
+                             onBridge: ((AVIOBridge) -> Void)?, scheduling: (any StreamSchedulingLoader)? = nil,
+                             startTime: Double? = nil, audio: AudioSelection = AudioSelection())
+        throws -> (StreamingFormat, ByteStream?, ScheduledItem?) {
         let probe = try AVIOBridge(url: url, loader: loader, hooks: hooks)
         onBridge?(probe)
         defer { probe.close() }
         do {
             let format = try probe.detectFormat()
-            if format == .hls || format == .dash, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes),
-               let section = scheduling.schedule(url, document: document,
-                                                 playlists: try readPlaylists(scheduling.playlistsToRead(url, document: document),
-                                                                              loader: loader, hooks: hooks, onBridge: onBridge),
-                                                 startTime: startTime) {
-                probe.close()
-                let (media, started, _) = try detectFormat(url: section.url, loader: loader, hooks: hooks, onBridge: onBridge)
-                return (media, started, (section.url, document))
+            if format == .hls || format == .dash, let scheduling, let document = try probe.readDocument(limit: maxScheduledPlaylistBytes) {
+                var tracks = scheduling.audioTracks(url, document: document)
+                let choice = tracks.isEmpty ? nil : audio.choose(from: tracks)
+                let chosen = choice?.track?.id
+                let playlists = try readPlaylists(scheduling.playlistsToRead(url, document: document, audio: chosen),
+                                                  loader: loader, hooks: hooks, onBridge: onBridge)
+                if let section = scheduling.schedule(url, document: document, playlists: playlists, startTime: startTime, audio: chosen) {
+                    probe.close()
+                    let (media, started, _) = try detectFormat(url: section.url, loader: loader, hooks: hooks, onBridge: onBridge)
+                    for index in tracks.indices { tracks[index].isSelected = tracks[index].id == chosen }
+                    return (media, started, ScheduledItem(section: section.url, document: document, audioTracks: tracks,
+                                                          audioChoice: choice?.reason))
+                }
             }
             return (format, probe.takeStream(), nil)
         } catch {

@@ -3,8 +3,9 @@ import ReelCore
 internal import CFFmpeg
 
 /// Which streams an item plays: the default (else first) video stream that is not a cover
-/// picture, the audio stream its ``AudioSelection`` chooses, the subtitle streams when captions
-/// are read — each only if this FFmpeg can decode it.
+/// picture, the audio stream its ``AudioSelection`` chooses (the one a scheduler joined in when it
+/// chose among renditions), the subtitle streams when captions are read — each only if this
+/// FFmpeg can decode it.
 extension Demuxer {
     struct ChosenStreams {
         var video: Int32?
@@ -37,7 +38,11 @@ extension Demuxer {
                 continue
             }
         }
-        if !audioTracks.isEmpty {
+        if !scheduledAudioTracks.isEmpty {
+            // The scheduler read the chosen rendition in; the choice and its reason are made.
+            chosen.audio = audioTracks.first.map { Int32($0.id) }
+            chosen.audioChoice = audioChoice
+        } else if !audioTracks.isEmpty {
             let choice = audioSelection.choose(from: audioTracks)
             chosen.audio = choice.track.map { Int32($0.id) }
             chosen.audioChoice = choice.reason

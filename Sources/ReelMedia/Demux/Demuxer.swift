@@ -42,6 +42,8 @@ package final class Demuxer: @unchecked Sendable {
     let audioSelection: AudioSelection
     /// Why it was chosen.
     var audioChoice: String?
+    /// The audio tracks a scheduler offers for the item it took (its renditions; empty: none).
+    let scheduledAudioTracks: [AudioTrack]
     /// Whether `avformat_find_stream_info` was needed (the header did not say enough).
     private(set) var usedStreamInfoProbe = false
     package private(set) var info: MediaInfo
@@ -94,10 +96,12 @@ package final class Demuxer: @unchecked Sendable {
         // first read is looked at before anything is opened, then handed on unconsumed.
         let scheduling = schedules ? loader as? any StreamSchedulingLoader : nil
         let (streamingFormat, started, taken) = try Self.detectFormat(url: url, loader: loader, hooks: hooks, onBridge: onBridge,
-                                                                      scheduling: scheduling, startTime: startTime)
+                                                                      scheduling: scheduling, startTime: startTime, audio: audio)
         self.streamingFormat = streamingFormat
         // What is read: the item, or the first section of what the scheduler reads in its place.
         let scheduled = taken?.section
+        self.scheduledAudioTracks = taken?.audioTracks ?? []
+        if let reason = taken?.audioChoice { self.audioChoice = reason }
         let source = scheduled ?? url
         (scheduledSubtitles, scheduledTexts) = Self.captionRenditions(of: taken?.document, url: url, limits: limits)
         self.sectionURL = source
@@ -208,6 +212,7 @@ package final class Demuxer: @unchecked Sendable {
         }
         info = describe()
         info.audioChoice = audioChoice
+        if !scheduledAudioTracks.isEmpty { info.renditionAudioTracks = scheduledAudioTracks }
         // A sectioned stream (Reel's segment scheduler) knows its duration from its playlist.
         if info.duration == nil, let seconds = sections?.duration(of: url), seconds > 0 {
             info.duration = MediaTime(seconds: seconds, preferredTimescale: 1000)

@@ -31,6 +31,10 @@ public struct MediaInfo: Sendable, Codable, Hashable {
     public var audioStream: StreamInfo? { streams.first { $0.isSelected && $0.kind == .audio } }
     /// Why that audio stream was chosen (``AudioSelection/Choice/reason``), when there is one.
     public var audioChoice: String?
+    /// The audio tracks Reel's segment scheduler offers for the item as renditions of their own
+    /// (an HLS master's `EXT-X-MEDIA TYPE=AUDIO`, a DASH manifest's audio AdaptationSets), the
+    /// one it reads marked: ``audioTracks`` lists these in place of the streams. `nil` otherwise.
+    public var renditionAudioTracks: [AudioTrack]?
 }
 
 /// One stream of a media file.
