@@ -51,7 +51,7 @@ public final class WAVAudioSink: AudioSink, Sendable {
         }
         state.withTrackedLock { state in
             guard !state.finished else { return }
-            try? handle.seekToEnd()
+            _ = try? handle.seekToEnd()
             try? handle.write(contentsOf: pcm)
             state.dataBytes &+= UInt32(pcm.count)
             state.sinceHeader += pcm.count
@@ -78,7 +78,7 @@ public final class WAVAudioSink: AudioSink, Sendable {
     private func rewriteHeader(dataBytes: UInt32) {
         try? handle.seek(toOffset: 0)
         try? handle.write(contentsOf: header(dataBytes: dataBytes))
-        try? handle.seekToEnd()
+        _ = try? handle.seekToEnd()
     }
 
     private func header(dataBytes: UInt32) -> Data {
