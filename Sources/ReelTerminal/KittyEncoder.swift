@@ -10,6 +10,12 @@ import ReelCore
 /// onto the image's one frame (`a=f,r=1,x,y,s,v`), and makes that frame current again
 /// (`a=a,c=1`) so the terminal redraws it. Pixels go as zlib-compressed RGB (`f=24,o=z`),
 /// base64 in chunks of 4096; replies are off (`q=2`). ``delete`` removes the image (on exit).
+///
+/// Given a ``KittySharedMemory`` (a local terminal that answered the `t=s` query), the
+/// pixels of a frame or rectangle go, uncompressed, into a shared-memory object of their
+/// own and the command carries only its name (`t=s,S=<size>`, the name base64'd): a hundred
+/// bytes down the terminal instead of the picture. When the store makes no object (no space,
+/// or the terminal stopped reading them), that frame goes compressed as above.
 public struct KittyEncoder: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The image id (one image per renderer).
@@ -35,15 +41,20 @@ public struct KittyEncoder: Sendable {
         /// The rectangle sent, in the image's pixels (nil: nothing changed).
         public var x = 0, y = 0, width = 0, height = 0
         public var fullRedraw = false
+        /// Whether the pixels went through a shared-memory object (`t=s`).
+        public var sharedMemory = false
     }
 
     public let configuration: Configuration
+    /// Where frames go when the terminal reads shared memory (nil: in the escape codes).
+    public let sharedMemory: KittySharedMemory?
     private var shown: (image: RGBImage, column: Int, row: Int)?
     public private(set) var lastFrame = FrameInfo()
     public private(set) var totalByteCount = 0
 
-    public init(configuration: Configuration = .init()) {
+    public init(configuration: Configuration = .init(), sharedMemory: KittySharedMemory? = nil) {
         self.configuration = configuration
+        self.sharedMemory = sharedMemory
     }
 
     /// Forget what the terminal holds: the next frame is transmitted and placed again.
@@ -68,17 +79,20 @@ public struct KittyEncoder: Sendable {
                 return []
             }
             let pixels = Self.crop(image, rect)
-            out += chunks(keys: "a=f,r=1,i=\(id),x=\(rect.x),y=\(rect.y),s=\(rect.width),v=\(rect.height),f=24,o=z,q=2",
-                          payload: pixels)
+            let (command, shared) = transmit(keys: "a=f,r=1,i=\(id),x=\(rect.x),y=\(rect.y),s=\(rect.width),v=\(rect.height),f=24",
+                                             then: "q=2", pixels: pixels)
+            out += command
             out += Array("\u{1B}_Ga=a,c=1,i=\(id),q=2\u{1B}\\".utf8)
-            info = FrameInfo(bytes: 0, x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+            info = FrameInfo(bytes: 0, x: rect.x, y: rect.y, width: rect.width, height: rect.height, sharedMemory: shared)
         } else {
             // A new size or place: the old image goes first (no stale placement left behind).
             if shown != nil, shown?.column != column || shown?.row != row || shown?.image.width != image.width
                 || shown?.image.height != image.height { out += delete }
             out += TerminalControl.moveCursor(column: column, row: row)
-            out += chunks(keys: "a=T,i=\(id),f=24,s=\(image.width),v=\(image.height),o=z,q=2,C=1", payload: image.bytes)
-            info = FrameInfo(bytes: 0, x: 0, y: 0, width: image.width, height: image.height, fullRedraw: true)
+            let (command, shared) = transmit(keys: "a=T,i=\(id),f=24,s=\(image.width),v=\(image.height)", then: "q=2,C=1",
+                                             pixels: image.bytes)
+            out += command
+            info = FrameInfo(bytes: 0, x: 0, y: 0, width: image.width, height: image.height, fullRedraw: true, sharedMemory: shared)
         }
         shown = (image, column, row)
         info.bytes = out.count
@@ -87,12 +101,23 @@ public struct KittyEncoder: Sendable {
         return out
     }
 
-    /// `payload` compressed and base64'd, in commands of at most 4096 characters: the first
-    /// with `keys`, every one but the last with `m=1`.
-    private func chunks(keys: String, payload: [UInt8]) -> [UInt8] {
+    /// The command(s) carrying `pixels` with `keys` and `then`: through a shared-memory
+    /// object when there is a store and it made one (true: `…,then,t=s,S=<size>`), else
+    /// compressed in the escape codes (`…,o=z,then`).
+    private func transmit(keys: String, then tail: String, pixels: [UInt8]) -> (bytes: [UInt8], sharedMemory: Bool) {
+        if let sharedMemory, let name = sharedMemory.store(pixels) {
+            let name64 = Data(name.utf8).base64EncodedString()
+            return (Array("\u{1B}_G\(keys),\(tail),t=s,S=\(pixels.count);\(name64)\u{1B}\\".utf8), true)
+        }
+        return (chunks(keys: keys, then: tail, payload: pixels), false)
+    }
+
+    /// `payload` compressed (`o=z`) and base64'd, in commands of at most 4096 characters: the
+    /// first with `keys`, every one but the last with `m=1`.
+    private func chunks(keys: String, then tail: String, payload: [UInt8]) -> [UInt8] {
         // zlib fails only without memory; then the pixels go as they are.
         let compressed = Zlib.compress(payload, level: Int32(configuration.compressionLevel))
-        let keys = compressed == nil ? keys.replacingOccurrences(of: ",o=z", with: "") : keys
+        let keys = compressed == nil ? "\(keys),\(tail)" : "\(keys),o=z,\(tail)"
         let text = Array(Data(compressed ?? payload).base64EncodedString().utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.count + text.count / 4096 * 16 + keys.utf8.count + 16)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `--graphics` asked for: let the terminal's answers decide, or one output.
 public enum TerminalGraphicsRequest: String, Sendable, Hashable, CaseIterable {
     /// Kitty graphics where the terminal answers its query, else sixel where DA1 lists it,
@@ -18,8 +20,18 @@ public struct TerminalGraphics: Sendable, Hashable, CustomStringConvertible {
         case cells, sixel, kitty
     }
 
+    /// How kitty graphics frames reach the terminal.
+    public enum Transfer: String, Sendable, Hashable {
+        /// Compressed RGB in the escape codes (`t=d,o=z`): any terminal, local or remote.
+        case direct
+        /// Shared-memory objects (`t=s`): a terminal on this machine that read one when asked.
+        case sharedMemory = "shm"
+    }
+
     /// How the picture is drawn.
     public var output: Output
+    /// How kitty frames go (direct for the other outputs).
+    public var transfer: Transfer = .direct
     /// A cell's size in pixels (sixel and kitty draw at this resolution).
     public var cellWidth: Int
     public var cellHeight: Int
@@ -48,7 +60,12 @@ public struct TerminalGraphics: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        output == .cells ? "cells (\(reason))" : "\(output.rawValue), cells of \(cellWidth)×\(cellHeight) px (\(reason))"
+        switch output {
+        case .cells: "cells (\(reason))"
+        case .sixel: "sixel, cells of \(cellWidth)×\(cellHeight) px (\(reason))"
+        case .kitty: "kitty, cells of \(cellWidth)×\(cellHeight) px, frames "
+            + (transfer == .sharedMemory ? "through shared memory (t=s)" : "as compressed RGB (t=d)") + " (\(reason))"
+        }
     }
 }
 
@@ -56,6 +73,14 @@ public struct TerminalGraphics: Sendable, Hashable, CustomStringConvertible {
 public enum TerminalGraphicsQueries {
     /// The image id of the kitty query (its reply names it).
     public static let kittyQueryID = 31
+    /// The image id of the kitty shared-memory query.
+    public static let kittySharedMemoryQueryID = 32
+    /// Kitty graphics through shared memory: "could you read this 1×1 RGB image from the
+    /// object named `name`?" (`a=q,t=s`). A terminal on this machine reads it (and unlinks it)
+    /// and answers OK; one that cannot reach it (over ssh) answers an error.
+    public static func kittySharedMemory(name: String) -> [UInt8] {
+        Array("\u{1B}_Gi=32,s=1,v=1,a=q,t=s,S=3,f=24;\(Data(name.utf8).base64EncodedString())\u{1B}\\".utf8)
+    }
     /// Kitty graphics: "would you take this 1×1 RGB image?" (`a=q`: answered, never shown).
     public static let kittyGraphics = Array("\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\".utf8)
     /// XTSMGRAPHICS: the largest sixel image (`ESC[?2;1;0S`, item 2, read).
@@ -103,6 +128,10 @@ public struct TerminalGraphicsDetector: Sendable {
     private let multiplexer: String?
     private var window: Window
     private var kittyReply: String?
+    private var sharedMemoryReply: String?
+    /// A one-pixel shared-memory object's name to offer in the `t=s` query, set by the
+    /// driver before ``start()`` (nil: no such query; kitty frames then go direct).
+    public var sharedMemoryProbe: String?
     private var deviceAttributes: [Int]?
     private var sixelLimit: (width: Int, height: Int)?
     private var sixelColors: Int?
@@ -132,8 +161,10 @@ public struct TerminalGraphicsDetector: Sendable {
         if request == .auto, let multiplexer {
             return decide(.cells("inside \(multiplexer), which does not pass graphics through"))
         }
-        return .query(TerminalGraphicsQueries.kittyGraphics + TerminalGraphicsQueries.sixelColors + TerminalGraphicsQueries.sixelGeometry
-                      + TerminalGraphicsQueries.cellPixelSize + TerminalGraphicsQueries.primaryDeviceAttributes)
+        let sharedMemory = sharedMemoryProbe.map(TerminalGraphicsQueries.kittySharedMemory(name:)) ?? []
+        return .query(TerminalGraphicsQueries.kittyGraphics + sharedMemory + TerminalGraphicsQueries.sixelColors
+                      + TerminalGraphicsQueries.sixelGeometry + TerminalGraphicsQueries.cellPixelSize
+                      + TerminalGraphicsQueries.primaryDeviceAttributes)
     }
 
     /// A reply from the terminal; returns the decision when this was the last one (DA1).
@@ -143,6 +174,8 @@ public struct TerminalGraphicsDetector: Sendable {
         switch event {
         case .kittyGraphicsReply(let id, let message) where id == TerminalGraphicsQueries.kittyQueryID:
             kittyReply = message
+        case .kittyGraphicsReply(let id, let message) where id == TerminalGraphicsQueries.kittySharedMemoryQueryID:
+            sharedMemoryReply = message
         case .graphicsAttribute(2, 0, let values) where values.count >= 2 && values[0] > 0 && values[1] > 0:
             sixelLimit = (values[0], values[1])
         case .graphicsAttribute(1, 0, let values) where !values.isEmpty && values[0] >= 2:
@@ -200,6 +233,7 @@ public struct TerminalGraphicsDetector: Sendable {
             var graphics = TerminalGraphics(output: output, cellWidth: cell.0, cellHeight: cell.1,
                                             sixelLimit: output == .sixel ? sixelLimit : nil, reason: why)
             if output == .sixel { graphics.sixelColors = sixelColors }
+            if output == .kitty, sharedMemoryReply == "OK" { graphics.transfer = .sharedMemory }
             return graphics
         }
         switch request {
@@ -220,10 +254,19 @@ public struct TerminalGraphicsDetector: Sendable {
         var parts: [String] = []
         parts.append(kitty ? "answered the kitty graphics query" : (kittyReply.map { "kitty graphics query refused (\($0))" }
             ?? "no answer to the kitty graphics query"))
+        if kitty || request == .kitty { parts.append(sharedMemoryAnswer) }
         let da1 = (deviceAttributes ?? []).map(String.init).joined(separator: ";")
         parts.append(sixel ? "DA1 \(da1) lists sixel" : "DA1 \(da1) lists no sixel")
         if let sixelLimit { parts.append("sixel up to \(sixelLimit.width)×\(sixelLimit.height)") }
         if let sixelColors { parts.append("\(sixelColors) colour registers") }
         return parts.joined(separator: ", ")
+    }
+
+    /// What the terminal said to the shared-memory (`t=s`) query.
+    private var sharedMemoryAnswer: String {
+        guard sharedMemoryProbe != nil else { return "no shared-memory object to offer" }
+        guard let sharedMemoryReply else { return "no answer to the shared-memory (t=s) query" }
+        return sharedMemoryReply == "OK" ? "read a shared-memory object (t=s): local"
+            : "shared memory (t=s) refused (\(sharedMemoryReply.prefix(80)))"
     }
 }

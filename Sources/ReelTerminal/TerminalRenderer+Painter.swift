@@ -55,7 +55,10 @@ extension TerminalRenderer {
                 whole.diffing = false
                 sixelBaseline = SixelEncoder(configuration: whole, cellHeight: graphics.cellHeight)
             case .kitty:
-                kitty = KittyEncoder(configuration: configuration.kitty)
+                // Frames through shared memory when the terminal read the detection's object
+                // (it is on this machine); the baseline only counts, so it never makes one.
+                let store = graphics.transfer == .sharedMemory ? KittySharedMemory() : nil
+                kitty = KittyEncoder(configuration: configuration.kitty, sharedMemory: store)
                 var whole = configuration.kitty
                 whole.diffing = false
                 kittyBaseline = KittyEncoder(configuration: whole)
@@ -64,6 +67,9 @@ extension TerminalRenderer {
 
         /// What to write when the renderer stops: the kitty image deleted.
         var farewell: [UInt8] { kitty?.delete ?? [] }
+
+        /// After the farewell: the shared-memory objects the terminal has not read unlinked.
+        func release() { kitty?.sharedMemory?.removeAll() }
 
         mutating func paint(_ content: Content?, area: Area, screenRows: Int, full requestedFull: Bool) -> Painted {
             var painted = Painted(full: requestedFull)

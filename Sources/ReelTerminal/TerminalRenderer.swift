@@ -238,6 +238,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
                 if stopped {
                     // Images the terminal keeps (kitty's) go with the renderer.
                     if !painter.farewell.isEmpty { output(painter.farewell) }
+                    painter.release()
                     return
                 }
                 // Wake now and then so the progress bar moves while paused or stalled.

@@ -31,6 +31,8 @@ extension TerminalBench {
             rows[index].terminalSeconds = intake.time(frames, timeout: timeout)
             if rows[index].name.hasPrefix("kitty") { session.write(KittyEncoder().delete) }
         }
+        // The shared-memory row's objects a terminal did not read (xterm reads none).
+        KittySharedMemory.removeLeftovers()
         guard mpv != "none", let executable = MPVTerminalBench.find(mpv) else { return rows }
         for (output, prefix) in [(TerminalGraphics.Output.sixel, "mpv --vo=sixel"), (.cells, "mpv --vo=tct")] {
             guard let index = rows.firstIndex(where: { $0.name.hasPrefix(prefix) }), rows[index].frames > 0 else { continue }

@@ -168,13 +168,18 @@ struct TerminalBenchOutputs {
     var sixelWhole: SixelEncoder
     var kitty = KittyEncoder()
     var kittyWhole = KittyEncoder(configuration: .init(diffing: false))
+    /// Kitty's changed rectangle through shared memory: the bench reads each object back
+    /// (as the terminal would) and unlinks it, unless the frames are kept for a terminal.
+    var kittyShared = KittyEncoder(sharedMemory: KittySharedMemory(maxUnread: .max, patience: 0))
     var screen: SixelScreen
     var kittyCanvas: RGBImage?
+    var sharedCanvas: RGBImage?
     /// Whether to keep what each output sent, frame by frame (`sent`, by row).
     var keep = false
-    var sent: [[[UInt8]]] = Array(repeating: [], count: 5)
+    var sent: [[[UInt8]]] = Array(repeating: [], count: 6)
     var rows: [TerminalBenchRow] = ["cells (half blocks, diffed)", "sixel (changed rows)", "sixel (whole frames)",
-                                    "kitty (changed rectangle, zlib)", "kitty (whole frames, zlib)"].map { TerminalBenchRow(name: $0) }
+                                    "kitty (changed rectangle, zlib)", "kitty (whole frames, zlib)",
+                                    "kitty (changed rectangle, shm)"].map { TerminalBenchRow(name: $0) }
 
     init(grid: TerminalBenchGrid, area: (column: Int, row: Int, columns: Int, rows: Int)) {
         self.grid = grid
@@ -212,6 +217,29 @@ struct TerminalBenchOutputs {
         compose(image)
         start = monotonicMs()
         record(4, image, kittyWhole.encode(image, column: column, row: row), since: start)
+        start = monotonicMs()
+        record(5, image, kittyShared.encode(image, column: column, row: row), since: start)
+        composeShared(image)
+    }
+
+    /// What kitty shows through shared memory: the rectangle read from the frame's object.
+    private mutating func composeShared(_ image: RGBImage) {
+        let sent = kittyShared.lastFrame
+        guard let store = kittyShared.sharedMemory, sent.width > 0 else { return }
+        rows[5].note = "bytes written to the terminal; pixels through /dev/shm"
+        if !sent.sharedMemory { rows[5].note = "no shared memory here: sent direct" }
+        guard sent.sharedMemory, let name = store.unread.last, let pixels = KittySharedMemory.contents(of: name),
+              pixels.count == sent.width * sent.height * 3 else { return }
+        if !keep { KittySharedMemory.remove(name) }
+        var canvas = sent.fullRedraw || sharedCanvas == nil ? image : sharedCanvas!
+        for y in 0..<sent.height {
+            for x in 0..<sent.width {
+                let i = (y * sent.width + x) * 3
+                canvas[sent.x + x, sent.y + y] = (pixels[i], pixels[i + 1], pixels[i + 2])
+            }
+        }
+        sharedCanvas = canvas
+        rows[5].psnr.append(psnr(canvas, image))
     }
 
     /// What kitty shows after the last frame: the rectangle sent copied onto the one before.

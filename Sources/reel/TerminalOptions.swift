@@ -70,6 +70,7 @@ struct TerminalOptions: ParsableArguments {
             Logger(label: "reel.terminal").info("terminal output: \(choice)")
             var event: [String: Any] = ["type": "graphics", "output": choice.output.rawValue, "why": choice.reason]
             if choice.output != .cells { event["cell"] = [choice.cellWidth, choice.cellHeight] }
+            if choice.output == .kitty { event["transfer"] = choice.transfer.rawValue }
             trace?.write(event)
         }
     }

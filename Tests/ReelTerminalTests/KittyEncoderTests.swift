@@ -5,11 +5,13 @@ import ReelCore
 
 /// What a kitty terminal holds after the encoder's commands: images by id, their one frame
 /// with rectangles composed onto it, where each was placed, and whether the cursor moved.
-private struct KittyTerminal {
+struct KittyTerminal {
     var images: [Int: RGBImage] = [:]
     var placements: [Int: (column: Int, row: Int)] = [:]
     var cursor = (column: 0, row: 0)
     var commands: [[String: String]] = []
+    /// The shared-memory objects read (`t=s`), in order.
+    var sharedMemoryRead: [String] = []
     private var pendingKeys: [String: String]?
     private var pendingPayload = ""
 
@@ -56,6 +58,14 @@ private struct KittyTerminal {
         func int(_ k: String) -> Int { Int(keys[k] ?? "") ?? 0 }
         let id = int("i")
         var pixels = [UInt8](Data(base64Encoded: payload) ?? Data())
+        if keys["t"] == "s" {
+            // As kitty does: the payload names a shared-memory object, read and then unlinked.
+            let name = String(decoding: pixels, as: UTF8.self)
+            pixels = KittySharedMemory.contents(of: name) ?? []
+            KittySharedMemory.remove(name)
+            sharedMemoryRead.append(name)
+            if let size = keys["S"], Int(size) != pixels.count { pixels = [] }
+        }
         if keys["o"] == "z" { pixels = Zlib.decompress(pixels, capacity: 1 << 24) ?? [] }
         switch keys["a"] {
         case "T":

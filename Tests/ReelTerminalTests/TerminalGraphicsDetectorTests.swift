@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ReelTerminal
 
@@ -7,8 +8,9 @@ import ReelTerminal
 
     /// Feeds what a terminal answers, through the parser, to a detector that has queried.
     private func detect(_ answers: String, request: TerminalGraphicsRequest = .auto, environment: [String: String] = [:],
-                        window: TerminalGraphicsDetector.Window? = nil) -> TerminalGraphics? {
+                        window: TerminalGraphicsDetector.Window? = nil, probe: String? = nil) -> TerminalGraphics? {
         var detector = TerminalGraphicsDetector(request: request, environment: environment, window: window ?? self.window)
+        detector.sharedMemoryProbe = probe
         guard case .query = detector.start() else { return detector.decision }
         var parser = TerminalInputParser()
         var decided: TerminalGraphics?
@@ -110,5 +112,60 @@ import ReelTerminal
         #expect(detect("\u{1B}[?62c", request: .kitty)?.output == .kitty)
         var cells = TerminalGraphicsDetector(request: .cells, environment: [:], window: window)
         #expect(cells.start() == .decided(.cells("asked for with --graphics cells")))
+    }
+
+    // MARK: Shared memory (t=s)
+
+    private static let kittyCell = "\u{1B}_Gi=31;OK\u{1B}\\\u{1B}[6;20;10t"
+
+    @Test func theSharedMemoryQueryNamesTheProbeAfterKittysOwnQuery() {
+        var detector = TerminalGraphicsDetector(request: .auto, environment: [:], window: window)
+        detector.sharedMemoryProbe = "/reel-kitty-7-probe-0"
+        guard case .query(let bytes) = detector.start() else {
+            Issue.record("no query")
+            return
+        }
+        let query = "\u{1B}_Gi=32,s=1,v=1,a=q,t=s,S=3,f=24;" + Data("/reel-kitty-7-probe-0".utf8).base64EncodedString() + "\u{1B}\\"
+        #expect(Self.bytes(query) == TerminalGraphicsQueries.kittySharedMemory(name: "/reel-kitty-7-probe-0"))
+        #expect(bytes == TerminalGraphicsQueries.kittyGraphics + Self.bytes(query) + TerminalGraphicsQueries.sixelColors
+                + TerminalGraphicsQueries.sixelGeometry + TerminalGraphicsQueries.cellPixelSize
+                + TerminalGraphicsQueries.primaryDeviceAttributes)
+    }
+
+    @Test func kittyFramesGoThroughSharedMemoryOnlyWhenTheTerminalReadTheProbe() throws {
+        let probe = "/reel-kitty-7-probe-0"
+        // Read: a terminal on this machine.
+        let local = try #require(detect(Self.kittyCell + "\u{1B}_Gi=32;OK\u{1B}\\\u{1B}[?62;22c", probe: probe))
+        #expect(local.output == .kitty && local.transfer == .sharedMemory)
+        #expect(local.reason.contains("read a shared-memory object"))
+        #expect(local.description.contains("frames through shared memory (t=s)"))
+        // An error: the object is not there for it (over ssh).
+        let remote = try #require(detect(Self.kittyCell
+            + "\u{1B}_Gi=32;EBADF:Failed to open file for graphics transmission\u{1B}\\\u{1B}[?62;22c", probe: probe))
+        #expect(remote.output == .kitty && remote.transfer == .direct)
+        #expect(remote.reason.contains("shared memory (t=s) refused (EBADF"))
+        #expect(remote.description.contains("frames as compressed RGB (t=d)"))
+        // Silence: DA1 came and no answer to the t=s query before it.
+        let silent = try #require(detect(Self.kittyCell + "\u{1B}[?62;22c", probe: probe))
+        #expect(silent.output == .kitty && silent.transfer == .direct)
+        #expect(silent.reason.contains("no answer to the shared-memory (t=s) query"))
+        // No object to offer: direct, and said.
+        let none = try #require(detect(Self.kittyCell + "\u{1B}[?62;22c"))
+        #expect(none.transfer == .direct && none.reason.contains("no shared-memory object to offer"))
+        // A terminal that answers nothing at all: cells at the timeout, shared memory or not.
+        var mute = TerminalGraphicsDetector(request: .auto, environment: [:], window: window)
+        mute.sharedMemoryProbe = probe
+        _ = mute.start()
+        #expect(mute.timedOut().output == .cells)
+    }
+
+    @Test func sharedMemoryAloneIsNoKittyAndAForcedKittyUsesIt() {
+        let probe = "/reel-kitty-7-probe-0"
+        // The t=s answer without kitty's own: sixel as DA1 says, no transfer.
+        let sixel = detect("\u{1B}_Gi=32;OK\u{1B}\\\u{1B}[6;20;10t\u{1B}[?63;4c", probe: probe)
+        #expect(sixel?.output == .sixel && sixel?.transfer == .direct)
+        // --graphics kitty where the terminal read the object: shared memory.
+        let forced = detect("\u{1B}_Gi=32;OK\u{1B}\\\u{1B}[?62c", request: .kitty, probe: probe)
+        #expect(forced?.output == .kitty && forced?.transfer == .sharedMemory)
     }
 }

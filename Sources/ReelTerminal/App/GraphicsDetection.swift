@@ -6,6 +6,9 @@ import Synchronization
 /// Runs a ``TerminalGraphicsDetector`` against a terminal: writes its queries, takes the
 /// replies the session's input thread parses (``receive(_:)``), and gives up at the deadline
 /// on a timer queue. Awaiting the choice suspends; no thread waits for the terminal.
+///
+/// For the shared-memory query it makes a one-pixel object (``KittySharedMemory``) first, and
+/// unlinks it once the choice is made: a terminal that read it has unlinked it already.
 final class GraphicsDetection: Sendable {
     /// Guarded: the machine (its decision is final once made).
     private let machine: Mutex<TerminalGraphicsDetector>
@@ -18,7 +21,13 @@ final class GraphicsDetection: Sendable {
     /// The choice: at once when the machine needs no answers, else after DA1's reply or
     /// `timeout` seconds, whichever comes first.
     func run(write: ([UInt8]) -> Void, timeout: Double, queue: DispatchQueue) async -> TerminalGraphics {
-        switch machine.withTrackedLock({ $0.start() }) {
+        let probe = KittySharedMemory.probe()
+        defer { probe.map(KittySharedMemory.remove) }
+        let action = machine.withTrackedLock { machine in
+            machine.sharedMemoryProbe = probe
+            return machine.start()
+        }
+        switch action {
         case .decided(let graphics):
             return graphics
         case .query(let bytes):
