@@ -53,12 +53,21 @@ final class VideoDecodeLoop {
         fastFirst = engine.configuration.fastFirstFrame
     }
 
+    /// The serial the thread decodes now.
+    var serial: Int { state.serial }
+
     /// Decodes one queue entry; `false` when the thread must stop (the item failed).
-    func handle(_ entry: PacketQueue.Entry, discardUntil: MediaTime?) -> Bool {
+    func handle(_ next: VideoPacket) -> Bool {
+        let entry = next.entry
         if entry.serial != state.serial {
-            decoder.flush()
-            closedCaptions?.flush()
-            state = Serial(serial: entry.serial, discardUntil: discardUntil)
+            if let continuation = next.continuation {
+                // A scrub's decode-on: the same decoder decodes on towards the new target.
+                adopt(serial: entry.serial, discardUntil: next.discardUntil, handoff: continuation.handoff)
+            } else {
+                decoder.flush()
+                closedCaptions?.flush()
+                state = Serial(serial: entry.serial, discardUntil: next.discardUntil)
+            }
         }
         if state.gaveUp { return true }
         guard let packet = entry.packet else {
@@ -130,7 +139,7 @@ final class VideoDecodeLoop {
             switch output {
             case .frame(let box):
                 state.packetsSinceFrame = 0
-                let frame = makeFrame(box, serial: serial)
+                let frame = makeFrame(box, serial: state.serial)
                 // Every frame's caption bytes, shown or not: 608 is a stream of byte pairs.
                 extractClosedCaptions(box)
                 guard !box.isDiscarded, shows(frame) else { continue }
@@ -188,15 +197,40 @@ final class VideoDecodeLoop {
     private func process(_ frame: VideoFrame) -> Bool {
         if let limit = state.discardUntil {
             if frame.pts <= limit {
-                state.held = frame
+                if state.held.map({ frame.pts >= $0.pts }) ?? true { state.held = frame }
                 return true
             }
             state.discardUntil = nil
             if let previous = state.held {
                 state.held = nil
-                guard engine.emit(previous, worker: worker) else { return false }
+                guard queue(previous) else { return false }
             }
         }
-        return engine.emit(frame, worker: worker)
+        return queue(frame)
+    }
+
+    /// Queues a frame; a decode-on that moved the serial meanwhile gives the new window, and
+    /// the frame is decided again in it. `false` when the serial went stale.
+    private func queue(_ frame: VideoFrame) -> Bool {
+        switch engine.offer(frame, worker: worker) {
+        case .queued:
+            return true
+        case .stale:
+            return false
+        case .retargeted(let serial, let discardUntil, let handoff):
+            if serial != state.serial { adopt(serial: serial, discardUntil: discardUntil, handoff: handoff) }
+            return process(frame.restamped(serial))
+        }
+    }
+
+    /// Takes a decode-on's serial and target without flushing: frames up to the target are
+    /// decoded and not shown; the last of them (or the frame handed back) shows when the next
+    /// passes it.
+    private func adopt(serial: Int, discardUntil: MediaTime?, handoff: VideoFrame?) {
+        state.serial = serial
+        state.discardUntil = discardUntil
+        state.skipThrough = nil
+        state.held = state.held?.restamped(serial)
+        if let handoff, state.held.map({ handoff.pts >= $0.pts }) ?? true { state.held = handoff }
     }
 }

@@ -39,6 +39,12 @@ struct PacketQueue {
         return entry
     }
 
+    /// Moves every queued entry to `serial` (a scrub's decode-on: the packets stay, the
+    /// generation moves on).
+    mutating func restamp(_ serial: Int) {
+        for i in head..<entries.count { entries[i].serial = serial }
+    }
+
     mutating func removeAll() {
         entries = []
         head = 0

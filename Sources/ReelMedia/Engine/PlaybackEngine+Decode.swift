@@ -17,8 +17,8 @@ extension PlaybackEngine {
             MediaResources.videoDecoderClosed()
         }
         let loop = VideoDecodeLoop(engine: self, worker: worker, decoder: decoder, codec: codec)
-        while let (entry, discardUntil) = nextPacket(worker, video: true) {
-            guard loop.handle(entry, discardUntil: discardUntil) else { return }
+        while let packet = nextVideoPacket(worker, decodingSerial: loop.serial) {
+            guard loop.handle(packet) else { return }
         }
     }
 
@@ -58,25 +58,11 @@ extension PlaybackEngine {
     }
 
     /// Queues a decoded frame, waiting for room. Returns `false` when the frame's serial went
-    /// stale (a seek) or the engine is closing.
+    /// stale (a seek; a scrub's decode-on too, for the callers that do not decide again) or the
+    /// engine is closing.
     func emit(_ frame: VideoFrame, worker: PipelineMonitor<EngineState>.Worker) -> Bool {
-        let capacity = configuration.videoFrameCapacity
-        let idleCapacity = configuration.idleCapacity
-        return monitor.wait(worker, until: { state in
-            state.closing || state.serial != frame.serial
-                || state.videoFrames.count < (state.machine.hasRun ? capacity : idleCapacity)
-        }, then: { state -> Bool in
-            guard !state.closing, state.serial == frame.serial else { return false }
-            state.videoFrames.append(frame)
-            state.decodedVideoFrames += 1
-            if state.firstVideoSerial != frame.serial {
-                state.firstVideoSerial = frame.serial
-                state.firstVideoTime = frame.pts
-            }
-            if state.report.firstFrameDecodedMs == nil { state.report.firstFrameDecodedMs = phaseNowMs() }
-            kickOwnerLocked(&state)
-            return true
-        })
+        if case .queued = offer(frame, worker: worker) { return true }
+        return false
     }
 
     /// Waits for the next packet of a queue that belongs to the current serial (stale ones

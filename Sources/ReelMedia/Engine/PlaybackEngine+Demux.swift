@@ -219,7 +219,7 @@ extension PlaybackEngine {
         let ended = monitor.update { state -> PlaybackDemandToken? in
             state.demuxInIO = false
             // A seek while reading: what was read belongs to the old position.
-            guard !state.closing, state.serial == serial, state.seekRequest == nil, let streams = state.streams else { return nil }
+            guard !state.closing, serial >= state.chainSerial, state.seekRequest == nil, let streams = state.streams else { return nil }
             if let packet {
                 let isVideo = packet.streamIndex == demuxer.videoStreamIndex
                 if !first, isVideo || !streams.hasVideo {
@@ -232,8 +232,8 @@ extension PlaybackEngine {
                 }
             } else {
                 state.demuxAtEnd = true
-                if streams.hasVideo { state.videoPackets.push(nil, serial: serial, duration: .zero) }
-                if streams.hasAudio { state.audioPackets.push(nil, serial: serial, duration: .zero) }
+                if streams.hasVideo { state.videoPackets.push(nil, serial: state.serial, duration: .zero) }
+                if streams.hasAudio { state.audioPackets.push(nil, serial: state.serial, duration: .zero) }
             }
             state.endStarvedStreamsLocked(configuration)
             return updateLowWaterDemandLocked(&state)

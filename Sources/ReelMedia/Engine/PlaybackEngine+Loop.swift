@@ -28,11 +28,11 @@ extension PlaybackEngine {
     /// the end is queued as usual (`false`).
     func readNextPassIfLooping(serial: Int, demuxer: Demuxer) -> Bool {
         let start = monitor.update { state -> MediaTime? in
-            guard !state.closing, state.serial == serial, state.seekRequest == nil else { return nil }
+            guard !state.closing, serial >= state.chainSerial, state.seekRequest == nil else { return nil }
             for case .readNextPass(let start, let pass, _) in state.loop.handle(.endOfInput) {
                 guard let item = state.loop.item else { return nil }
                 state.commands.append(.passBegan(PresentationMachine.Pass(
-                    serial: serial, index: pass, start: item.start, duration: item.duration)))
+                    serial: state.serial, index: pass, start: item.start, duration: item.duration)))
                 return start
             }
             return nil

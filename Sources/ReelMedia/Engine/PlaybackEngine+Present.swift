@@ -109,7 +109,9 @@ extension PlaybackEngine {
             case .present(let dropping, let first, let avOffset):
                 state.videoFrames.removeFirst(min(dropping, state.videoFrames.count))
                 guard !state.videoFrames.isEmpty else { continue }
-                let frame = state.machine.itemFrame(state.videoFrames.removeFirst())
+                let decoded = state.videoFrames.removeFirst()
+                state.presentedFrame = (decoded.serial, decoded.pts)
+                let frame = state.machine.itemFrame(decoded)
                 if let avOffset { state.avOffsets.add(avOffset) }
                 let presentation = Presentation(presentedAt: now, droppedFrames: state.machine.droppedFrames,
                                                 isFirstFrameOfSequence: first)

@@ -28,6 +28,15 @@ struct EngineState: Sendable {
     var serial = 0
     /// A seek for the demux thread to carry out.
     var seekRequest: SeekRequest?
+    /// The serial the decoders' chain began at: a seek that flushes starts a new chain; a
+    /// scrub's decode-on bumps the serial inside it (packets and frames restamped, nothing
+    /// flushed), so a packet or frame of a serial at or after this one is still good.
+    var chainSerial = 0
+    /// A frame a decode-on handed back to the video decode thread: the last queued frame at or
+    /// before the new target, shown if the next decoded frame passes the target.
+    var handoffFrame: VideoFrame?
+    /// The last frame the owner presented (its pts as decoded) and its serial.
+    var presentedFrame: (serial: Int, pts: MediaTime)?
     /// Frames and samples of `serial` up to this time are decoded but not shown.
     var discardUntil: MediaTime?
     /// Whether the demux thread is inside a read (a seek interrupts it).

@@ -282,8 +282,11 @@ final class PlaybackEngine: Sendable {
     }
 
     /// Starts a seek: a new serial at once (stale data is dropped from now on), the demux thread
-    /// moves, and the owner shows the first frame at the target.
-    func seek(id: Int, to target: MediaTime, before: MediaTime, after: MediaTime) {
+    /// moves, and the owner shows the first frame at the target. With `decodeOn` (scrubbing), a
+    /// target forward of the frame on screen is reached by decoding on where the decoder is,
+    /// when it can be (``continueDecoding(id:to:)``); otherwise as any exact seek.
+    func seek(id: Int, to target: MediaTime, before: MediaTime, after: MediaTime, decodeOn: Bool = false) {
+        if decodeOn, continueDecoding(id: id, to: target) { return }
         let token = demandObserver?.playbackDemandBegan(.needsConnection)
         let (interrupt, replaced) = monitor.update { state -> (Demuxer?, PlaybackDemandToken?) in
             var replaced: PlaybackDemandToken?
@@ -292,6 +295,8 @@ final class PlaybackEngine: Sendable {
                 state.connectionDemand = token
             }
             state.serial += 1
+            state.chainSerial = state.serial
+            state.handoffFrame = nil
             let lower = before.isPositiveInfinity ? MediaTime.negativeInfinity : target - before
             state.seekRequest = SeekRequest(serial: state.serial, target: target, before: before, after: after)
             state.discardUntil = lower.isNumeric ? lower : nil
@@ -339,5 +344,6 @@ extension EngineState {
         audioChunks.removeAll()
         audioChunksDuration = .zero
         demuxAtEnd = false
+        handoffFrame = nil
     }
 }

@@ -34,6 +34,8 @@ public final class Player: Sendable {
     private let commandLock = Mutex(0)
     /// The player's state: short critical sections only (see ``PlayerState``).
     let state = Mutex(PlayerState())
+    /// Scrubbing mode's machine and record (Player+Scrubbing.swift).
+    let scrubbing = Mutex(ScrubbingState())
 
     /// A player timed by `clock`. `measurementClock` times the first-frame phases when they
     /// should be wall time although playback is simulated (`--clock fast`).
@@ -234,6 +236,14 @@ public final class Player: Sendable {
     /// The completion-handler form of ``seek(to:toleranceBefore:toleranceAfter:)``.
     public func seek(to time: MediaTime, toleranceBefore: MediaTime = .positiveInfinity,
                      toleranceAfter: MediaTime = .positiveInfinity, completionHandler: @escaping @Sendable (Bool) -> Void) {
+        seek(to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, decodeOn: false,
+             completionHandler: completionHandler)
+    }
+
+    /// A seek; with `decodeOn` (scrubbing), a target forward of the frame on screen in the
+    /// decoder's GOP is reached by decoding on, with no flush.
+    func seek(to time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime, decodeOn: Bool,
+              completionHandler: @escaping @Sendable (Bool) -> Void) {
         commandLock.withTrackedLock { _ in
             let outcome = state.withTrackedLock { state -> Outcome? in
                 guard let engine = state.engine, time.isNumeric else { return nil }
@@ -247,7 +257,7 @@ public final class Player: Sendable {
                 let duration = engine.durationNow()
                 let clamped = if let window { min(max(time, window.start), window.end) }
                     else { max(.zero, duration.isNumeric ? min(time, duration) : time) }
-                engine.seek(id: id, to: clamped, before: toleranceBefore, after: toleranceAfter)
+                engine.seek(id: id, to: clamped, before: toleranceBefore, after: toleranceAfter, decodeOn: decodeOn)
                 return outcome
             }
             guard let outcome else {
