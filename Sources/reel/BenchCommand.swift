@@ -12,6 +12,6 @@ struct BenchCommand: AsyncParsableCommand {
             The goals are targets to read, not pass/fail checks.
             """,
         subcommands: [BenchFirstFrameCommand.self, BenchPlaybackCommand.self, BenchStartCommand.self, BenchSwipeCommand.self,
-                      BenchAdaptiveCommand.self, BenchLiveCommand.self, BenchTerminalCommand.self]
+                      BenchAdaptiveCommand.self, BenchLiveCommand.self, BenchTerminalCommand.self, BenchScrubCommand.self]
     )
 }
