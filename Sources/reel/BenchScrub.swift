@@ -48,6 +48,10 @@ struct BenchScrubCommand: AsyncParsableCommand {
         var previewsPerSecond: Double
         var settleMs: Double?
         var targets: Int
+        /// Distinct exact frames shown while dragging, and frames shown for a target that
+        /// were not the frame whose interval holds it (scrubbing mode shows none).
+        var exactFrames = 0
+        var inexactFrames = 0
     }
 
     func run() async throws {
@@ -142,15 +146,19 @@ struct BenchScrubCommand: AsyncParsableCommand {
             try await Task.sleep(nanoseconds: 1_000_000)
         }
         let settleMs = settled.withTrackedLock { $0 }.map { $0 - released }
-        let distinct: Int
+        var distinct = shown.withTrackedLock { $0.frames.count }
+        var inexact = 0
         if scrubbing {
-            // Exact frames only: a keyframe preview is not counted.
-            let report = player.scrubReport
-            distinct = Set(report.steps.filter { !$0.isRelease && $0.kind != .keyframe }.compactMap(\.frame)).count
-        } else {
-            distinct = shown.withTrackedLock { $0.frames.count }
+            // Exact frames only: a keyframe preview is not counted. Each is checked: the frame
+            // whose display interval holds its target.
+            let interval = player.mediaInfo?.videoStream?.frameRate.map { MediaTime(value: Int64($0.timescale), timescale: Int32($0.value)) }
+                ?? MediaTime(value: 1, timescale: 30)
+            let exact = player.scrubReport.steps.filter { !$0.isRelease && $0.kind != .keyframe }
+            inexact = exact.filter { step in step.frame.map { !($0 <= step.target && step.target < $0 + interval) } ?? false }.count
+            distinct = Set(exact.compactMap(\.frame)).count
         }
-        return Drag(previewsPerSecond: Double(distinct) / dragged, settleMs: settleMs, targets: steps + 1)
+        return Drag(previewsPerSecond: Double(distinct) / dragged, settleMs: settleMs, targets: steps + 1,
+                    exactFrames: scrubbing ? distinct : 0, inexactFrames: inexact)
     }
 
     static func median(_ drags: [Drag]) -> Drag {
@@ -159,7 +167,8 @@ struct BenchScrubCommand: AsyncParsableCommand {
             return sorted.isEmpty ? nil : sorted[sorted.count / 2]
         }
         return Drag(previewsPerSecond: mid(drags.map(\.previewsPerSecond)) ?? 0, settleMs: mid(drags.compactMap(\.settleMs)),
-                    targets: drags.first?.targets ?? 0)
+                    targets: drags.first?.targets ?? 0, exactFrames: drags.map(\.exactFrames).min() ?? 0,
+                    inexactFrames: drags.map(\.inexactFrames).max() ?? 0)
     }
 
     static func text(reel: Drag, keyframes: Drag, clip: String) -> String {
@@ -168,6 +177,7 @@ struct BenchScrubCommand: AsyncParsableCommand {
         out += "Reel scrubbing mode   " + String(format: "%10.1f", reel.previewsPerSecond) + "  " + formatMs(reel.settleMs, width: 10) + "\n"
         out += "keyframe seeks        " + String(format: "%10.1f", keyframes.previewsPerSecond) + "  " + formatMs(keyframes.settleMs, width: 10)
             + "   (distinct keyframes, none exact)\n"
+        out += "exact frames shown: \(reel.exactFrames) distinct (fewest of the drags), \(reel.inexactFrames) not the frame at their target\n"
         out += String(format: "previewsPerSecond %.1f", reel.previewsPerSecond)
             + (reel.previewsPerSecond >= 15 ? "   ✓ goal at or over 15\n" : "   ✗ goal at or over 15\n")
         out += "settleMs " + formatMs(reel.settleMs, width: 0)
@@ -178,7 +188,7 @@ struct BenchScrubCommand: AsyncParsableCommand {
     static func json(reel: Drag, keyframes: Drag) -> String {
         "{\"previewsPerSecond\":\(jsonNumber(reel.previewsPerSecond)),\"settleMs\":\(jsonNumber(reel.settleMs)),"
             + "\"baseline\":{\"previewsPerSecond\":\(jsonNumber(keyframes.previewsPerSecond)),\"settleMs\":\(jsonNumber(keyframes.settleMs))},"
-            + "\"targets\":\(reel.targets)}"
+            + "\"targets\":\(reel.targets),\"exactFrames\":\(reel.exactFrames),\"inexactFrames\":\(reel.inexactFrames)}"
     }
 }
 
