@@ -22,7 +22,10 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             Without FILE it encodes a 1080x1920 30 fps H.264 clip. The real-time runs play through an \
             SDL audio device (the dummy driver: a real device's callback thread, no sound) while busy \
             loops load every core, and report the audio callback's durations, underruns, the A/V \
-            offset of presented frames, and how long a rate change takes to be heard.
+            offset of presented frames, and how long a rate change takes to be heard. With a display \
+            (DISPLAY set: a desktop, or xvfb-run), the HDR rows: one testsrc2 clip made by FFmpeg's \
+            zscale as SDR, HLG and PQ (10-bit HEVC, BT.2020, 203-nit white) played into the window \
+            with the GL and the software renderer, every frame drawn, CPU per frame against SDR's.
             """
     )
 
@@ -53,6 +56,12 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
     @Option(name: .customLong("clip-size"), help: "WIDTHxHEIGHT of the clip made when no FILE is given.")
     var clipSize: String = "1080x1920"
 
+    @Option(name: .customLong("hdr-runs"), help: "Runs of the HDR rows (SDR, HLG and PQ in the window, GL and software; a display is needed); 0 skips them.")
+    var hdrRuns: Int = 3
+
+    @Option(name: .customLong("hdr-clip"), help: "WIDTHxHEIGHT,SECONDS of the HDR rows' clip.")
+    var hdrClip: String = "540x960,4"
+
     @Flag(help: "Print the results as JSON.")
     var json = false
 
@@ -66,6 +75,17 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive") }
         let parts = clipSize.lowercased().split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts.allSatisfy({ $0 >= 16 && $0 % 2 == 0 }) else { throw ValidationError("--clip-size must look like 1080x1920") }
+        guard hdrRuns >= 0 else { throw ValidationError("--hdr-runs must not be negative") }
+        guard hdrClipShape != nil else { throw ValidationError("--hdr-clip must look like 540x960,4") }
+    }
+
+    /// `--hdr-clip` read: even sizes of 16 or more, 0.5…60 s.
+    var hdrClipShape: (width: Int, height: Int, seconds: Double)? {
+        let halves = hdrClip.lowercased().split(separator: ",")
+        guard halves.count == 2, let seconds = Double(halves[1]), seconds >= 0.5, seconds <= 60 else { return nil }
+        let size = halves[0].split(separator: "x").compactMap { Int($0) }
+        guard size.count == 2, size.allSatisfy({ $0 >= 16 && $0 % 2 == 0 }) else { return nil }
+        return (size[0], size[1], seconds)
     }
 
     func run() async throws {
@@ -126,8 +146,25 @@ struct BenchPlaybackCommand: AsyncParsableCommand {
             let half = frames >= 4 ? frames / 2 : nil
             memory = try await PeakMemory.measure(url, runs: memoryRuns, halfFrames: half) { if !json { printError($0) } }
         }
-        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime, conditions: conditions, memory: memory)
+        let hdr = hdrRuns > 0 ? try await hdrSection() : nil
+        let result = PlaybackBenchResult(file: url, info: info, reel: reel, ffmpeg: ffmpeg, realtime: realtime, conditions: conditions,
+                                         memory: memory, hdr: hdr)
         print(json ? result.json() : result.text(), terminator: json ? "\n" : "")
+    }
+
+    /// The HDR rows: their clips made in a scratch directory, then measured (or why not).
+    private func hdrSection() async throws -> HDRPlaybackSection {
+        if let reason = HDRPlaybackBench.unavailableReason() { return HDRPlaybackSection(skipped: reason) }
+        guard let shape = hdrClipShape else { return HDRPlaybackSection(skipped: "--hdr-clip unreadable") }
+        let directory = try TemporaryDirectory("bench-hdr")
+        defer { directory.remove() }
+        let clip = "a \(shape.width)x\(shape.height) 30 fps \(shape.seconds) s testsrc2 clip"
+        if !json { printError("encoding \(clip) as SDR, HLG and PQ…") }
+        let clips = try await onOwnThread(named: "reel.encode") {
+            try HDRPlaybackBench.makeClips(in: directory.url, width: shape.width, height: shape.height, seconds: shape.seconds)
+        }
+        let rows = try await HDRPlaybackBench.measure(clips, runs: hdrRuns, size: (shape.width, shape.height)) { if !json { printError($0) } }
+        return HDRPlaybackSection(rows: rows, clip: clip)
     }
 
     private func decodeOnly(_ url: URL) async throws -> FFmpegBaseline.DecodeThroughput {
@@ -310,6 +347,7 @@ struct PlaybackBenchResult {
     let realtime: [BenchPlaybackCommand.RealtimeResult]
     let conditions: RealtimeConditions?
     let memory: [PeakMemory.Row]
+    let hdr: HDRPlaybackSection?
 
     var reelFPS: Double { Distribution(reel.map(\.fps)).p50 }
     var ffmpegFPS: Double { Distribution(ffmpeg.map(\.framesPerSecond)).p50 }
@@ -340,6 +378,7 @@ struct PlaybackBenchResult {
         out += String(format: "\nthroughput Reel/FFmpeg: %.3f×   ", ratio) + mark + " goal ≥ 1.00×\n"
         if let conditions, !realtime.isEmpty { out += realtimeText(conditions) }
         if !memory.isEmpty { out += memoryText() }
+        if let hdr { out += hdr.text() }
         if out.contains("✗"), let note = benchConditions(ownLoad: (conditions?.busyLoops ?? 0) + 1) { out += "\n" + note }
         return out
     }
@@ -438,6 +477,7 @@ struct PlaybackBenchResult {
             }.joined(separator: ",") + "}"
             if let ratio = memoryHeldRatio { text += ",\"peakMemoryWholeOverFirstHalf\":\(jsonNumber(ratio))" }
         }
+        if let hdr { text += ",\"hdr\":\(hdr.json())" }
         return text + "}"
     }
 }
