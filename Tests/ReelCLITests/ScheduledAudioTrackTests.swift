@@ -1,5 +1,6 @@
 import Foundation
 import ReelOrigin
+import ReelStreaming
 import ReelTestSupport
 import Testing
 
@@ -76,5 +77,53 @@ import Testing
         #expect(line["reason"] as? String == "the default track")
         let english = try await AudioTrackSelectionTests.reference(directory.appendingPathComponent("pEnglish.m3u8").path, audio: 0, in: scratch)
         #expect(AudioTrackSelectionTests.largestDifference(played, english) <= 1)
+    }
+
+    /// The same two languages as a DASH manifest's two audio AdaptationSets (`lang` eng and fra,
+    /// equal bandwidths, no `Role`), packaged by FFmpeg's DASH muxer: `--audio-language fra`
+    /// reads the French set's segments only and plays them as FFmpeg decodes that Representation.
+    @Test func aDASHAudioAdaptationSetIsChosenByLanguage() async throws {
+        let scratch = try Scratch("reel-scheduled-audio-dash")
+        defer { scratch.remove() }
+        let directory = scratch.url.appendingPathComponent("dash")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let packaged = try await runSeparately(AudioTrackSelectionTests.env, [
+            "ffmpeg", "-nostdin", "-v", "error", "-y",
+            "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=3",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3",
+            "-f", "lavfi", "-i", "anoisesrc=color=white:seed=1:sample_rate=48000:duration=3:amplitude=0.3",
+            "-map", "0:v", "-map", "1:a", "-map", "2:a", "-ac", "2", "-c:v", "libx264", "-g", "25", "-c:a", "aac",
+            "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
+            "-f", "dash", "-seg_duration", "1", "-use_template", "1", "-use_timeline", "0",
+            "-adaptation_sets", "id=0,streams=v id=1,streams=1 id=2,streams=2", directory.appendingPathComponent("stream.mpd").path,
+        ])
+        try #require(packaged.status == 0, "ffmpeg: \(packaged.stderr)")
+        // The French Representation as one file (its init section and the segments the manifest
+        // lists: the muxer writes a fourth past its duration): what FFmpeg decodes it to.
+        let mpd = directory.appendingPathComponent("stream.mpd")
+        let representation = try #require(try DASHManifest(Data(contentsOf: mpd), url: mpd).representations.first { $0.language == "fra" })
+        var french = Data()
+        for segment in [representation.initialization].compactMap({ $0 }) + representation.segments {
+            french += try Data(contentsOf: segment.url)
+        }
+        #expect(representation.segments.count == 3)
+        try french.write(to: URL(fileURLWithPath: scratch.file("french.mp4")))
+        let server = OriginServer(configuration: .init(root: directory))
+        _ = try await server.start()
+        let result = try? await AudioTrackSelectionTests.play(server.url(for: "stream.mpd").absoluteString,
+                                                              ["--audio-language", "fra", "--no-cache"], in: scratch)
+        await server.stop()
+        let (played, line) = try #require(result)
+        let tracks = try #require(line["tracks"] as? [[String: Any]])
+        #expect(tracks.compactMap { $0["language"] as? String } == ["eng", "fra"])
+        #expect(tracks.compactMap { $0["default"] as? Bool } == [true, false], "no Role main: the first of the lowest bandwidth")
+        #expect(line["selected"] as? Int == 1)
+        #expect(line["reason"] as? String == "language fra")
+        let fetched = try traceObjects(scratch.file("trace.jsonl")).filter { $0["type"] as? String == "liveFetch" }
+            .compactMap { ($0["url"] as? String).map { URL(string: $0)?.lastPathComponent ?? $0 } }
+        #expect(fetched.contains { $0.hasPrefix("chunk-stream2-") }, "\(fetched)")
+        #expect(!fetched.contains { $0.hasPrefix("chunk-stream1-") }, "\(fetched)")
+        let reference = try await AudioTrackSelectionTests.reference(scratch.file("french.mp4"), audio: 0, in: scratch)
+        #expect(AudioTrackSelectionTests.largestDifference(played, reference) <= 1)
     }
 }
