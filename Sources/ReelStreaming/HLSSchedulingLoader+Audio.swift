@@ -6,6 +6,10 @@ import ReelCore
 /// read beside the video when chosen. Which one plays is the caller's choice (ReelMedia's
 /// `AudioSelection`); the scheduler only lists them and reads the one named.
 extension HLSSchedulingLoader {
+    /// The separate audio renditions of the HLS master `document` (each `id` its place among
+    /// ``HLSMasterPlaylist/separateAudioRenditions``), or one track per audio AdaptationSet of
+    /// the DASH manifest as published (read from its lowest-bandwidth Representation); empty for
+    /// anything else.
     public func audioTracks(_ url: URL, document: Data) -> [AudioTrack] {
         if DASHManifest.looksLikeManifest(document) {
             guard let served = try? DASHManifest(document, url: url) else { return [] }

@@ -87,12 +87,16 @@ public final class HLSSchedulingLoader: StreamSchedulingLoader, StoringResourceL
 
     // MARK: Scheduling
 
+    /// For a master with a separate audio rendition: that rendition's playlist (the one at
+    /// `audio` among ``audioTracks(_:document:)``, else the `DEFAULT`) and the first variant's.
     public func playlistsToRead(_ url: URL, document: Data, audio: Int?) -> [URL] {
         guard let served = HLSMasterPlaylist(document), let audio = Self.separateAudio(of: served, base: url, audio: audio),
               let chosen = served.variants.first.flatMap({ URL(string: $0.uri, relativeTo: url)?.absoluteURL }) else { return [] }
         return [audio, chosen]
     }
 
+    /// Takes a playlist or manifest over HTTP(S) as the class comment says, reading the audio
+    /// track `track` of ``audioTracks(_:document:)`` (else the default) beside the video.
     public func schedule(_ url: URL, document: Data, playlists: [URL: Data], startTime: Double?, audio track: Int?) -> ResourceSection? {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
         if DASHManifest.looksLikeManifest(document) { return scheduleDASH(url, document: document, startTime: startTime, audio: track) }
