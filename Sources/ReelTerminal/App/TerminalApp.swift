@@ -68,6 +68,8 @@ public final class TerminalApp: Sendable {
         var query: String?
         var notice: String?
         var drag: (row: Int, column: Int)?
+        /// The progress bar is held: the player scrubs (exact frames under the thumb).
+        var barHeld = false
         var pausedForSuspend = false
         /// Asking the terminal what it draws (replies go to it), during `run`'s start.
         var detection: GraphicsDetection?
@@ -432,10 +434,9 @@ public final class TerminalApp: Sendable {
                                                           rows: size.rows, state: chrome),
                let span = chrome.liveWindow ?? chrome.duration.map({ 0...$0 }), let player {
                 let target = span.lowerBound + fraction * (span.upperBound - span.lowerBound)
-                player.seek(to: MediaTime(seconds: target, preferredTimescale: 1000),
-                            toleranceBefore: .zero, toleranceAfter: .zero) { [renderer] _ in
-                    renderer.setNeedsChrome()
-                }
+                state.withTrackedLock { $0.barHeld = true }
+                player.beginScrubbing()
+                player.scrub(to: MediaTime(seconds: target, preferredTimescale: 1000))
                 renderer.setNeedsChrome()
                 return
             }
@@ -445,6 +446,18 @@ public final class TerminalApp: Sendable {
                 return ui.hold.pointerDown(x: Double(event.column), y: Double(event.row * 2), now: t)
             }
             perform(actions)
+        case .drag(.left) where state.withTrackedLock({ $0.barHeld }):
+            // Along the bar's row, whatever row the pointer is on.
+            let chrome = chromeState()
+            if let fraction = TerminalChrome.seekFraction(column: event.column, row: TerminalChrome.progressRow(rows: size.rows),
+                                                          columns: size.columns, rows: size.rows, state: chrome),
+               let span = chrome.liveWindow ?? chrome.duration.map({ 0...$0 }) {
+                player?.scrub(to: MediaTime(seconds: span.lowerBound + fraction * (span.upperBound - span.lowerBound), preferredTimescale: 1000))
+                renderer.setNeedsChrome()
+            }
+        case .release where state.withTrackedLock({ $0.barHeld }):
+            state.withTrackedLock { $0.barHeld = false }
+            player?.endScrubbing { [renderer] _ in renderer.setNeedsChrome() }
         case .drag(.left):
             let actions = state.withTrackedLock { $0.hold.pointerMove(x: Double(event.column), y: Double(event.row * 2), now: t) }
             perform(actions)
