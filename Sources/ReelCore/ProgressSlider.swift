@@ -3,14 +3,20 @@
 /// do, when the controls hide, and whether the view is fullscreen. The window and
 /// the terminal draw it; tests drive it with plain numbers and times.
 ///
-/// Scrubbing follows the short-video apps: while the thumb is dragged the label
-/// follows it and keyframe seeks preview the picture at most every
-/// ``previewInterval``; letting go makes one exact seek.
+/// Scrubbing is the player's scrubbing mode: grabbing the bar begins it, every move of
+/// the thumb is a target (the player shows the exact frame there, chasing the newest
+/// target with one seek in flight: ``ScrubMachine``), letting go ends it on the exact
+/// frame; the label follows the thumb.
 public struct ProgressSlider: Sendable, Hashable {
     /// What the slider asks its owner to do.
     public enum Action: Sendable, Hashable {
-        /// Seek the player; `exact` is a zero-tolerance seek, otherwise a fast keyframe seek.
-        case seek(MediaTime, exact: Bool)
+        /// The bar was grabbed: the player enters scrubbing mode (pauses, audio off).
+        case beginScrubbing
+        /// The thumb stands for this time now: the player shows the exact frame there.
+        case scrub(MediaTime)
+        /// Let go (or abandoned): the player shows the exact frame at this time and plays on
+        /// if the drag interrupted playback.
+        case endScrubbing(MediaTime)
         case showControls
         case hideControls
     }
@@ -37,17 +43,15 @@ public struct ProgressSlider: Sendable, Hashable {
     public private(set) var isScrubbing: Bool
     /// Controls hide after this long without input while playing.
     public var autoHideDelay: MediaTime
-    /// Preview seeks while scrubbing are at least this far apart (clock time).
-    public var previewInterval: MediaTime
 
     private var scrubValue: Double = 0
     private var lastInput: MediaTime = .zero
-    private var lastPreviewAt: MediaTime?
-    private var lastPreviewTarget: MediaTime?
+    private var lastTarget: MediaTime?
+    /// The player's time when the bar was grabbed (an abandoned drag goes back there).
+    private var scrubOrigin: MediaTime = .zero
 
     public init(duration: MediaTime = .indefinite, currentTime: MediaTime = .zero,
-                autoHideDelay: MediaTime = MediaTime(value: 3, timescale: 1),
-                previewInterval: MediaTime = MediaTime(value: 1, timescale: 4)) {
+                autoHideDelay: MediaTime = MediaTime(value: 3, timescale: 1)) {
         self.duration = duration
         self.currentTime = currentTime
         self.loadedTimeRanges = []
@@ -56,7 +60,6 @@ public struct ProgressSlider: Sendable, Hashable {
         self.controlsVisible = true
         self.isScrubbing = false
         self.autoHideDelay = autoHideDelay
-        self.previewInterval = previewInterval
     }
 
     // MARK: Values and labels
@@ -129,44 +132,44 @@ public struct ProgressSlider: Sendable, Hashable {
     /// The finger (or mouse) went down on the bar at `value`.
     public mutating func beginScrub(at value: Double, now: MediaTime) -> [Action] {
         guard !isLive || liveWindow != nil else { return touch(now) }
+        scrubOrigin = clamp(currentTime)
         isScrubbing = true
         scrubValue = min(1, max(0, value))
-        lastPreviewAt = nil
-        lastPreviewTarget = nil
-        return touch(now) + preview(now)
+        lastTarget = nil
+        return touch(now) + [.beginScrubbing] + target()
     }
 
-    /// The thumb moved to `value`: a preview seek, unless one went out less than
-    /// ``previewInterval`` ago.
+    /// The thumb moved to `value`: a new target (none when it stands for the same time).
     public mutating func moveScrub(to value: Double, now: MediaTime) -> [Action] {
         guard isScrubbing else { return [] }
         scrubValue = min(1, max(0, value))
-        return touch(now) + preview(now)
+        return touch(now) + target()
     }
 
-    /// Let go at `value`: one exact seek there.
+    /// Let go at `value`: scrubbing ends on the exact frame there.
     public mutating func endScrub(at value: Double, now: MediaTime) -> [Action] {
         guard isScrubbing else { return [] }
         scrubValue = min(1, max(0, value))
         isScrubbing = false
         let target = time(for: scrubValue)
         currentTime = target
-        return touch(now) + [.seek(target, exact: true)]
+        return touch(now) + [.endScrubbing(target)]
     }
 
-    /// The drag was abandoned (the pointer left): back to the player's time, no seek.
+    /// The drag was abandoned (the pointer left): scrubbing ends back at the player's time
+    /// from before the drag.
     public mutating func cancelScrub(now: MediaTime) -> [Action] {
+        guard isScrubbing else { return touch(now) }
         isScrubbing = false
-        return touch(now)
+        currentTime = scrubOrigin
+        return touch(now) + [.endScrubbing(scrubOrigin)]
     }
 
-    private mutating func preview(_ now: MediaTime) -> [Action] {
+    private mutating func target() -> [Action] {
         let target = time(for: scrubValue)
-        if target == lastPreviewTarget { return [] }
-        if let last = lastPreviewAt, now - last < previewInterval { return [] }
-        lastPreviewAt = now
-        lastPreviewTarget = target
-        return [.seek(target, exact: false)]
+        if target == lastTarget { return [] }
+        lastTarget = target
+        return [.scrub(target)]
     }
 
     // MARK: Controls

@@ -28,6 +28,10 @@ public struct PlaybackViewModel: Sendable {
     public enum Command: Sendable, Hashable {
         case togglePause
         case seek(MediaTime, exact: Bool)
+        /// The bar was grabbed: the player's scrubbing mode (exact frames under the thumb).
+        case beginScrubbing
+        case scrub(MediaTime)
+        case endScrubbing(MediaTime)
         case setRate(Double)
         case setMuted(Bool)
         /// Captions were turned on or off (the `c` key); the window keeps drawing them or stops.
@@ -369,8 +373,12 @@ public struct PlaybackViewModel: Sendable {
 
     private func sliderCommands(_ actions: [ProgressSlider.Action]) -> [Command] {
         actions.compactMap { action in
-            if case .seek(let time, let exact) = action { return .seek(time, exact: exact) }
-            return nil
+            switch action {
+            case .beginScrubbing: .beginScrubbing
+            case .scrub(let time): .scrub(time)
+            case .endScrubbing(let time): .endScrubbing(time)
+            case .showControls, .hideControls: nil
+            }
         }
     }
 }

@@ -243,6 +243,12 @@ public final class PlaybackWindow {
             case .seek(let time, let exact):
                 let tolerance: MediaTime = exact ? .zero : .positiveInfinity
                 player.seek(to: time, toleranceBefore: tolerance, toleranceAfter: tolerance) { _ in }
+            case .beginScrubbing:
+                player.beginScrubbing()
+            case .scrub(let time):
+                player.scrub(to: time)
+            case .endScrubbing(let time):
+                player.endScrubbing(at: time)
             case .setRate(let rate):
                 player.rate = rate
             case .setMuted(let muted):

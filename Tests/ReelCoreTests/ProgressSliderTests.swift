@@ -10,7 +10,7 @@ private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferr
         #expect(slider.value == 1, "the thumb at the live edge")
         #expect(slider.durationLabel == "LIVE")
         #expect(slider.timeLabel == "1:23")
-        #expect(!slider.beginScrub(at: 0.2, now: s(1)).contains { if case .seek = $0 { true } else { false } })
+        #expect(!slider.beginScrub(at: 0.2, now: s(1)).contains { if case .scrub = $0 { true } else { false } })
         #expect(!slider.isScrubbing)
         #expect(slider.endScrub(at: 0.2, now: s(2)).isEmpty, "no seek")
         slider.isLive = false
@@ -29,9 +29,9 @@ private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferr
         #expect(slider.time(for: 0) == s(120) && slider.time(for: 1) == s(128) && slider.time(for: 9) == s(128))
         let began = slider.beginScrub(at: 0.25, now: s(1))
         #expect(slider.isScrubbing)
-        #expect(began.contains(.seek(s(122), exact: false)), "\(began)")
+        #expect(began.contains(.scrub(s(122))), "\(began)")
         #expect(slider.timeLabel == "2:02", "the label follows the thumb")
-        #expect(slider.endScrub(at: 0.5, now: s(2)).contains(.seek(s(124), exact: true)))
+        #expect(slider.endScrub(at: 0.5, now: s(2)).contains(.endScrubbing(s(124))))
         slider.currentTime = s(140)
         #expect(slider.value == 1, "at or past the edge: the right end")
     }
@@ -71,23 +71,25 @@ private func s(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferr
         #expect(slider.bufferedFraction == 25.0 / 40, "nothing buffered ahead outside a range")
     }
 
-    @Test func scrubbingPreviewsWithThrottledKeyframeSeeksAndReleasesWithAnExactSeek() {
-        var slider = ProgressSlider(duration: s(40), currentTime: s(5), previewInterval: s(0.25))
-        #expect(slider.beginScrub(at: 0.25, now: s(100)) == [.seek(s(10), exact: false)])
+    @Test func scrubbingSendsEveryNewTargetToTheScrubbingPlayerAndEndsOnTheRelease() {
+        var slider = ProgressSlider(duration: s(40), currentTime: s(5))
+        #expect(slider.beginScrub(at: 0.25, now: s(100)) == [.beginScrubbing, .scrub(s(10))])
         #expect(slider.isScrubbing)
         #expect(slider.timeLabel == "0:10", "the label follows the thumb")
-        #expect(slider.moveScrub(to: 0.3, now: s(100.1)) == [], "throttled")
+        // Not throttled: the player chases the newest target itself, one seek in flight.
+        #expect(slider.moveScrub(to: 0.3, now: s(100.016)) == [.scrub(s(12))])
         #expect(slider.timeLabel == "0:12")
-        #expect(slider.moveScrub(to: 0.5, now: s(100.3)) == [.seek(s(20), exact: false)])
-        #expect(slider.endScrub(at: 0.75, now: s(100.35)) == [.seek(s(30), exact: true)])
+        #expect(slider.moveScrub(to: 0.3, now: s(100.033)) == [], "the same time is no new target")
+        #expect(slider.moveScrub(to: 0.5, now: s(100.05)) == [.scrub(s(20))])
+        #expect(slider.endScrub(at: 0.75, now: s(100.35)) == [.endScrubbing(s(30))])
         #expect(!slider.isScrubbing)
         #expect(slider.displayedTime == s(30))
     }
 
-    @Test func cancellingAScrubSeeksNowhere() {
+    @Test func cancellingAScrubEndsItWhereItBegan() {
         var slider = ProgressSlider(duration: s(40), currentTime: s(5))
         _ = slider.beginScrub(at: 0.9, now: .zero)
-        #expect(slider.cancelScrub(now: s(1)) == [])
+        #expect(slider.cancelScrub(now: s(1)) == [.endScrubbing(s(5))], "back where the drag began")
         #expect(slider.displayedTime == s(5))
     }
 

@@ -60,12 +60,12 @@ import ReelMedia
         let bar = m.layout.bar
         let down = m.handle(.pointerDown(x: bar.x + bar.width * 0.5, y: bar.midY), now: ms(0))
         #expect(m.isScrubbing)
-        #expect(down.contains(.seek(ms(22_500), exact: false)))
+        #expect(down.contains(.beginScrubbing) && down.contains(.scrub(ms(22_500))), "\(down)")
         #expect(m.timeText == "0:22 / 0:45")
         _ = m.handle(.pointerMove(x: bar.x + bar.width * 0.2, y: bar.midY), now: ms(500))
         #expect(m.timeText == "0:09 / 0:45")
         let up = m.handle(.pointerUp(x: bar.x + bar.width * 0.2, y: bar.midY), now: ms(600))
-        #expect(up == [.seek(ms(9_000), exact: true)])
+        #expect(up == [.endScrubbing(ms(9_000))])
         #expect(!m.isScrubbing)
     }
 
