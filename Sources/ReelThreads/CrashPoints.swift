@@ -10,7 +10,8 @@ import Glibc
 ///
 /// Off unless the environment asks, and then only in that process:
 /// - `REEL_CRASH_AT=N` — the process kills itself with SIGKILL at the N-th point it reaches
-///   (counted from 1, over every kind together, in the order the threads reach them);
+///   (counted from 1, over every kind together, in the order the threads reach them; the point
+///   logged as N is the one killed at);
 /// - `REEL_CRASH_MATCH=TEXT` — with `REEL_CRASH_AT`, only points whose `kind path` contains
 ///   TEXT count toward N (`rename /tmp/c/bandwidth.json`: the estimate's commit, whatever the
 ///   threads did before it);
@@ -63,8 +64,17 @@ public enum CrashPoints {
             _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         }
         guard let crashAt = settings.crashAt else { return }
-        if let match = settings.match, !point.contains(match) { return }
-        if matched.add(1, ordering: .sequentiallyConsistent).newValue == crashAt {
+        // The point's own number decides, the one its log line carries: with a second counter,
+        // two threads passing points at once could kill at N in the thread that logged N + 1,
+        // before the other wrote N, and the test read a killed run as one that passed its end.
+        let ordinal: Int
+        if let match = settings.match {
+            guard point.contains(match) else { return }
+            ordinal = matched.add(1, ordering: .sequentiallyConsistent).newValue
+        } else {
+            ordinal = number
+        }
+        if ordinal == crashAt {
             kill(getpid(), SIGKILL)
             // SIGKILL is not caught; nothing after this runs.
             while true { pause() }
