@@ -31,6 +31,8 @@ public struct AudioSelection: Sendable, Hashable {
     /// A track chosen by the user (its stream index), honoured while the item offers it.
     public var track: Int?
 
+    /// A selection from these preferences; the defaults (no language, no role, no track) leave
+    /// the choice to the item: its default track, else its first.
     public init(preferredLanguages: [String] = [], preferredRole: String? = nil, track: Int? = nil) {
         self.preferredLanguages = preferredLanguages
         self.preferredRole = preferredRole
@@ -39,11 +41,17 @@ public struct AudioSelection: Sendable, Hashable {
 
     /// The track chosen among `tracks` (the ones the player can decode) and why.
     public struct Choice: Sendable, Hashable {
+        /// The track that plays; `nil` only when there was no track to choose from.
         public var track: AudioTrack?
         /// One line for a trace: `language fra`, `no audio track in de: the default track`…
         public var reason: String
     }
 
+    /// Applies the rule above to `tracks` (in the item's order, the ones the player can
+    /// decode): the explicit track, else the first preferred language with a track (its track
+    /// with the preferred role, or its first that does not describe the video), else, with
+    /// only a role preferred, the first track with that role, else the default track, else the
+    /// first. The demuxer calls it when it opens an item; a pure function of its arguments.
     public func choose(from tracks: [AudioTrack]) -> Choice {
         guard !tracks.isEmpty else { return Choice(track: nil, reason: "no audio track") }
         if let track, let match = tracks.first(where: { $0.id == track }) {

@@ -413,6 +413,7 @@ extension PlaybackEngine {
 
 /// A caption source that could not be read or parsed: the video plays on without it.
 public struct CaptionSourceFailure: Sendable, Hashable {
+    /// The caption file that failed: the URL of the item's caption source, as given.
     public var url: URL
     /// One line: why.
     public var reason: String

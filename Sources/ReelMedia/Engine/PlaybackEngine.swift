@@ -61,19 +61,39 @@ public struct PipelineConfiguration: Sendable, Hashable {
     /// Which audio track plays (preferred languages, a role, a track): the same for every item.
     public var audioSelection = AudioSelection.processDefault
 
+    /// The defaults above: three frames ahead, five seconds of packets (two for a local file)
+    /// or 16 MiB, fast first frame and fast start on, and the process's audio selection.
     public init() {}
 }
 
 /// The phases of opening an item, in milliseconds since ``Player/replaceCurrentItem(with:)``.
+///
+/// The engine fills it in as the item opens and hands it to the ``Player`` when the first frame
+/// is presented. Every phase is milliseconds from the moment the item was set (when
+/// ``Player/replaceCurrentItem(with:)`` made the item's pipeline), on the player's
+/// ``Player/measurementClock`` if it has one, else on its clock; a phase is `nil` when the
+/// engine did not see it before the first frame was presented.
 public struct FirstFrameReport: Sendable, Hashable, Codable {
+    /// When the item's resource first answered with its content information (length, type,
+    /// whether it takes byte ranges): the response headers, for a remote item.
     public var contentInfoMs: Double?
+    /// When FFmpeg read the first byte of the item's resource (for HLS, of its playlist).
     public var firstByteMs: Double?
+    /// When the container's header was parsed and the decoders were open (including
+    /// `avformat_find_stream_info`, if it had to run: see ``probedStreamInfo``).
     public var headerParsedMs: Double?
+    /// When the first video packet was demuxed (audio packets read before it do not count).
     public var firstPacketMs: Double?
+    /// When the first video frame came out of the decoder.
     public var firstFrameDecodedMs: Double?
+    /// When the first video frame was presented: handed to the video sink, at the clock step
+    /// that sends this report.
     public var firstFramePresentedMs: Double?
-    /// Bytes read and requests made before the first frame was presented.
+    /// Bytes read through the item's resource loader before the first frame was presented,
+    /// nested resources (an HLS playlist's renditions and segments) included.
     public var bytesRead: Int64
+    /// Requests made to the item's resource loader before the first frame was presented,
+    /// nested ones (an HLS playlist's renditions and segments) included.
     public var requests: Int
     /// Whether `avformat_find_stream_info` had to run.
     public var probedStreamInfo: Bool

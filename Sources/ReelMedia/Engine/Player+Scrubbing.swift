@@ -6,11 +6,15 @@ import Synchronization
 public struct ScrubStep: Sendable, Hashable {
     /// Where the thumb was when the seek went out.
     public var target: MediaTime
+    /// How the seek went for it, as ReelCore's `ScrubMachine` chose: decoding on inside the
+    /// GOP, an exact seek from the keyframe before, or a keyframe preview.
     public var kind: ScrubMachine.SeekKind
     /// The presentation time of the frame it put on screen (`nil`: replaced, or nothing shown).
     public var frame: MediaTime?
     /// On the player's clock.
     public var sentAt: MediaTime
+    /// When the seek completed (its frame on screen, or replaced by a newer one), on the
+    /// player's clock; `completedAt - sentAt` is how long the step took.
     public var completedAt: MediaTime
     /// The last seek of the drag (after the release).
     public var isRelease: Bool
@@ -32,16 +36,21 @@ struct ScrubbingState: Sendable {
 
 /// What a drag did: every seek sent and the frame it showed, and when it settled.
 public struct ScrubReport: Sendable, Hashable {
+    /// The seeks the drag sent, in the order they completed (one in flight at a time).
     public var steps: [ScrubStep]
     /// Thumb positions reported (most are chased away by newer ones).
     public var targets: Int
+    /// When ``Player/endScrubbing(at:completion:)`` let go, on the player's clock (`nil`
+    /// while the bar is still held).
     public var releasedAt: MediaTime?
+    /// When the exact frame at the release target was on screen and the drag was over (the
+    /// moment `endScrubbing`'s completion ran), on the player's clock; `nil` until then.
     public var settledAt: MediaTime?
 }
 
 extension Player {
     /// Scrubbing mode: while the bar is dragged, the picture shows the exact frame at the
-    /// thumb. Pauses (the audio ramps out) until ``endScrubbing(completion:)``; the decisions
+    /// thumb. Pauses (the audio ramps out) until ``endScrubbing(at:completion:)``; the decisions
     /// are ReelCore's `ScrubMachine`'s: one seek in flight with the newest target chased,
     /// decoding on inside the GOP, keyframe previews only while exact frames cannot keep up.
     public func beginScrubbing() {

@@ -3,12 +3,19 @@ import Synchronization
 
 /// How long an audio device's callbacks took: a summary of ``RealTimeTimings``.
 public struct AudioCallbackStatistics: Sendable, Hashable, Codable {
+    /// How many callbacks were recorded (since the timings were made or last reset).
     public var callbacks: Int
-    /// Durations in microseconds (bucket upper bounds for the quantiles, exact for the maximum).
+    /// The median in microseconds: half the callbacks took at most this long. A bucket's upper
+    /// bound (5 µs buckets), capped at ``maxMicroseconds``; zero when none was recorded.
     public var p50Microseconds: Double
+    /// The 99th percentile in microseconds: at most one callback in a hundred took longer. A
+    /// bucket's upper bound (5 µs buckets), capped at ``maxMicroseconds``; zero when none was
+    /// recorded.
     public var p99Microseconds: Double
+    /// The longest callback in microseconds, exact (not bucketed); zero when none was recorded.
     public var maxMicroseconds: Double
 
+    /// A summary with these values (``RealTimeTimings/statistics`` makes one from its histogram).
     public init(callbacks: Int, p50Microseconds: Double, p99Microseconds: Double, maxMicroseconds: Double) {
         self.callbacks = callbacks
         self.p50Microseconds = p50Microseconds
@@ -30,6 +37,8 @@ public final class RealTimeTimings: Sendable {
     private let count = Atomic<Int>(0)
     private let maximum = Atomic<Int64>(0)
 
+    /// Empty timings: nothing recorded yet. One thread records into them from then on (an
+    /// audio output makes one for its device's callback); any thread may read ``statistics``.
     public init() {}
 
     /// The monotonic clock in nanoseconds (for timing a callback; real-time safe).
@@ -54,6 +63,10 @@ public final class RealTimeTimings: Sendable {
         count.store(0, ordering: .releasing)
     }
 
+    /// A summary of what was recorded so far: the count, the median and 99th percentile (upper
+    /// bounds of 5 µs buckets, capped at the maximum), and the exact maximum. Read from any
+    /// thread while the real-time thread records: a callback being recorded at that moment may
+    /// be left out.
     public var statistics: AudioCallbackStatistics {
         let total = count.load(ordering: .acquiring)
         let counts = (0..<Self.bucketCount).map { buckets[$0].load(ordering: .relaxed) }

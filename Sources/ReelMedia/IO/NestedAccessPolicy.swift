@@ -27,6 +27,9 @@ public struct NestedAccessPolicy: Sendable, Hashable {
         /// How many bytes one playlist or manifest may have.
         public var maxDocumentBytes: Int64
 
+        /// Limits with these values. The defaults (depth 4, 32 renditions, 20 000 entries,
+        /// 4 MiB a document) leave room for real HLS and DASH items and still stop a playlist
+        /// that names playlists without end, or one that never ends.
         public init(maxDepth: Int = 4, maxRenditions: Int = 32, maxPlaylistEntries: Int = 20_000,
                     maxDocumentBytes: Int64 = 4 << 20) {
             self.maxDepth = maxDepth
@@ -35,15 +38,22 @@ public struct NestedAccessPolicy: Sendable, Hashable {
             self.maxDocumentBytes = maxDocumentBytes
         }
 
+        /// The initializer's defaults: what every item is held to unless its opener passes
+        /// other limits.
         public static let `default` = Limits()
     }
 
     /// The item's URL.
     public let item: URL
+    /// The limits the nested opens are held to (depth and renditions, checked when a document
+    /// is opened; entries and bytes, checked as one is read): past one, the item fails with
+    /// ``MediaError/streamLimit(what:limit:url:)``.
     public let limits: Limits
     /// For a local item: its directory with symbolic links resolved.
     private let localRoot: String?
 
+    /// The policy for an item opened from `item`: the item's scheme (for a local item, its
+    /// directory, symbolic links resolved now) decides what ``admit(_:)`` lets through.
     public init(item: URL, limits: Limits = .default) {
         self.item = item
         self.limits = limits
