@@ -78,8 +78,10 @@ public enum HDRBars {
         }
     }
 
+    /// Runs a command (through `/usr/bin/env`, so by name) to its end with no standard input and
+    /// returns its output, standard output and error together; a non-zero exit throws with it.
     @discardableResult
-    static func run(_ command: [String]) throws -> String {
+    public static func run(_ command: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command

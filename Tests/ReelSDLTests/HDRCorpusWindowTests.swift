@@ -3,6 +3,7 @@ import Testing
 import ReelCore
 import ReelLoading
 import ReelMedia
+import ReelTestSupport
 @testable import ReelSDL
 
 extension XvfbWindowSuites {
@@ -79,7 +80,7 @@ struct HDRCorpusClip: Sendable, CustomTestStringConvertible {
     }
 
     static let canCompare: Bool = {
-        guard let filters = try? run(["ffmpeg", "-hide_banner", "-filters"]) else { return false }
+        guard let filters = try? HDRBars.run(["ffmpeg", "-hide_banner", "-filters"]) else { return false }
         return filters.contains(" zscale ") && filters.contains(" tonemap ")
     }()
 
@@ -91,7 +92,7 @@ struct HDRCorpusClip: Sendable, CustomTestStringConvertible {
         defer { try? FileManager.default.removeItem(at: file) }
         let filter = "zscale=w=\(width):h=\(height):f=bicubic:t=linear:npl=203:agamma=0,format=gbrpf32le,zscale=p=bt709,"
             + "tonemap=mobius:desat=0,zscale=t=bt709:m=bt709:r=full,format=rgb24"
-        try run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", url.path, "-frames:v", "1", "-vf", filter,
+        try HDRBars.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", url.path, "-frames:v", "1", "-vf", filter,
                  "-f", "rawvideo", "-pix_fmt", "rgb24", file.path])
         return [UInt8](try Data(contentsOf: file))
     }
@@ -139,26 +140,5 @@ struct HDRCorpusClip: Sendable, CustomTestStringConvertible {
         var data = Data("P6\n\(image.width) \(image.height)\n255\n".utf8)
         data.append(contentsOf: image.bytes)
         try? data.write(to: URL(fileURLWithPath: directory).appendingPathComponent(name + ".ppm"))
-    }
-
-    @discardableResult
-    static func run(_ command: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw ToolFailed(description: "\(command.joined(separator: " ")): \(text)") }
-        return text
-    }
-
-    struct ToolFailed: Error, CustomStringConvertible {
-        let description: String
     }
 }
