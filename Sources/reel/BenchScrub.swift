@@ -182,6 +182,7 @@ struct BenchScrubCommand: AsyncParsableCommand {
             + (reel.previewsPerSecond >= 15 ? "   ✓ goal at or over 15\n" : "   ✗ goal at or over 15\n")
         out += "settleMs " + formatMs(reel.settleMs, width: 0)
             + ((reel.settleMs ?? .infinity) <= 100 ? "   ✓ goal at or under 100\n" : "   ✗ goal at or under 100\n")
+        if out.contains("✗"), let note = benchConditions(ownLoad: 1) { out += "\n" + note }
         return out
     }
 
