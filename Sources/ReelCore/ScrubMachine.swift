@@ -21,9 +21,11 @@
 ///   now, so exact frames come back when the decoder is fast again.
 /// - **Audio is off while dragging**: the drag pauses playback (the audio ramps out) and the
 ///   release resumes it if it was playing.
-/// - **The release lands on the exact frame** whatever the cost; with audio, by a seek that
-///   flushes (the audio was left where the last flushing seek put it), so playing resumes in
-///   step. Then ``Action/settled(_:)``.
+/// - **The release lands on the exact frame** whatever the cost, by the cheapest way there: no
+///   seek at all when the frame on screen is already the one at the release point, decoding on
+///   when it is forward in the same GOP, else an exact seek. The engine keeps the audio in step
+///   through a decode-on (it stays queued from the target on), so playing resumes from the
+///   frame on screen with no flushing seek. Then ``Action/settled(_:)``.
 public struct ScrubMachine: Sendable, Hashable {
     public struct Configuration: Sendable, Hashable {
         /// The longest an exact frame decoded from a keyframe may take before targets in other
@@ -39,7 +41,7 @@ public struct ScrubMachine: Sendable, Hashable {
         public var keyframes: [MediaTime]
         /// How long a frame shows.
         public var frameDuration: MediaTime
-        /// Whether the item has audio (the release then flushes so audio resumes in step).
+        /// Whether the item has audio.
         public var hasAudio: Bool
 
         public init(keyframes: [MediaTime], frameDuration: MediaTime, hasAudio: Bool) {
@@ -90,8 +92,6 @@ public struct ScrubMachine: Sendable, Hashable {
     /// The presentation time of the frame on screen, and whether the decoder's chain since
     /// the last flush is unbroken (decoding on is possible).
     private var frameOnScreen: MediaTime?
-    /// A decode-on since the last flushing seek: the audio is not where the picture is.
-    private var decodedOnSinceFlush = false
     /// What the last exact frame from a keyframe took (measured, or a preview and the
     /// decode-on after it together).
     public private(set) var exactCost: MediaTime?
@@ -121,7 +121,6 @@ public struct ScrubMachine: Sendable, Hashable {
         self.frameOnScreen = frameOnScreen
         chase = nil
         flight = nil
-        decodedOnSinceFlush = false
         return isPlaying ? [.pausePlayback] : []
     }
 
@@ -146,16 +145,12 @@ public struct ScrubMachine: Sendable, Hashable {
         case .exact:
             exactCost = took
             previewCost = nil
-            decodedOnSinceFlush = false
         case .keyframe:
             previewCost = took
-            decodedOnSinceFlush = false
         case .decodeOn:
             if let preview = previewCost { exactCost = preview + took }
             previewCost = nil
-            decodedOnSinceFlush = true
         }
-        if frame == nil { decodedOnSinceFlush = true }
         switch phase {
         case .idle:
             return []
@@ -170,7 +165,7 @@ public struct ScrubMachine: Sendable, Hashable {
             // An exact seek to the release that found nothing (the item failed, or another
             // seek replaced it) is not retried: the drag is over.
             let gaveUp = done.kind == .exact && done.target == target && frame == nil
-            if gaveUp || (landedExact && !needsFlushToResume) { return settle(target) }
+            if gaveUp || landedExact { return settle(target) }
             return dispatch(target, final: true, now: now)
         }
     }
@@ -186,13 +181,9 @@ public struct ScrubMachine: Sendable, Hashable {
 
     // MARK: Deciding
 
-    /// With audio, a picture reached by decoding on has left the audio behind: the release
-    /// flushes so time starts with both.
-    private var needsFlushToResume: Bool { media.hasAudio && decodedOnSinceFlush }
-
     private mutating func dispatch(_ target: MediaTime, final: Bool, now: MediaTime) -> [Action] {
         let kind = kind(for: target, final: final)
-        if final, kind == nil, !needsFlushToResume { return settle(target) }
+        if final, kind == nil { return settle(target) }
         guard let kind = kind ?? (final ? .exact : nil) else { return [] }
         flight = Flight(target: target, kind: kind, sentAt: now)
         return [.seek(target, kind)]
@@ -202,7 +193,7 @@ public struct ScrubMachine: Sendable, Hashable {
     private func kind(for target: MediaTime, final: Bool) -> SeekKind? {
         if let shown = frameOnScreen, shows(shown, target) { return nil }
         if let shown = frameOnScreen, target > shown, gop(of: target) == gop(of: shown) {
-            return final && media.hasAudio ? .exact : .decodeOn
+            return .decodeOn
         }
         if final { return .exact }
         if let cost = exactCost, cost > configuration.exactBudget {

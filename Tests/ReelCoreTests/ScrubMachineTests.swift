@@ -104,21 +104,35 @@ import Testing
         #expect(machine.completed(frame: Self.ms(7000), now: Self.ms(560)) == [.settled(Self.ms(7000))])
     }
 
-    @Test func withAudioAReleaseAfterDecodingOnFlushesSoAudioResumesInStep() {
+    @Test func withAudioAReleaseOnTheFrameShownSettlesWithNoSecondSeek() {
+        // The engine keeps the audio in step through a decode-on: the release needs no flush.
         var machine = ScrubMachine()
         _ = machine.begin(media: Self.media(audio: true), isPlaying: true, frameOnScreen: Self.ms(2000), now: .zero)
         #expect(machine.move(to: Self.ms(2500), now: .zero) == [.seek(Self.ms(2500), .decodeOn)])
         _ = machine.completed(frame: Self.ms(2500), now: Self.ms(20))
-        // The picture is exact, but the audio was left at 2 s: the release flushes.
-        #expect(machine.end(at: Self.ms(2500), now: Self.ms(30)) == [.seek(Self.ms(2500), .exact)])
-        #expect(machine.completed(frame: Self.ms(2500), now: Self.ms(80)) == [.settled(Self.ms(2500)), .resumePlayback])
+        #expect(machine.end(at: Self.ms(2510), now: Self.ms(30)) == [.settled(Self.ms(2510)), .resumePlayback])
+        #expect(machine.inFlight == nil)
+        #expect(machine.phase == .idle)
 
-        // Without a decode-on since the last flush, a release on the frame on screen settles at once.
-        var flushed = ScrubMachine()
-        _ = flushed.begin(media: Self.media(audio: true), isPlaying: false, frameOnScreen: .zero, now: .zero)
-        _ = flushed.move(to: Self.ms(5000), now: .zero)
-        _ = flushed.completed(frame: Self.ms(4967), now: Self.ms(40))
-        #expect(flushed.end(at: Self.ms(5000), now: Self.ms(50)) == [.settled(Self.ms(5000))])
+        // Let go while the decode-on to the release point is out: its frame settles the drag.
+        var inFlight = ScrubMachine()
+        _ = inFlight.begin(media: Self.media(audio: true), isPlaying: true, frameOnScreen: Self.ms(2000), now: .zero)
+        #expect(inFlight.move(to: Self.ms(2500), now: .zero) == [.seek(Self.ms(2500), .decodeOn)])
+        #expect(inFlight.end(at: Self.ms(2500), now: Self.ms(5)) == [])
+        #expect(inFlight.completed(frame: Self.ms(2500), now: Self.ms(20)) == [.settled(Self.ms(2500)), .resumePlayback])
+
+        // A release forward in the GOP of the frame on screen decodes on, with audio too.
+        var forward = ScrubMachine()
+        _ = forward.begin(media: Self.media(audio: true), isPlaying: true, frameOnScreen: Self.ms(2000), now: .zero)
+        #expect(forward.move(to: Self.ms(2500), now: .zero) == [.seek(Self.ms(2500), .decodeOn)])
+        #expect(forward.end(at: Self.ms(3000), now: Self.ms(5)) == [])
+        #expect(forward.completed(frame: Self.ms(2500), now: Self.ms(20)) == [.seek(Self.ms(3000), .decodeOn)])
+        #expect(forward.completed(frame: Self.ms(3000), now: Self.ms(40)) == [.settled(Self.ms(3000)), .resumePlayback])
+
+        // Backward, or in another GOP, the release seeks exactly.
+        var back = ScrubMachine()
+        _ = back.begin(media: Self.media(audio: true), isPlaying: false, frameOnScreen: Self.ms(2500), now: .zero)
+        #expect(back.end(at: Self.ms(2100), now: .zero) == [.seek(Self.ms(2100), .exact)])
     }
 
     @Test func aReleaseWhoseSeekFindsNothingEndsTheDrag() {

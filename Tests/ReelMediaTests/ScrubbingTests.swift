@@ -114,4 +114,34 @@ import Testing
         let kinds = harness.player.scrubReport.steps.filter { !$0.isRelease }.map(\.kind)
         #expect(kinds.dropFirst().allSatisfy { $0 == .decodeOn }, "\(kinds)")
     }
+    @Test func aReleaseAfterDecodingOnPlaysOnInStepWithNoFlushingSeek() async throws {
+        let file = try Fixtures.clip(Self.clip)
+        let reference = try referenceFrames(file)
+        let harness = PlayerHarness(data: try Data(contentsOf: file))
+        harness.load()
+        harness.player.play()
+        #expect(await harness.run(upTo: seconds(4)) { harness.player.currentTime > seconds(2.2) })
+        harness.player.beginScrubbing()
+        await harness.run(upTo: ms(50))
+        let before = harness.audio.written.count
+        // Forward inside the GOP at 2 s: every target decodes on, the audio kept in step.
+        await Self.drag(harness, from: 2.4, to: 3.5, over: 0.5)
+        let settled = ResultBox<MediaTime>()
+        harness.player.endScrubbing { settled.set($0) }
+        #expect(await harness.run(upTo: seconds(1)) { settled.value != nil })
+        let steps = harness.player.scrubReport.steps
+        #expect(!steps.isEmpty && steps.allSatisfy { $0.kind == .decodeOn }, "no flushing seek, the release neither: \(steps.map(\.kind))")
+        let landing = Self.exactFrame(reference, at: ms(3500))
+        #expect(harness.video.currentFrame?.pts == landing.pts)
+        #expect(harness.player.rate > 0)
+        harness.video.reset()
+        #expect(await harness.run(upTo: seconds(1)) { harness.audio.written.count > before + 4800 }, "audio again after the release")
+        await harness.run(upTo: seconds(0.3))
+        // The audio clock starts where the picture is: the frames play on from the landing, none
+        // skipped (audio ahead) and none held (audio behind).
+        let after = harness.video.frames.map(\.pts)
+        let expected = reference.map(\.pts).filter { $0 > landing.pts }.prefix(after.count)
+        #expect(after.count >= 10, "\(after.count) frames in 0.5 s after the release")
+        #expect(Array(expected) == after, "frames after the release: \(after.map(\.seconds))")
+    }
 }

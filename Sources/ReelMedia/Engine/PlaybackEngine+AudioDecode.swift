@@ -58,8 +58,13 @@ extension PlaybackEngine {
             }
         }
 
-        while let (entry, discardUntil) = nextPacket(worker, video: false) {
-            if entry.serial != state.serial {
+        while let (entry, discardUntil, continues) = nextAudioPacket(worker, decodingSerial: state.serial) {
+            if continues {
+                // A scrub's decode-on moved the serial on inside this chain: decode on, trimmed
+                // to its target.
+                state.serial = entry.serial
+                state.discardUntil = discardUntil
+            } else if entry.serial != state.serial {
                 decoder.flush()
                 resampler.reset()
                 state = AudioDecodeState(serial: entry.serial, discardUntil: discardUntil, fromStreamStart: discardUntil == nil)
@@ -161,10 +166,15 @@ extension PlaybackEngine {
         state.produced = true
         let chunk = AudioChunk(samples: samples, pts: pts, serial: serial, channels: channels, sampleRate: rate)
         let capacity = configuration.audioQueueDuration
-        return monitor.wait(worker, until: { engine in
+        let offered = monitor.wait(worker, until: { engine in
             engine.closing || engine.serial != serial || engine.audioChunksDuration < capacity
-        }, then: { engine -> Bool in
-            guard !engine.closing, engine.serial == serial else { return false }
+        }, then: { engine -> AudioOffer in
+            guard !engine.closing else { return .stale }
+            guard engine.serial == serial else {
+                // A scrub's decode-on moved the serial on inside this chain: the chunk goes on
+                // in the new one, trimmed to its target.
+                return serial >= engine.chainSerial ? .retargeted(serial: engine.serial, discardUntil: engine.discardUntil) : .stale
+            }
             engine.audioChunks.append(chunk)
             engine.audioChunksDuration = engine.audioChunksDuration + chunk.duration
             if ownStart, engine.itemAudioStart == nil { engine.itemAudioStart = pts }
@@ -173,7 +183,11 @@ extension PlaybackEngine {
                 engine.firstAudioTime = pts
             }
             kickOwnerLocked(&engine)
-            return true
+            return .queued
         })
+        guard case .retargeted(let next, let limit) = offered else { return offered == .queued }
+        state.serial = next
+        state.discardUntil = limit
+        return queue(samples, pts: pts, serial: next, state: &state, worker: worker)
     }
 }

@@ -47,10 +47,8 @@ extension PlaybackEngine {
                 state.firstVideoTime = first.pts
             }
             state.videoPackets.restamp(serial)
-            // Audio is not heard while scrubbing; it starts again from the next seek that flushes.
-            state.audioPackets.removeAll()
-            state.audioChunks.removeAll()
-            state.audioChunksDuration = .zero
+            // Audio is not heard while scrubbing, but stays in step for the release.
+            state.carryAudioOn(from: serial - 1, to: serial, target: target)
             state.discardUntil = target
             state.captions.seeked()
             let seek = PresentationMachine.Seek(id: id, serial: serial, target: target, discardUntil: target)
