@@ -23,7 +23,8 @@ struct FeedCommand: AsyncParsableCommand {
             {"type":"failed","index":…,"message":…} instead, as soon as its player fails, and the \
             feed goes on. The exit status is 0 when the feed ran, failed pages or not; 3 when the \
             feed cannot be read (no such directory, no items, the API fails) or no page it \
-            visited could be shown.
+            visited could be shown. With --terminal, --trace writes the output the terminal \
+            gets and why: {"type":"graphics","output":"cells|sixel|kitty","why":…}, as reel play does.
             """
     )
 
@@ -68,16 +69,19 @@ struct FeedCommand: AsyncParsableCommand {
         let accounts = FeedAccounts(feedArgument: source, token: token)
         let stack = try await FeedStack.open(source, loading: loading, token: token ?? accounts?.keptEntry?.token)
         let output = try outputOptions.choose()
-        if output != .headless {
-            try await FeedFrontEnd.run(output, stack: stack, category: category, options: outputOptions, accounts: accounts)
-            return
-        }
         let writer: TraceWriter
         do {
             writer = try TraceWriter(path: trace)
         } catch {
             await stack.shutdown()
             throw error
+        }
+        if output != .headless {
+            // The terminal's graphics choice (and why) goes to the trace, as in `reel play`.
+            defer { writer.close() }
+            try await FeedFrontEnd.run(output, stack: stack, category: category, options: outputOptions, accounts: accounts,
+                                       trace: writer)
+            return
         }
         let run = HeadlessFeedRun(stack: stack, category: category, swipes: swipes, dwell: dwell, settle: settle, trace: writer)
         let result = await run.run()
@@ -371,8 +375,10 @@ func printLine(_ line: String) {
 
 /// Shows a feed in the window or the terminal until the user quits; shuts the stack down.
 enum FeedFrontEnd {
+    /// - Parameter trace: where the terminal writes its `graphics` event (the output chosen
+    ///   and why), as `reel play --trace` does; nil for none.
     static func run(_ output: OutputChoice, stack: FeedStack, category: String?, options: OutputOptions,
-                    accounts: FeedAccounts? = nil) async throws {
+                    accounts: FeedAccounts? = nil, trace: TraceWriter? = nil) async throws {
         switch output {
         case .window:
             let audio = ProcessAudio()
@@ -384,7 +390,7 @@ enum FeedFrontEnd {
             try outcome.throwIfFailed()
         case .terminal:
             let audio = ProcessAudio()
-            let app = TerminalApp(configuration: options.terminal.appConfiguration, audio: audio)
+            let app = TerminalApp(configuration: options.terminal.appConfiguration(trace: trace), audio: audio)
             let feed = TerminalFeedContent.Feed(source: stack.source) { source, category in
                 stack.makeSession(source: source, category: category, configuration: FeedSession.Configuration(wrapsAround: true),
                                   audioSink: { audio.makeSink() })

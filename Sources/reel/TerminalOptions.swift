@@ -61,8 +61,6 @@ struct TerminalOptions: ParsableArguments {
             encoder: .init(glyphs: glyphs, colors: depth, tolerance: tolerance), measureFullRedraw: statsOut != nil)
     }
 
-    var appConfiguration: TerminalApp.Configuration { appConfiguration(trace: nil) }
-
     /// The app's configuration; the graphics chosen (and why) go to the log (`--verbose`)
     /// and, as a `graphics` event, to `trace`.
     func appConfiguration(trace: TraceWriter?) -> TerminalApp.Configuration {

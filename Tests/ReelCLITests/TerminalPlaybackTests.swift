@@ -17,7 +17,8 @@ final class TmuxPane: Sendable {
         let arguments = ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "\(columns)", "-y", "\(rows)",
                          "-e", "TERM=xterm-256color", "-e", "COLORTERM=truecolor", command]
         let line = "timeout 120 \(Self.tmux.path) " + arguments.map(Self.quoted).joined(separator: " ") + " </dev/null >/dev/null 2>&1"
-        let status = await Task.detached { system(line) }.value
+        // On a thread of its own: on one core the concurrency pool's only thread would wait.
+        let status = await offThePool { system(line) }
         #expect(status == 0, "tmux new-session failed (\(status))")
         // The pane keeps its size whatever clients come and go.
         _ = try await tmux(["set-option", "-g", "window-size", "manual"])
@@ -168,6 +169,10 @@ struct TerminalPlaybackTests {
         let objects = (try? traceObjects(trace)) ?? []
         #expect(objects.contains { $0["type"] as? String == "firstFrame" }, "\(text.prefix(500))")
         #expect(frames(objects).count >= 1)
+        // Inside tmux: cells, and the trace says why.
+        let graphics = objects.first { $0["type"] as? String == "graphics" }
+        #expect(graphics?["output"] as? String == "cells", "\(String(describing: graphics))")
+        #expect((graphics?["why"] as? String)?.contains("inside tmux") == true, "\(String(describing: graphics))")
         await pane.kill()
     }
 
@@ -228,6 +233,30 @@ struct TerminalPlaybackTests {
             throw error
         }
         await pane.kill()
+    }
+
+    /// `reel feed --trace` in the terminal writes the output chosen and why, as `reel play` does.
+    @Test func aFeedsTraceSaysWhichOutputTheTerminalGot() async throws {
+        let reel = try await ReelBinary.locate()
+        let scratch = try Scratch("reel-term-feed-trace")
+        defer { scratch.remove() }
+        let clip = try Fixtures.clip(Self.clip)
+        try FileManager.default.copyItem(atPath: clip.path, toPath: scratch.file("blue clip.mp4"))
+        let trace = scratch.file("trace.jsonl")
+        let pane = TmuxPane()
+        let command = "SDL_AUDIODRIVER=dummy '\(reel.path)' feed '\(scratch.path)' --terminal --cache-dir '\(scratch.file("cache"))' "
+            + "--trace '\(trace)'; echo REEL-EXIT=$?; sleep 60"
+        try await pane.start(columns: 80, rows: 24, command: command)
+        let playing = try await pane.waitFor(escapes: true) { Self.hasColour($0, 48, 96, 192) && $0.contains("blue clip") }
+        #expect(Self.hasColour(playing, 48, 96, 192), "\(playing.prefix(1500))")
+        try await pane.send("q")
+        let after = try await pane.waitFor { $0.contains("REEL-EXIT=") }
+        await pane.kill()
+        #expect(after.contains("REEL-EXIT=0"), "\(after)")
+        let objects = try traceObjects(trace)
+        let graphics = try #require(objects.first { $0["type"] as? String == "graphics" }, "no graphics event in \(objects)")
+        #expect(graphics["output"] as? String == "cells", "\(graphics)")
+        #expect(graphics["why"] as? String == "inside tmux, which does not pass graphics through", "\(graphics)")
     }
 
     @Test func terminalWithoutATerminalIsAUsageError() async throws {
