@@ -45,9 +45,7 @@ extension PlaybackEngine {
                     pts = pts - delay
                     state.convertedEnd = pts + MediaTime(value: Int64(samples.count / sink.format.channels),
                                                          timescale: Int32(sink.format.sampleRate))
-                    if f.sample_rate > 0 {
-                        state.nextPts = pts + MediaTime(value: Int64(f.nb_samples), timescale: f.sample_rate)
-                    }
+                    if f.sample_rate > 0 { state.nextPts = pts + MediaTime(value: Int64(f.nb_samples), timescale: f.sample_rate) }
                     state.packetsSinceOutput = 0
                     guard queue(samples, pts: pts, serial: serial, state: &state, worker: worker) else { return false }
                 case .damaged:
@@ -59,11 +57,8 @@ extension PlaybackEngine {
         }
 
         while let (entry, discardUntil, continues) = nextAudioPacket(worker, decodingSerial: state.serial) {
-            if continues {
-                // A scrub's decode-on moved the serial on inside this chain: decode on, trimmed
-                // to its target.
-                state.serial = entry.serial
-                state.discardUntil = discardUntil
+            if continues { // a scrub's decode-on moved the serial on in this chain: decode on, trimmed
+                (state.serial, state.discardUntil) = (entry.serial, discardUntil)
             } else if entry.serial != state.serial {
                 decoder.flush()
                 resampler.reset()
