@@ -53,7 +53,7 @@ extension LiveSegmentReader {
         let videoStarts = Dictionary(zip(video.segments.map(\.sequence), Self.starts(video.segments.map(\.duration))),
                                      uniquingKeysWith: { $1 })
         var run = AudioRun(playlist: playlist, segments: segments, initSection: initSection, videoStarts: videoStarts)
-        if let startTime, let held = Self.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
+        if let startTime, let held = ChunkSource.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
             run.next = held.index
         }
         return run

@@ -6,16 +6,6 @@ import ReelCore
 /// and the audio that go before, the read (watched for abandonment, or against a live
 /// deadline) and the delivery.
 extension LiveSegmentReader {
-    /// What ``fetchNext(_:state:sections:)`` did.
-    enum Step {
-        /// Fetched (or switched): ask the tracker again.
-        case fetched
-        /// Waited so long for room that the live playlist must be read again first.
-        case reloadFirst
-        /// The stream ended.
-        case finished
-    }
-
     /// One fetch, as the tracker sees it, and what it needs.
     struct Target {
         var resource: HLSMediaPlaylist.Part
@@ -25,43 +15,38 @@ extension LiveSegmentReader {
         /// Its timestamps start again: a discontinuity, or a jump ahead in the window.
         var discontinuity: Bool
 
-        init?(_ fetch: LivePlaylistTracker.Fetch, state: Run) {
-            switch fetch {
+        init?(_ chunk: ChunkSource.Chunk, state: Run) {
+            switch chunk.fetch {
             case .segment(let segment, _):
                 (resource, initSection, duration) = (segment.resource, segment.initSection, segment.duration)
-                discontinuity = segment.discontinuity || state.skippedAhead
             case .part(let sequence, _, let part, _):
                 let segment = state.tracker.segments.first { $0.sequence == sequence } ?? state.tracker.segments.last
                 (resource, initSection, duration) = (part.resource, segment?.initSection, part.duration)
-                discontinuity = false
             case .waitForReload, .ended:
                 return nil
             }
+            discontinuity = chunk.restartsTimeline
         }
     }
 
-    /// Fetches `fetch` (what the tracker's `next()` said) and sends it.
-    func fetchNext(_ fetch: LivePlaylistTracker.Fetch, state: inout Run, sections: StreamSections) async throws -> Step {
-        if case .ended = fetch {
-            // The audio that outlasts the video.
-            if let audio = state.audio { try await sendAudio(try fetchAudio(before: .infinity, audio), state: &state) }
-            return .finished
-        }
+    /// Fetches `chunk` (what the source's ``ChunkSource/nextAction(at:)`` said) and sends it:
+    /// after waiting for room (a whole segment) and asking the switching rule; a switch, or a
+    /// wait so long that the playlist is read first, leaves it to the source's next action.
+    func fetchNext(_ chunk: ChunkSource.Chunk, state: inout Run, sections: StreamSections) async throws {
+        let fetch = chunk.fetch
         if case .segment = fetch {
             let waited = now()
             try await waitForRoomIdle(state)
-            // A live playlist not seen for three target durations (a player paused behind the
-            // edge): read it again before fetching from what it listed then.
-            if !state.tracker.isFinal, now() - waited >= 3 * state.tracker.targetDuration { return .reloadFirst }
+            guard state.source.waitedForRoom(since: waited, at: now()) else { return }
         }
         if case .segment(let segment, _) = fetch, variants.count > 1,
            try await switchIfWanted(before: segment.sequence, state: &state, sections: sections) {
-            return .fetched
+            return
         }
-        guard let target = Target(fetch, state: state) else { return .finished }
+        guard let target = Target(chunk, state: state) else { return }
         let abandonable = startSectionAtSeam(target, state: &state, sections: sections)
+        state.source.chunkStarted(chunk)
         try await fetchAndSend(fetch, target, abandonable: abandonable, state: &state, sections: sections)
-        return .fetched
     }
 
     /// Starts a new section when `target` comes after a seam — a switch, an init section that
@@ -81,7 +66,6 @@ extension LiveSegmentReader {
             state.sectionStarted = false
         }
         state.seamPending = false
-        state.skippedAhead = false
         return abandonable
     }
 
@@ -190,7 +174,7 @@ extension LiveSegmentReader {
             sections.started(at: sequence, offset: state.tracker.offset(ofPart: index, in: sequence))
         case .waitForReload, .ended: break
         }
-        state.tracker.fetched(fetch)
+        state.source.chunkLoaded(fetch)
         if case .segment = fetch { state.segmentsFetched += 1 }
         observer?(.fetched(url: url, range: target.resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
         try await state.output.send(bytes)

@@ -50,7 +50,7 @@ extension LiveSegmentReader {
         if state.audio != nil, tracker.segments.contains(where: { $0.initSection == nil }) { return false }
         let from = state.rank
         state.rank = target
-        state.tracker = tracker
+        state.source.switched(to: tracker)
         state.seamPending = true
         sections.rank = target
         observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
