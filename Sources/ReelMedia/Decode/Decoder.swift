@@ -81,6 +81,16 @@ final class Decoder: @unchecked Sendable {
         return .frame(frame)
     }
 
+    /// Whether the packets sent from now on skip their frames that no other frame refers to
+    /// (FFmpeg's `skip_frame`, honoured per packet under frame threading too): those frames are
+    /// not decoded at all. For frames before a seek's target, which are never shown.
+    var skipsNonReferenceFrames = false {
+        didSet {
+            guard skipsNonReferenceFrames != oldValue else { return }
+            context.pointee.skip_frame = skipsNonReferenceFrames ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        }
+    }
+
     /// Forgets everything buffered (after a seek).
     func flush() {
         avcodec_flush_buffers(context)

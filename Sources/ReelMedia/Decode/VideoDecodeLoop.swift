@@ -102,6 +102,7 @@ final class VideoDecodeLoop {
             }
         }
         state.packetsSinceFrame += 1
+        decoder.skipsNonReferenceFrames = isBeforeTarget(packet)
         do {
             while try !decoder.send(packet) {
                 guard drain(serial: entry.serial) else { break }
@@ -221,6 +222,14 @@ final class VideoDecodeLoop {
             if serial != state.serial { adopt(serial: serial, discardUntil: discardUntil, handoff: handoff) }
             return process(frame.restamped(serial))
         }
+    }
+
+    /// Whether `packet`'s frame is followed by another at or before the seek's target, so it is
+    /// never shown: if no other frame refers to it, it need not be decoded (Media3's scrubbing
+    /// mode skips such frames too).
+    private func isBeforeTarget(_ packet: Packet) -> Bool {
+        guard let limit = state.discardUntil, packet.pts != AV_NOPTS, packet.duration > 0 else { return false }
+        return timeBase.time(packet.pts + packet.duration) <= limit
     }
 
     /// Takes a decode-on's serial and target without flushing: frames up to the target are
