@@ -21,6 +21,10 @@ extension EngineState {
         }
         audioChunks = kept
         audioChunksDuration = duration
+        if let first = kept.first {
+            firstAudioSerial = serial
+            firstAudioTime = first.pts
+        }
         audioPackets.restamp(serial)
     }
 }
