@@ -4,9 +4,9 @@ import Synchronization
 /// A ``ColorMapping`` made fast enough for every pixel: its smooth part
 /// (``ColorMapping/converted(_:)``: linearise, primaries to BT.709) sampled on a cube of
 /// `size`³ points of the source's encoded R'G'B' and read back by trilinear interpolation, then
-/// per pixel ``finish(_:_:_:)``: the tone mapping, the gamut mapping and the display's transfer
+/// per pixel `finish`: the tone mapping, the gamut mapping and the display's transfer
 /// through 1D tables. The window uploads ``values`` as a 3D texture (the GPU interpolates the
-/// same way) and runs the same finish in GLSL; the CPU path calls ``apply(_:_:_:_:_:)``.
+/// same way) and runs the same finish in GLSL; the CPU path runs ``map(rgb48:stride:width:height:into:)``.
 ///
 /// The cube holds light as signed PQ code values (PQ of |nits|, negative for a component below
 /// zero): the source's own perceptual scale, so a grey comes out of the cube exactly.
@@ -91,17 +91,18 @@ public struct ColorLUT: Sendable, Hashable {
         return values
     }
 
-    /// The three 1D tables' storage, for a loop over many pixels.
-    public struct Tables {
-        public let cube: UnsafeBufferPointer<Float>
-        public let light: UnsafeBufferPointer<Float>
-        public let tone: UnsafeBufferPointer<Float>
-        public let encode: UnsafeBufferPointer<Float>
-        public let size: Int
+    /// The cube's and the three 1D tables' storage, for a loop over many points
+    /// (``FoldedColorLUT`` folds them into one cube).
+    struct Tables {
+        let cube: UnsafeBufferPointer<Float>
+        let light: UnsafeBufferPointer<Float>
+        let tone: UnsafeBufferPointer<Float>
+        let encode: UnsafeBufferPointer<Float>
+        let size: Int
     }
 
     /// Runs `body` with the tables' storage.
-    public func withTables<R>(_ body: (Tables) -> R) -> R {
+    func withTables<R>(_ body: (Tables) -> R) -> R {
         values.withUnsafeBufferPointer { cube in
             lightTable.withUnsafeBufferPointer { light in
                 toneTable.withUnsafeBufferPointer { tone in
@@ -119,15 +120,13 @@ public struct ColorLUT: Sendable, Hashable {
     }
 
     /// Display R'G'B' for source R'G'B', on the tables' storage (the CPU path's inner loop).
-    @inlinable
-    public static func apply(_ tables: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+    static func apply(_ tables: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
         let pq = sample(tables.cube, size: tables.size, r, g, b)
         return finish(tables, pq.0, pq.1, pq.2)
     }
 
     /// The cube's signed PQ light at source R'G'B', interpolated trilinearly.
-    @inlinable
-    public static func sample(_ table: UnsafeBufferPointer<Float>, size: Int, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+    static func sample(_ table: UnsafeBufferPointer<Float>, size: Int, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
         let scale = Float(size - 1)
         let x = min(max(r, 0), 1) * scale, y = min(max(g, 0), 1) * scale, z = min(max(b, 0), 1) * scale
         let x0 = min(Int(x), size - 2), y0 = min(Int(y), size - 2), z0 = min(Int(z), size - 2)
@@ -146,7 +145,7 @@ public struct ColorLUT: Sendable, Hashable {
     }
 
     /// `table` at `v` (0…1), interpolated.
-    @inlinable @inline(__always)
+    @inline(__always)
     static func lookup(_ table: UnsafeBufferPointer<Float>, _ v: Float) -> Float {
         let x = min(max(v, 0), 1) * Float(table.count - 1)
         let i = min(Int(x), table.count - 2)
@@ -154,7 +153,7 @@ public struct ColorLUT: Sendable, Hashable {
     }
 
     /// How far (0…1) `c` may move from grey `y` toward itself and stay in 0…1.
-    @inlinable @inline(__always)
+    @inline(__always)
     static func reach(_ c: Float, _ y: Float) -> Float {
         if c > 1 { return (1 - y) / (c - y) }
         if c < 0 { return y / (y - c) }
@@ -163,8 +162,7 @@ public struct ColorLUT: Sendable, Hashable {
 
     /// Display R'G'B' (0…1) for the cube's signed PQ light: the tone curve on the largest
     /// component (the others scaled alike), ``GamutMapping``, the display's transfer.
-    @inlinable
-    public static func finish(_ t: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
+    static func finish(_ t: Tables, _ r: Float, _ g: Float, _ b: Float) -> (Float, Float, Float) {
         @inline(__always) func linear(_ v: Float) -> Float { v < 0 ? -lookup(t.light, -v) : lookup(t.light, v) }
         var lr = linear(r), lg = linear(g), lb = linear(b)
         let top = max(r, max(g, b))
@@ -185,6 +183,37 @@ public struct ColorLUT: Sendable, Hashable {
         }
         return (lookup(t.encode, max(lr, 0).squareRoot()), lookup(t.encode, max(lg, 0).squareRoot()),
                 lookup(t.encode, max(lb, 0).squareRoot()))
+    }
+
+    /// Rows of packed 16-bit little-endian source R'G'B' (`source`, `stride` bytes a row) mapped
+    /// into packed 8-bit display RGB with ``dither(x:y:)`` (`width` × `height`; `output` is
+    /// resized to fit): ``apply(_:_:_:)`` for every pixel, the CPU path's loop.
+    public func map(rgb48 source: [UInt8], stride: Int, width: Int, height: Int, into output: inout [UInt8]) {
+        precondition(width >= 0 && height >= 0 && stride >= width * 6 && source.count >= stride * max(height - 1, 0) + width * 6)
+        if output.count != width * height * 3 { output = [UInt8](repeating: 0, count: width * height * 3) }
+        let unit = Float(1) / 65535
+        source.withUnsafeBytes { raw in
+            output.withUnsafeMutableBufferPointer { out in
+                withTables { tables in
+                    for y in 0..<height {
+                        let row = raw.baseAddress! + y * stride
+                        var o = y * width * 3
+                        for x in 0..<width {
+                            let p = row + x * 6
+                            let r = Float(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))) * unit
+                            let g = Float(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) * unit
+                            let b = Float(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) * unit
+                            let v = Self.apply(tables, r, g, b)
+                            let d = Self.dither(x: x, y: y)
+                            out[o] = UInt8(min(max(v.0 * 255 + d, 0), 255).rounded())
+                            out[o + 1] = UInt8(min(max(v.1 * 255 + d, 0), 255).rounded())
+                            out[o + 2] = UInt8(min(max(v.2 * 255 + d, 0), 255).rounded())
+                            o += 3
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The ordered-dither offset (−0.5…0.5 of a code) for output pixel `x`, `y`: an 8×8

@@ -6,8 +6,8 @@ internal import CSDL2
 /// ``ColorLUT`` (none for SDR), its cube uploaded as a `GL_RGB32F` 3D texture when the cube
 /// changes (another transfer or primaries; a new scene peak changes only uniforms), and the YUV
 /// program's uniforms that select it. The shader
-/// interpolates the cube as ``ColorLUT/sample(_:size:_:_:_:)`` does and finishes as
-/// ``ColorLUT/finish(_:_:_:)`` does, so the window and the CPU path show the same picture.
+/// interpolates the cube as `ColorLUT.sample` does and finishes as `ColorLUT.finish` does, so
+/// the window and the CPU path show the same picture.
 ///
 /// Confined to the GL renderer's thread (it owns it).
 final class GLColorTable {

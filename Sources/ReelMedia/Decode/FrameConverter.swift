@@ -60,14 +60,16 @@ public final class FrameScaler: @unchecked Sendable {
     public func rgb(_ frame: VideoFrame, width: Int, height: Int) throws -> RGBImage {
         guard width > 0, height > 0 else { return RGBImage(width: max(width, 0), height: max(height, 0)) }
         if frame.color.needsMapping, let table = colorMapper.table(for: frame) {
-            let (padded, stride) = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB48LE, bytesPerPixel: 6)
-            return Self.mapped(padded, stride: stride, width: width, height: height, table: table)
+            let stride = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB48LE, bytesPerPixel: 6)
+            var bytes: [UInt8] = []
+            table.map(rgb48: scratch, stride: stride, width: width, height: height, into: &bytes)
+            return RGBImage(width: width, height: height, bytes: bytes)
         }
-        let (padded, paddedStride) = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB24, bytesPerPixel: 3)
+        let paddedStride = try scale(frame, width: width, height: height, to: AV_PIX_FMT_RGB24, bytesPerPixel: 3)
         let packedStride = width * 3
         var bytes = [UInt8](repeating: 0, count: packedStride * height)
         bytes.withUnsafeMutableBufferPointer { out in
-            padded.withUnsafeBufferPointer { source in
+            scratch.withUnsafeBufferPointer { source in
                 for row in 0..<height {
                     (out.baseAddress! + row * packedStride).update(from: source.baseAddress! + row * paddedStride, count: packedStride)
                 }
@@ -78,20 +80,25 @@ public final class FrameScaler: @unchecked Sendable {
 
     /// Decides the colour path of ``rgb(_:width:height:)`` (made on first use, with the options then current).
     private lazy var colorMapper = ColorMapper()
+    /// What swscale writes ``rgb(_:width:height:)``'s rows into, kept between calls.
+    private var scratch: [UInt8] = []
 
-    /// The frame scaled into rows padded to 64 bytes with slack at the end: swscale's SIMD
-    /// output paths write whole blocks and may run past a row's last pixel (and past the
-    /// buffer after the last row).
+    /// The frame scaled into ``scratch``, rows padded to 64 bytes with slack at the end:
+    /// swscale's SIMD output paths write whole blocks and may run past a row's last pixel (and
+    /// past the buffer after the last row). Returns the rows' stride.
     private func scale(_ frame: VideoFrame, width: Int, height: Int, to format: AVPixelFormat,
-                       bytesPerPixel: Int) throws -> (bytes: [UInt8], stride: Int) {
+                       bytesPerPixel: Int) throws -> Int {
         let source = frame.box.pointer
         guard let context = sitedContext(frame, width: width, height: height, format: format) else {
             throw MediaError.ffmpeg(operation: "sws_getCachedContext", code: -22, message: "unsupported conversion from \(frame.pixelFormat)", url: nil)
         }
         applyColorDetails(context, frame: frame)
         let paddedStride = (width * bytesPerPixel + 63) & ~63
-        var padded = [UInt8](repeating: 0, count: paddedStride * height + Self.outputSlack)
-        let scaled = padded.withUnsafeMutableBufferPointer { out -> Int32 in
+        // Kept from frame to frame (swscale overwrites what is read): no allocation, no page
+        // faults, no clearing per frame once the shape is steady.
+        let needed = paddedStride * height + Self.outputSlack
+        if scratch.count < needed { scratch = [UInt8](repeating: 0, count: needed) }
+        let scaled = scratch.withUnsafeMutableBufferPointer { out -> Int32 in
             var destination: UnsafeMutablePointer<UInt8>? = out.baseAddress
             var stride = Int32(paddedStride)
             return withUnsafePointer(to: &source.pointee.data) { dataTuple in
@@ -107,36 +114,7 @@ public final class FrameScaler: @unchecked Sendable {
         guard scaled > 0 else {
             throw MediaError.ffmpeg(operation: "sws_scale", code: scaled, message: ffmpegErrorString(scaled), url: nil)
         }
-        return (padded, paddedStride)
-    }
-
-    /// 16-bit R'G'B' rows through `table`, dithered to packed 8-bit RGB.
-    static func mapped(_ padded: [UInt8], stride: Int, width: Int, height: Int, table: ColorLUT) -> RGBImage {
-        var bytes = [UInt8](repeating: 0, count: width * height * 3)
-        let unit = Float(1) / 65535
-        bytes.withUnsafeMutableBufferPointer { out in
-            padded.withUnsafeBytes { raw in
-                table.withTables { tables in
-                    for y in 0..<height {
-                        let row = raw.baseAddress! + y * stride
-                        var o = y * width * 3
-                        for x in 0..<width {
-                            let p = row + x * 6
-                            let r = Float(p.loadUnaligned(as: UInt16.self).littleEndian) * unit
-                            let g = Float(p.loadUnaligned(fromByteOffset: 2, as: UInt16.self).littleEndian) * unit
-                            let b = Float(p.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian) * unit
-                            let v = ColorLUT.apply(tables, r, g, b)
-                            let d = ColorLUT.dither(x: x, y: y)
-                            out[o] = UInt8(min(max(v.0 * 255 + d, 0), 255).rounded())
-                            out[o + 1] = UInt8(min(max(v.1 * 255 + d, 0), 255).rounded())
-                            out[o + 2] = UInt8(min(max(v.2 * 255 + d, 0), 255).rounded())
-                            o += 3
-                        }
-                    }
-                }
-            }
-        }
-        return RGBImage(width: width, height: height, bytes: bytes)
+        return paddedStride
     }
 
     /// Bytes past the picture that swscale may write to.
