@@ -29,10 +29,13 @@ import Foundation
 ///   or more makes a live playlist be read again before fetching (``waitedForRoom(since:at:)``).
 /// - **The end**: after `EXT-X-ENDLIST` and everything before it, or a tracker failure
 ///   (``Ending``). Once ended it stays ended.
+/// - **The seams**: a new section at a switch, an init section that changes or timestamps that
+///   start again (once something was sent), the init section to send first, and whether the
+///   chunk may be abandoned (``Chunk``).
 ///
-/// Still the driver's (the next steps of issue 39): the switch rule and the seam it makes, the
-/// init sections sent and the section starts, throughput samples, the abandonment watch, the
-/// separate audio rendition's pairing and its own reloads.
+/// Still the driver's (the next steps of issue 39): the switch rule's inputs and the new
+/// variant's playlist, the abandonment watch, the separate audio rendition's pairing and its
+/// own reloads.
 public struct ChunkSource: Sendable {
     /// Where a live stream starts.
     public enum LiveStart: Sendable, Hashable {
@@ -70,11 +73,25 @@ public struct ChunkSource: Sendable {
         case failed(LivePlaylistTracker.Failure)
     }
 
-    /// A chunk to fetch: the tracker's fetch (with its init section when that changed) and
-    /// whether its timestamps start again after a jump ahead in the window.
+    /// A chunk to fetch, and the seam before it.
     public struct Chunk: Sendable, Hashable {
+        /// The tracker's fetch (what ``chunkLoaded(_:)`` gives back).
         public var fetch: LivePlaylistTracker.Fetch
+        /// The segment or part itself.
+        public var resource: HLSMediaPlaylist.Part
+        public var duration: Double
+        /// The init section its media needs (`nil`: none, not fragmented MP4).
+        public var initSection: HLSMediaPlaylist.Part?
+        /// Its timestamps start again: a discontinuity, or a jump ahead in the window.
         public var restartsTimeline: Bool
+        /// A new section (container stream) starts with it: after a switch, an init section
+        /// that changes, or timestamps that start again, once something was sent.
+        public var startsSection: Bool
+        /// The init section to send before it (a section's first, or one that changed).
+        public var sendsInit: HLSMediaPlaylist.Part?
+        /// Whether it may be abandoned in flight: only inside a section already under way (its
+        /// init section sent before), so a section never holds an init section alone.
+        public var abandonable: Bool
     }
 
     /// What to do next.
@@ -131,6 +148,12 @@ public struct ChunkSource: Sendable {
     public private(set) var blockingGivenUp = false
     /// The window moved past what was still to fetch: the next chunk restarts the timeline.
     private var skippedAhead = false
+    /// The init section the current section began with (or changed to).
+    public private(set) var initSent: HLSMediaPlaylist.Part?
+    /// Something was sent into the current section.
+    public private(set) var isSectionStarted = false
+    /// The next chunk starts a new section (a switch).
+    private var seamPending = false
 
     /// A source whose first action is to load the playlist at `now`.
     public init(tracker: LivePlaylistTracker, configuration: Configuration = Configuration(), at now: Double) {
@@ -162,9 +185,12 @@ public struct ChunkSource: Sendable {
                 phase = .reload(reload)
                 return .reload(reload, fromCache: false)
             case .segment(let segment, _):
-                return .fetch(Chunk(fetch: fetch, restartsTimeline: segment.discontinuity || skippedAhead))
-            case .part:
-                return .fetch(Chunk(fetch: fetch, restartsTimeline: false))
+                return .fetch(chunk(fetch, resource: segment.resource, duration: segment.duration,
+                                    initSection: segment.initSection, restartsTimeline: segment.discontinuity || skippedAhead))
+            case .part(let sequence, _, let part, _):
+                let segment = tracker.segments.first { $0.sequence == sequence } ?? tracker.segments.last
+                return .fetch(chunk(fetch, resource: part.resource, duration: part.duration,
+                                    initSection: segment?.initSection, restartsTimeline: false))
             }
         }
     }
@@ -203,9 +229,26 @@ public struct ChunkSource: Sendable {
         phase = .reload(LivePlaylistTracker.Reload(at: now))
     }
 
-    /// The driver started on `chunk` (its section is open): a jump ahead is behind it.
+    /// The driver started on `chunk` (a new section opened when it says so): the seam and a
+    /// jump ahead are behind it.
     public mutating func chunkStarted(_ chunk: Chunk) {
+        if chunk.startsSection {
+            initSent = nil
+            isSectionStarted = false
+        }
+        seamPending = false
         skippedAhead = false
+    }
+
+    /// The init section `part` was sent into the current section.
+    public mutating func initSectionSent(_ part: HLSMediaPlaylist.Part) {
+        initSent = part
+        isSectionStarted = true
+    }
+
+    /// Media (a chunk, or audio beside it) was sent into the current section.
+    public mutating func mediaSent() {
+        isSectionStarted = true
     }
 
     /// `fetch` arrived whole and was delivered: the tracker moves past it.
@@ -213,9 +256,11 @@ public struct ChunkSource: Sendable {
         tracker.fetched(fetch)
     }
 
-    /// Another variant's tracker, moved to where this one was (a switch).
+    /// Another variant's tracker, moved to where this one was (a switch): the next chunk
+    /// starts a new section.
     public mutating func switched(to tracker: LivePlaylistTracker) {
         self.tracker = tracker
+        seamPending = true
     }
 
     /// Seconds to wait before looking at the buffer again when `ahead` seconds are buffered
@@ -249,6 +294,18 @@ public struct ChunkSource: Sendable {
     }
 
     // MARK: - Inside
+
+    /// `fetch` as a chunk, with the seam before it.
+    private func chunk(_ fetch: LivePlaylistTracker.Fetch, resource: HLSMediaPlaylist.Part, duration: Double,
+                       initSection: HLSMediaPlaylist.Part?, restartsTimeline: Bool) -> Chunk {
+        let initChanges = initSection != nil && initSent != nil && initSection != initSent
+        let startsSection = isSectionStarted && (seamPending || restartsTimeline || initChanges)
+        let current = startsSection ? nil : initSent
+        return Chunk(fetch: fetch, resource: resource, duration: duration, initSection: initSection,
+                     restartsTimeline: restartsTimeline, startsSection: startsSection,
+                     sendsInit: initSection.flatMap { $0 != current ? $0 : nil },
+                     abandonable: isSectionStarted && !seamPending && !restartsTimeline && !initChanges)
+    }
 
     /// Places the stream after its first playlist.
     private mutating func position() -> Positioned {

@@ -177,7 +177,7 @@ extension LiveSegmentReader {
             }
             observer?(.fetched(url: fetched.url, range: fetched.range, bytes: fetched.bytes.count, behindEdge: 0))
             try await state.output.send(joined)
-            state.sectionStarted = true
+            state.source.mediaSent()
             audio.next += 1
         }
     }

@@ -232,17 +232,11 @@ public struct LiveSegmentReader: Sendable {
         var source: ChunkSource
         var output: ByteStream.Continuation
         var section = 0
-        var initSent: HLSMediaPlaylist.Part?
-        /// Something was sent into the current section.
-        var sectionStarted = false
         var segmentsFetched = 0
         var playhead = VirtualPlayhead()
-        var lastThroughput: Int64?
-        /// The last few segments' own throughputs (bits per second), for an estimate before the
+        /// The segments' own throughputs, for the rule's panic step and an estimate before the
         /// meter has one.
-        var throughputs: [Int64] = []
-        /// The next segment starts a new section (a switch).
-        var seamPending = false
+        var throughput = ThroughputSamples()
         /// After a segment was abandoned the rule may not step up before this sequence: the
         /// meter's estimate still remembers the link as it was.
         var noStepUpBefore: Int64 = .min
@@ -253,6 +247,8 @@ public struct LiveSegmentReader: Sendable {
 
         /// The playlist followed (the source's).
         var tracker: LivePlaylistTracker { source.tracker }
+        /// Something was sent into the current section.
+        var sectionStarted: Bool { source.isSectionStarted }
     }
 
     /// Drives the stream's ``ChunkSource``: reloads its playlist, fetches what it asks for

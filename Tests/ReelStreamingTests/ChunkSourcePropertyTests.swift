@@ -126,7 +126,20 @@ struct ChunkSourcePropertyTests {
                         continue
                     }
                 }
+                // Every section begins with its init section; a chunk that may be abandoned is
+                // inside one under way; timestamps that start again start a section.
+                if (chunk.startsSection || !source.isSectionStarted), chunk.sendsInit == nil {
+                    run.violations.append("segment \(segment.sequence) begins a section without its init section")
+                }
+                if chunk.abandonable, chunk.startsSection || chunk.sendsInit != nil || chunk.restartsTimeline {
+                    run.violations.append("segment \(segment.sequence) may be abandoned at a seam")
+                }
+                if chunk.restartsTimeline, source.isSectionStarted, !chunk.startsSection {
+                    run.violations.append("segment \(segment.sequence) restarts the timeline inside a section")
+                }
                 source.chunkStarted(chunk)
+                if let sent = chunk.sendsInit { source.initSectionSent(sent) }
+                source.mediaSent()
                 now += Double.random(in: 0...1.5, using: &random)
                 if run.fetched.contains(segment.sequence) { run.violations.append("segment \(segment.sequence) fetched twice") }
                 if let last = run.fetched.last, segment.sequence <= last {

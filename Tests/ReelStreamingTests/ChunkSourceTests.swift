@@ -160,3 +160,98 @@ import Testing
         #expect(result21, "a stream with an end has no window to fall behind")
     }
 }
+
+/// The seams the chunk source decides: where a section starts, the init section sent first,
+/// and which chunks may be abandoned.
+@Suite struct ChunkSourceSeamTests {
+    static func next(_ source: inout ChunkSource) -> ChunkSource.Chunk? {
+        guard case .fetch(let chunk) = source.nextAction(at: 0) else { return nil }
+        return chunk
+    }
+
+    /// Starts, sends (the init section when the chunk names one) and loads `chunk`.
+    static func send(_ chunk: ChunkSource.Chunk, into source: inout ChunkSource) {
+        source.chunkStarted(chunk)
+        if let sent = chunk.sendsInit { source.initSectionSent(sent) }
+        source.mediaSent()
+        source.chunkLoaded(chunk.fetch)
+    }
+
+    static let twoInits = HLSMediaPlaylist(Data("""
+        #EXTM3U
+        #EXT-X-TARGETDURATION:2
+        #EXT-X-MAP:URI="a.mp4"
+        #EXTINF:2,
+        s0.mp4
+        #EXTINF:2,
+        s1.mp4
+        #EXT-X-DISCONTINUITY
+        #EXTINF:2,
+        s2.mp4
+        #EXT-X-MAP:URI="b.mp4"
+        #EXTINF:2,
+        s3.mp4
+        #EXT-X-ENDLIST
+
+        """.utf8))!
+
+    @Test func aSectionBeginsWithItsInitSectionAndOnlyChunksInsideOneMayBeAbandoned() throws {
+        var source = ChunkSource(tracker: LivePlaylistTracker(), at: 0)
+        _ = source.playlistLoaded(Self.twoInits, at: 0)
+        let first = try #require(Self.next(&source))
+        #expect(first.sendsInit?.uri == "a.mp4" && !first.startsSection && !first.abandonable)
+        Self.send(first, into: &source)
+        let second = try #require(Self.next(&source))
+        #expect(second.sendsInit == nil && !second.startsSection && second.abandonable)
+        Self.send(second, into: &source)
+        // A discontinuity: a new section whose timeline restarts, with the init section again.
+        let third = try #require(Self.next(&source))
+        #expect(third.restartsTimeline && third.startsSection && third.sendsInit?.uri == "a.mp4" && !third.abandonable)
+        Self.send(third, into: &source)
+        // Another init section: a new section that begins with it.
+        let fourth = try #require(Self.next(&source))
+        #expect(fourth.startsSection && !fourth.restartsTimeline && fourth.sendsInit?.uri == "b.mp4" && !fourth.abandonable)
+        Self.send(fourth, into: &source)
+        let result = source.nextAction(at: 0)
+        #expect(result == .end(.endList))
+    }
+
+    @Test func aSwitchStartsASectionWithTheNewVariantsInitSection() throws {
+        var source = ChunkSource(tracker: LivePlaylistTracker(), at: 0)
+        _ = source.playlistLoaded(LivePlaylistTrackerTests.playlist(first: 0, count: 4, final: true), at: 0)
+        Self.send(try #require(Self.next(&source)), into: &source)
+        var other = LivePlaylistTracker()
+        try other.received(LivePlaylistTrackerTests.playlist(first: 0, count: 4, final: true), at: 0)
+        let moved = other.move(to: 1)
+        #expect(moved)
+        source.switched(to: other)
+        let chunk = try #require(Self.next(&source))
+        #expect(chunk.startsSection && chunk.sendsInit?.uri == "init.mp4" && !chunk.abandonable && !chunk.restartsTimeline)
+        // Asked again before it started (the driver's switch rule said no): the same seam.
+        let again = try #require(Self.next(&source))
+        #expect(again == chunk)
+        Self.send(chunk, into: &source)
+        let after = try #require(Self.next(&source))
+        #expect(after.abandonable)
+    }
+}
+
+/// The scheduler's own throughput samples.
+@Suite struct ThroughputSamplesTests {
+    @Test func smallTransfersSetTheLastButNotTheEstimateWhichIsTheHarmonicMeanOfTheLastThree() {
+        var samples = ThroughputSamples()
+        samples.transferred(bytes: 100_000, seconds: 0.0005)
+        #expect(samples.last == nil, "under a millisecond says nothing")
+        samples.transferred(bytes: 1_000, seconds: 0.1)
+        #expect(samples.last == 80_000 && samples.recent.isEmpty && samples.estimate == nil)
+        samples.transferred(bytes: 100_000, seconds: 1)
+        #expect(samples.estimate == nil, "one sample is not an estimate")
+        samples.transferred(bytes: 100_000, seconds: 0.25)
+        // 800 kb/s and 3.2 Mb/s: the harmonic mean weighs the slow one most.
+        #expect(samples.estimate == 1_280_000)
+        samples.abandoned(at: 400_000)
+        samples.transferred(bytes: 1 << 20, seconds: 1)
+        #expect(samples.recent == [3_200_000, 400_000, 8_388_608])
+        #expect(samples.last == 8_388_608)
+    }
+}
