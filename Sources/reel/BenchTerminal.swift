@@ -70,8 +70,7 @@ struct BenchTerminalCommand: AsyncParsableCommand {
     func run() async throws {
         let url = URL(fileURLWithPath: input)
         guard FileManager.default.isReadableFile(atPath: url.path) else {
-            printError("reel: cannot read \(input)")
-            throw ExitCode(3)
+            throw CommandFailure.media("cannot read \(input)")
         }
         let cell = parsedCell!
         let grid = TerminalBenchGrid(columns: columns, rows: rows, cellWidth: cell.width, cellHeight: cell.height,
@@ -84,8 +83,7 @@ struct BenchTerminalCommand: AsyncParsableCommand {
                 try TerminalBench.measure(url, grid: grid, frames: limit, keep: keep)
             }
         } catch {
-            printError("reel: \(input): \(error)")
-            throw ExitCode(3)
+            throw CommandFailure.media("\(input): \(error)")
         }
         var rows = measured.rows
         if mpv != "none" { rows += await MPVTerminalBench.rows(mpv: mpv, url: url, grid: grid, frames: limit) }
