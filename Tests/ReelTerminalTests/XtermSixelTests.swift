@@ -47,6 +47,32 @@ struct XtermSixelTests {
 }
 
 extension XtermSixelTests {
+    /// `reel feed` chooses as `reel play` does, and says so in its trace (ended by SIGTERM
+    /// after a few seconds: a feed plays until the user quits).
+    @Test func aFeedChoosesSixelAndTracesWhy() async throws {
+        let reel = try await ReelBinary.locate()
+        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 2, audioCodec: nil,
+                                              videoSource: "color=c=0x3060C0:size=160x120:rate=30"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-xterm-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("feed"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: clip, to: directory.appendingPathComponent("feed/blue.mp4"))
+        let log = directory.appendingPathComponent("xterm.log").path
+        let trace = directory.appendingPathComponent("trace.jsonl").path
+        // --foreground: reel stays in the terminal's foreground group, so it reads the answers.
+        let inner = "SDL_AUDIODRIVER=dummy timeout --foreground -s TERM 4 \(VirtualScreen.quoted(reel.path)) feed "
+            + "\(VirtualScreen.quoted(directory.appendingPathComponent("feed").path)) --terminal "
+            + "--cache-dir \(VirtualScreen.quoted(directory.appendingPathComponent("cache").path)) --trace \(VirtualScreen.quoted(trace))"
+        let xterm = "xterm -ti vt340 -geometry 80x30 -l -lf \(VirtualScreen.quoted(log)) -e sh -c \(VirtualScreen.quoted(inner))"
+        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 90)
+        #expect(status == 0, "xvfb-run xterm failed (\(status))")
+        let graphics = VirtualScreen.jsonLines(trace).first { $0["type"] as? String == "graphics" }
+        #expect(graphics?["output"] as? String == "sixel", "\(String(describing: graphics))")
+        #expect((graphics?["why"] as? String)?.contains("lists sixel") == true)
+        let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data())
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\u{1B}P"), "no sixel image in xterm's log (\(bytes.count) bytes)")
+    }
+
     /// With `--verbose` the log (the output chosen, FFmpeg's own messages) would land on the
     /// screen mid-picture, and a line on the last row scroll it all up one row (the category
     /// row gone, the progress line twice, a stripe of the picture at the top): in xterm's own
