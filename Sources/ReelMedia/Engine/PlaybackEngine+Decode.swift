@@ -102,11 +102,12 @@ extension PlaybackEngine {
         }
     }
 
-    /// Records that a stream decoded everything of `serial`, if that is still current.
+    /// Records that a stream decoded everything of `serial`, if that is still current (or an
+    /// earlier serial of the current chain: a scrub's decode-on restamped what was left).
     func markEnded(video: Bool, serial ended: Int) {
         monitor.update { state in
-            guard ended == state.serial else { return }
-            if video { state.videoEndedSerial = ended } else { state.audioEndedSerial = ended }
+            guard ended == state.serial || (ended >= state.chainSerial && ended < state.serial) else { return }
+            if video { state.videoEndedSerial = state.serial } else { state.audioEndedSerial = state.serial }
             kickOwnerLocked(&state)
         }
     }

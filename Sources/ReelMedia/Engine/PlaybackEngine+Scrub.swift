@@ -12,13 +12,13 @@ import ReelCore
 extension PlaybackEngine {
     /// Moves to `target` by decoding on; `false` (nothing changed) when that cannot reach it
     /// exactly: a seek still being carried out, no frame on screen in this serial, a target at or
-    /// before it, the input's end already read, a loop's later pass, an item that never ran, or
-    /// a target inside the
-    /// frame on screen (the frames queued all come after it).
+    /// before it, the video decoder already at the input's end, a loop's later pass, an item that
+    /// never ran, or a target inside the frame on screen (the frames queued all come after it).
+    /// The input's end already read is no reason: its end marks are queued and restamped too.
     func continueDecoding(id: Int, to target: MediaTime) -> Bool {
         monitor.update { state -> Bool in
             guard !state.closing, state.failure == nil, state.seekRequest == nil,
-                  state.streams?.hasVideo == true, !state.demuxAtEnd, state.loop.pass == 0,
+                  state.streams?.hasVideo == true, state.loop.pass == 0,
                   // An item that never ran holds its first picture only; its frame-threaded
                   // decoder has not had the keyframe yet.
                   state.machine.hasRun,

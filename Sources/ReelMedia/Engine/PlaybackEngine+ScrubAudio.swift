@@ -26,6 +26,8 @@ extension EngineState {
             firstAudioTime = first.pts
         }
         audioPackets.restamp(serial)
+        // The audio decoder already took the input's end: the audio carried over is all there is.
+        if audioEndedSerial == old { audioEndedSerial = serial }
     }
 }
 
