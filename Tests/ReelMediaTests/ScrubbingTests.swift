@@ -144,4 +144,24 @@ import Testing
         #expect(after.count >= 10, "\(after.count) frames in 0.5 s after the release")
         #expect(Array(expected) == after, "frames after the release: \(after.map(\.seconds))")
     }
+    @Test func nearTheEndTheDragDecodesOnAndPlayingStillEnds() async throws {
+        let file = try Fixtures.clip(Self.clip)
+        let reference = try referenceFrames(file)
+        let harness = PlayerHarness(data: try Data(contentsOf: file))
+        harness.load()
+        harness.player.play()
+        // In the last GOP (4-6 s) the demuxer has read the input's end long since.
+        #expect(await harness.run(upTo: seconds(6)) { harness.player.currentTime > seconds(4.2) })
+        harness.player.beginScrubbing()
+        await Self.drag(harness, from: 4.4, to: 5.2, over: 0.4)
+        let settled = ResultBox<MediaTime>()
+        harness.player.endScrubbing { settled.set($0) }
+        #expect(await harness.run(upTo: seconds(1)) { settled.value != nil })
+        let steps = harness.player.scrubReport.steps
+        #expect(!steps.isEmpty && steps.allSatisfy { $0.kind == .decodeOn }, "\(steps.map(\.kind))")
+        #expect(harness.video.currentFrame?.pts == Self.exactFrame(reference, at: ms(5200)).pts)
+        // Plays on to the end, which is still reported.
+        #expect(await harness.run(upTo: seconds(3)) { harness.ended })
+        #expect(harness.video.currentFrame?.pts == reference.last?.pts)
+    }
 }
