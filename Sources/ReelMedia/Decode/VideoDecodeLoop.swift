@@ -226,9 +226,10 @@ final class VideoDecodeLoop {
 
     /// Whether `packet`'s frame is followed by another at or before the seek's target, so it is
     /// never shown: if no other frame refers to it, it need not be decoded (Media3's scrubbing
-    /// mode skips such frames too).
+    /// mode skips such frames too). Not in a stream that carries CEA-608 captions: their byte
+    /// pairs ride in every frame, shown or not, and a frame not decoded would lose them.
     private func isBeforeTarget(_ packet: Packet) -> Bool {
-        guard let limit = state.discardUntil, packet.pts != AV_NOPTS, packet.duration > 0 else { return false }
+        guard closedCaptions == nil, let limit = state.discardUntil, packet.pts != AV_NOPTS, packet.duration > 0 else { return false }
         return timeBase.time(packet.pts + packet.duration) <= limit
     }
 
