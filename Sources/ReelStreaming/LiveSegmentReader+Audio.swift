@@ -53,7 +53,7 @@ extension LiveSegmentReader {
         let videoStarts = Dictionary(zip(video.segments.map(\.sequence), Self.starts(video.segments.map(\.duration))),
                                      uniquingKeysWith: { $1 })
         var run = AudioRun(playlist: playlist, segments: segments, initSection: initSection, videoStarts: videoStarts)
-        if let startTime, let held = ChunkSource.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
+        if let startTime, let held = Self.segment(holding: startTime, durations: parsed.segments.map(\.duration)) {
             run.next = held.index
         }
         return run
@@ -177,7 +177,7 @@ extension LiveSegmentReader {
             }
             observer?(.fetched(url: fetched.url, range: fetched.range, bytes: fetched.bytes.count, behindEdge: 0))
             try await state.output.send(joined)
-            state.source.mediaSent()
+            state.sectionStarted = true
             audio.next += 1
         }
     }

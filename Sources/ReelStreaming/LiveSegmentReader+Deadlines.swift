@@ -49,12 +49,20 @@ extension LiveSegmentReader {
         }
     }
 
-    /// Reads the playlist at `url` as `reload` asks; `nil` for a blocking reload left
-    /// unanswered past its deadline (``blockingDeadline(targetDuration:)``).
-    func readPlaylist(_ reload: LivePlaylistTracker.Reload, url: URL, stored: Bool,
-                      targetDuration: Double) async throws -> HLSMediaPlaylist? {
-        guard reload.blockingSequence != nil else { return try await readPlaylist(url, stored: stored) }
-        return try await firstOf({ [self] in try await readPlaylist(url, stored: false) },
-                                 orNilAfter: blockingDeadline(targetDuration: targetDuration))
+    /// Loads the playlist as `reload` asks into the run's tracker; whether it listed something
+    /// new, or `nil` for a blocking reload left unanswered past its deadline (given up: the
+    /// tracker is as it was).
+    func load(_ reload: LivePlaylistTracker.Reload, state: inout Run, stored: Bool) async throws -> Bool? {
+        let url = reload.url(for: variants[state.rank].playlist)
+        guard reload.blockingSequence != nil else { return try await load(url, into: &state.tracker, stored: stored) }
+        let tracker = state.tracker
+        let answer = try await firstOf({ [self] in
+            var tracker = tracker
+            let changed = try await load(url, into: &tracker, stored: false)
+            return (tracker, changed)
+        }, orNilAfter: blockingDeadline(targetDuration: state.tracker.targetDuration))
+        guard let answer else { return nil }
+        state.tracker = answer.0
+        return answer.1
     }
 }

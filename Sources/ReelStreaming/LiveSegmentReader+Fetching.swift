@@ -6,65 +6,119 @@ import ReelCore
 /// and the audio that go before, the read (watched for abandonment, or against a live
 /// deadline) and the delivery.
 extension LiveSegmentReader {
-    /// Fetches `chunk` (what the source's ``ChunkSource/nextAction(at:)`` said) and sends it:
-    /// after waiting for room (a whole segment) and asking the switching rule; a switch, or a
-    /// wait so long that the playlist is read first, leaves it to the source's next action.
-    func fetchNext(_ chunk: ChunkSource.Chunk, state: inout Run, sections: StreamSections) async throws {
-        let fetch = chunk.fetch
+    /// What ``fetchNext(_:state:sections:)`` did.
+    enum Step {
+        /// Fetched (or switched): ask the tracker again.
+        case fetched
+        /// Waited so long for room that the live playlist must be read again first.
+        case reloadFirst
+        /// The stream ended.
+        case finished
+    }
+
+    /// One fetch, as the tracker sees it, and what it needs.
+    struct Target {
+        var resource: HLSMediaPlaylist.Part
+        /// The init section it needs (each section starts with its own).
+        var initSection: HLSMediaPlaylist.Part?
+        var duration: Double
+        /// Its timestamps start again: a discontinuity, or a jump ahead in the window.
+        var discontinuity: Bool
+
+        init?(_ fetch: LivePlaylistTracker.Fetch, state: Run) {
+            switch fetch {
+            case .segment(let segment, _):
+                (resource, initSection, duration) = (segment.resource, segment.initSection, segment.duration)
+                discontinuity = segment.discontinuity || state.skippedAhead
+            case .part(let sequence, _, let part, _):
+                let segment = state.tracker.segments.first { $0.sequence == sequence } ?? state.tracker.segments.last
+                (resource, initSection, duration) = (part.resource, segment?.initSection, part.duration)
+                discontinuity = false
+            case .waitForReload, .ended:
+                return nil
+            }
+        }
+    }
+
+    /// Fetches `fetch` (what the tracker's `next()` said) and sends it.
+    func fetchNext(_ fetch: LivePlaylistTracker.Fetch, state: inout Run, sections: StreamSections) async throws -> Step {
+        if case .ended = fetch {
+            // The audio that outlasts the video.
+            if let audio = state.audio { try await sendAudio(try fetchAudio(before: .infinity, audio), state: &state) }
+            return .finished
+        }
         if case .segment = fetch {
             let waited = now()
             try await waitForRoomIdle(state)
-            guard state.source.waitedForRoom(since: waited, at: now()) else { return }
+            // A live playlist not seen for three target durations (a player paused behind the
+            // edge): read it again before fetching from what it listed then.
+            if !state.tracker.isFinal, now() - waited >= 3 * state.tracker.targetDuration { return .reloadFirst }
         }
         if case .segment(let segment, _) = fetch, variants.count > 1,
            try await switchIfWanted(before: segment.sequence, state: &state, sections: sections) {
-            return
+            return .fetched
         }
-        if chunk.startsSection {
-            // A seam: the demuxer reopens on the new section.
-            let next = sections.announce(restartsTimeline: chunk.restartsTimeline)
+        guard let target = Target(fetch, state: state) else { return .finished }
+        let abandonable = startSectionAtSeam(target, state: &state, sections: sections)
+        try await fetchAndSend(fetch, target, abandonable: abandonable, state: &state, sections: sections)
+        return .fetched
+    }
+
+    /// Starts a new section when `target` comes after a seam — a switch, an init section that
+    /// changes, timestamps that start again — (the demuxer reopens on it). Whether `target`
+    /// may be abandoned: only within a section already under way (its init sent before), so a
+    /// section is never left holding an init section alone.
+    private func startSectionAtSeam(_ target: Target, state: inout Run, sections: StreamSections) -> Bool {
+        let needed = target.initSection
+        let initChanges = needed != nil && state.initSent != nil && needed != state.initSent
+        let abandonable = state.sectionStarted && !state.seamPending && !target.discontinuity && !initChanges
+        if state.sectionStarted, state.seamPending || target.discontinuity || initChanges {
+            let next = sections.announce(restartsTimeline: target.discontinuity)
             state.output.finish()
             state.output = next.continuation
             state.section = next.index
+            state.initSent = nil
+            state.sectionStarted = false
         }
-        state.source.chunkStarted(chunk)
-        try await fetchAndSend(chunk, state: &state, sections: sections)
+        state.seamPending = false
+        state.skippedAhead = false
+        return abandonable
     }
 
-    /// Reads `chunk` (with its init section and audio when they go first) and sends it.
-    private func fetchAndSend(_ chunk: ChunkSource.Chunk, state: inout Run, sections: StreamSections) async throws {
-        let fetch = chunk.fetch
+    /// Reads `target` (with its init section and audio when they go first) and sends it.
+    private func fetchAndSend(_ fetch: LivePlaylistTracker.Fetch, _ target: Target, abandonable: Bool,
+                              state: inout Run, sections: StreamSections) async throws {
         let started = now()
-        let url = try resolve(chunk.resource.uri, rank: state.rank)
-        let range = chunk.resource.range ?? .all
+        let url = try resolve(target.resource.uri, rank: state.rank)
+        let range = target.resource.range ?? .all
         // The audio segments this video segment needs arrive beside it and go before it.
         var audioFetch: Task<[FetchedAudio], any Error>?
         if case .segment(let segment, _) = fetch, let audio = state.audio {
             if audio.listed != nil {
                 audioFetch = try await fetchLiveAudio(segment.sequence, state: &state)
             } else if let start = audio.videoStarts[segment.sequence] {
-                audioFetch = try fetchAudio(before: start + chunk.duration, audio)
+                audioFetch = try fetchAudio(before: start + target.duration, audio)
             }
         }
         defer { audioFetch?.cancel() }
         // A section's first segment arrives beside its init section (as FFmpeg's HLS demuxer
         // has the head start read them); it is never one that may be abandoned.
-        let initToSend = chunk.sendsInit
+        let initToSend = target.initSection.flatMap { $0 != state.initSent ? $0 : nil }
         let prefetched: Task<Data, any Error>? = initToSend == nil ? nil : Task { [self] in
             try await Self.read(url, range: range, limit: maximumSegmentBytes, what: "the segment", loader: loader)
         }
         defer { prefetched?.cancel() }
         if let needed = initToSend {
             try await sendInit(needed, state: &state)
-        } else if chunk.initSection == nil, state.audio != nil {
+        } else if target.initSection == nil, state.audio != nil {
             throw Failure.unsupportedAudio("the video segments are not fragmented MP4 (no EXT-X-MAP)")
         }
-        guard let bytes = try await readSegment(fetch, url: url, range: range, duration: chunk.duration, abandonable: chunk.abandonable,
+        guard let bytes = try await readSegment(fetch, url: url, range: range, duration: target.duration, abandonable: abandonable,
                                                 prefetched: prefetched, audioFetch: audioFetch, state: &state, sections: sections)
         else { return }
         let took = now() - started
         try await sendAudio(audioFetch, state: &state)
-        try await deliver(chunk, bytes, url: url, took: took, state: &state, sections: sections)
+        try await deliver(fetch, bytes, url: url, target: target, took: took, state: &state, sections: sections)
     }
 
     /// Reads the init section `needed` (live: in time), joins the audio's (read once, beside
@@ -80,7 +134,8 @@ extension LiveSegmentReader {
         }
         if state.audio != nil { initBytes = try await joinAudio(to: initBytes, fetched: audioInit, state: &state) }
         try await state.output.send(initBytes)
-        state.source.initSectionSent(needed)
+        state.initSent = needed
+        state.sectionStarted = true
     }
 
     /// The segment's bytes: watched for abandonment when it may be abandoned, else read plainly
@@ -98,7 +153,8 @@ extension LiveSegmentReader {
             } catch let abandoned as Abandoned {
                 // Too slow to arrive before the buffer runs dry: the same segment from the
                 // highest lower variant that can.
-                state.throughput.abandoned(at: abandoned.throughput)
+                state.lastThroughput = abandoned.throughput
+                state.throughputs = Array((state.throughputs + [abandoned.throughput]).suffix(3))
                 let why = String(format: "down: abandoned %@ after %.1f s at %lld b/s, %.1f s from running dry",
                                  url.lastPathComponent, abandoned.elapsed, abandoned.throughput, abandoned.bufferLeft)
                 if try await switchTo(abandoned.target, before: segment.sequence, why: why, estimate: abandoned.throughput,
@@ -118,23 +174,27 @@ extension LiveSegmentReader {
         }
     }
 
-    /// Sends `bytes` of `chunk`, after noting its throughput, where it starts and that it was
+    /// Sends `bytes` of `fetch`, after noting its throughput, where it starts and that it was
     /// fetched.
-    private func deliver(_ chunk: ChunkSource.Chunk, _ bytes: Data, url: URL, took: Double,
+    private func deliver(_ fetch: LivePlaylistTracker.Fetch, _ bytes: Data, url: URL, target: Target, took: Double,
                          state: inout Run, sections: StreamSections) async throws {
-        let fetch = chunk.fetch
-        state.throughput.transferred(bytes: bytes.count, seconds: took)
+        if took > 0.001 {
+            let throughput = Int64(Double(bytes.count * 8) / took)
+            state.lastThroughput = throughput
+            // Small transfers measure the round trip more than the link.
+            if bytes.count >= 16 << 10 { state.throughputs = Array((state.throughputs + [throughput]).suffix(3)) }
+        }
         switch fetch {
         case .segment(let segment, _): sections.started(at: segment.sequence, offset: 0)
         case .part(let sequence, let index, _, _):
             sections.started(at: sequence, offset: state.tracker.offset(ofPart: index, in: sequence))
         case .waitForReload, .ended: break
         }
-        state.source.chunkLoaded(fetch)
+        state.tracker.fetched(fetch)
         if case .segment = fetch { state.segmentsFetched += 1 }
-        observer?(.fetched(url: url, range: chunk.resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
+        observer?(.fetched(url: url, range: target.resource.range, bytes: bytes.count, behindEdge: state.tracker.behindEdge))
         try await state.output.send(bytes)
-        state.source.mediaSent()
-        state.playhead.deliver(chunk.duration, at: now())
+        state.sectionStarted = true
+        state.playhead.deliver(target.duration, at: now())
     }
 }

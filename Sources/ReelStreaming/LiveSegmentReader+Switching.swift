@@ -23,10 +23,10 @@ extension LiveSegmentReader {
             guard state.segmentsFetched > 0 else { return false }
             // The meter's estimate; before it has one (it waits for 2 s of transfers or
             // 512 KiB), the harmonic mean of the last segments' own throughputs, as hls.js does.
-            estimate = meter.bandwidthEstimate.bitsPerSecond ?? state.throughput.estimate
+            estimate = meter.bandwidthEstimate.bitsPerSecond ?? Self.harmonicMean(state.throughputs)
             if meter.bandwidthEstimate.bitsPerSecond == nil, estimate != nil { source = "segments" }
             let decision = rule.decide(bandwidths: variants.map(\.bandwidth), current: state.rank, estimate: estimate,
-                                       buffered: buffered, lastThroughput: state.throughput.last)
+                                       buffered: buffered, lastThroughput: state.lastThroughput)
             target = decision.rank
             why = decision.description
             // Not back up right after an abandonment (the segment again, or the next two).
@@ -50,12 +50,20 @@ extension LiveSegmentReader {
         if state.audio != nil, tracker.segments.contains(where: { $0.initSection == nil }) { return false }
         let from = state.rank
         state.rank = target
-        state.source.switched(to: tracker)
+        state.tracker = tracker
+        state.seamPending = true
         sections.rank = target
         observer?(.switched(Switch(from: from, to: target, sequence: sequence, playlist: variants[target].playlist,
                                    bandwidth: variants[target].bandwidth, why: why, estimate: estimate,
                                    buffered: buffered, section: state.sectionStarted ? state.section + 1 : state.section,
                                    representation: variants[target].representation)))
         return true
+    }
+
+    /// The harmonic mean of at least two samples (a slow one weighs most), else `nil`.
+    static func harmonicMean(_ samples: [Int64]) -> Int64? {
+        let positive = samples.filter { $0 > 0 }
+        guard positive.count >= 2 else { return nil }
+        return Int64(Double(positive.count) / positive.reduce(0) { $0 + 1 / Double($1) })
     }
 }

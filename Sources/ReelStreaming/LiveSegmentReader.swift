@@ -5,9 +5,8 @@ import Synchronization
 /// Reads an HLS stream the way Reel's segment scheduler does and gives its media as
 /// ``StreamSections``: the init section (fMP4), then every segment (or part) in order, each
 /// fetched once, through the loader. What FFmpeg's mov or mpegts demuxer reads in place of
-/// FFmpeg's HLS demuxer; ``ChunkSource`` (over `LivePlaylistTracker`) decides what to fetch,
-/// when to reload and when the stream ends, and the reader drives it; with more than one
-/// variant, ``AdaptiveVariantRule`` (or a fixed plan) decides from which.
+/// FFmpeg's HLS demuxer; `LivePlaylistTracker` decides what to fetch and when, and, with more
+/// than one variant, ``AdaptiveVariantRule`` (or a fixed plan) decides from which.
 ///
 /// A live playlist is joined at its edge and followed; one with `EXT-X-ENDLIST` is read from
 /// its start. Each section is one container stream: a new one starts at every seam — a switch
@@ -228,106 +227,142 @@ public struct LiveSegmentReader: Sendable {
     /// The running reader's state.
     struct Run {
         var rank: Int
-        /// The decisions: what to fetch, when to reload, when it ends.
-        var source: ChunkSource
+        var tracker: LivePlaylistTracker
         var output: ByteStream.Continuation
         var section = 0
+        var initSent: HLSMediaPlaylist.Part?
+        /// Something was sent into the current section.
+        var sectionStarted = false
         var segmentsFetched = 0
         var playhead = VirtualPlayhead()
-        /// The segments' own throughputs, for the rule's panic step and an estimate before the
+        var lastThroughput: Int64?
+        /// The last few segments' own throughputs (bits per second), for an estimate before the
         /// meter has one.
-        var throughput = ThroughputSamples()
+        var throughputs: [Int64] = []
+        /// The next segment starts a new section (a switch).
+        var seamPending = false
         /// After a segment was abandoned the rule may not step up before this sequence: the
         /// meter's estimate still remembers the link as it was.
         var noStepUpBefore: Int64 = .min
+        /// The window moved past what was still to fetch: the next segment (the oldest
+        /// listed) starts a section whose timeline restarts, as after a discontinuity.
+        var skippedAhead = false
         /// The separate audio rendition, once its playlist is read.
         var audio: AudioRun?
+        /// A blocking reload was held past ``blockingDeadline(targetDuration:)``: the server's
+        /// are not trusted again, and the playlist is reloaded plainly.
+        var blockingGivenUp = false
         /// Where a live join started fetching (a segment, a part of it).
         var joinedAt: (sequence: Int64, part: Int)?
-
-        /// The playlist followed (the source's).
-        var tracker: LivePlaylistTracker { source.tracker }
-        /// Something was sent into the current section.
-        var sectionStarted: Bool { source.isSectionStarted }
     }
 
-    /// Drives the stream's ``ChunkSource``: reloads its playlist, fetches what it asks for
+    /// Follows the stream: reloads its playlist when the tracker says, fetches what it lists
     /// (``fetchNext(_:state:sections:)``), until it ends, fails or is cancelled.
     private func run(_ sections: StreamSections, first: ByteStream.Continuation) async throws {
-        var tracker = self.tracker
+        var state = Run(rank: startRank, tracker: tracker, output: first)
         // Beside a separate audio rendition a live stream is followed by whole segments (its
         // segment N goes with the audio's N).
-        if audio != nil { tracker.prefersParts = false }
-        let liveStart: ChunkSource.LiveStart = if let seek = self.liveStart { seek.sequence.map { .at($0) } ?? .edge } else { .join }
-        let configuration = ChunkSource.Configuration(maximumBlockingWait: maximumBlockingWait, maximumBuffer: maximumBuffer,
-                                                      startTime: startTime, liveStart: liveStart)
-        var state = Run(rank: startRank, source: ChunkSource(tracker: tracker, configuration: configuration, at: now()),
-                        output: first)
+        if audio != nil { state.tracker.prefersParts = false }
         sections.rank = startRank
-        while true {
-            switch state.source.nextAction(at: now()) {
-            case .reload(let reload, let fromCache):
-                guard !Task.isCancelled else { return }
-                try await reloadPlaylist(reload, fromCache: fromCache, state: &state, sections: sections)
-            case .fetch(let chunk):
-                try await fetchNext(chunk, state: &state, sections: sections)
-            case .end(.endList):
-                // The audio that outlasts the video.
-                if let audio = state.audio { try await sendAudio(try fetchAudio(before: .infinity, audio), state: &state) }
-                return
-            case .end(.failed(let failure)):
-                throw failure
+        var positioned = false
+        var reload = LivePlaylistTracker.Reload(at: now())
+        while !Task.isCancelled {
+            // Waiting for the stream to grow is waiting on time outside the player: a reader
+            // blocked meanwhile is idle, not busy (a simulated clock may move on).
+            let waits = state.sectionStarted && (reload.at > now() || reload.blockingSequence != nil)
+            if waits { state.output.setIdle(true) }
+            let wait = reload.at - now()
+            if wait > 0 { try await sleep(wait) }
+            let loaded = try await loadPlaylist(reload, state: &state, positioned: positioned)
+            if waits { state.output.setIdle(false) }
+            guard let changed = loaded else {
+                // A blocking reload held past what a server may hold one: plain reloads from
+                // now on, the first at once.
+                state.blockingGivenUp = true
+                reload = LivePlaylistTracker.Reload(at: now())
+                continue
             }
+            if !positioned { try await position(&state, sections: sections) }
+            if !state.tracker.isFinal {
+                sections.listed(state.tracker.segments, targetDuration: state.tracker.targetDuration,
+                                holdBack: state.tracker.joinHoldBack)
+                sections.edgeListed(trailing: state.tracker.trailingParts.reduce(0) { $0 + $1.duration }, at: now(),
+                                    sinceJoin: state.joinedAt.flatMap { state.tracker.listedMedia(from: $0.sequence, part: $0.part) })
+            }
+            positioned = true
+            var reloadsFirst = false
+            fetching: while case let fetch = state.tracker.next(), fetch != .waitForReload {
+                switch try await fetchNext(fetch, state: &state, sections: sections) {
+                case .fetched: continue
+                case .reloadFirst: reloadsFirst = true; break fetching
+                case .finished: return
+                }
+            }
+            if reloadsFirst {
+                reload = LivePlaylistTracker.Reload(at: now())
+                continue
+            }
+            try state.tracker.checkStale(at: now())
+            reload = nextReload(state, changed: changed)
         }
     }
 
-    /// Loads the playlist as `reload` asks, waiting until its time (idle meanwhile: waiting
-    /// for the stream to grow is waiting on time outside the player, so a simulated clock may
-    /// move on), tells the source, and reports what it listed to the sections.
-    private func reloadPlaylist(_ reload: LivePlaylistTracker.Reload, fromCache: Bool, state: inout Run,
-                                sections: StreamSections) async throws {
-        let waits = state.sectionStarted && (reload.at > now() || reload.blockingSequence != nil)
-        if waits { state.output.setIdle(true) }
-        let wait = reload.at - now()
-        if wait > 0 { try await sleep(wait) }
-        let url = reload.url(for: variants[state.rank].playlist)
-        let playlist = try await readPlaylist(reload, url: url, stored: fromCache, targetDuration: state.tracker.targetDuration)
-        if waits { state.output.setIdle(false) }
-        // A blocking reload held past what a server may hold one: plain reloads from now on.
-        guard let playlist else { return state.source.reloadUnanswered(at: now()) }
-        guard let loaded = state.source.playlistLoaded(playlist, at: now()) else { return }
-        if let skipped = loaded.skippedAhead {
-            observer?(.skippedAhead(from: skipped.from, to: skipped.to))
-        } else {
-            observer?(.playlist(url: url, changed: loaded.changed, at: now()))
-        }
-        if let positioned = loaded.positioned { try await position(positioned, state: &state, sections: sections) }
-        if !state.tracker.isFinal {
-            sections.listed(state.tracker.segments, targetDuration: state.tracker.targetDuration,
-                            holdBack: state.tracker.joinHoldBack)
-            sections.edgeListed(trailing: state.tracker.trailingParts.reduce(0) { $0 + $1.duration }, at: now(),
-                                sinceJoin: state.joinedAt.flatMap { state.tracker.listedMedia(from: $0.sequence, part: $0.part) })
+    /// Loads the playlist as `reload` asks (``load(_:state:stored:)``); `nil` for a blocking
+    /// reload given up. Once positioned, a window that slid past what was still to fetch (a
+    /// player paused behind the edge) goes on from the oldest segment listed, as hls.js goes
+    /// on from the window.
+    private func loadPlaylist(_ reload: LivePlaylistTracker.Reload, state: inout Run, positioned: Bool) async throws -> Bool? {
+        do {
+            return try await load(reload, state: &state, stored: !positioned)
+        } catch let failure as LivePlaylistTracker.Failure where positioned {
+            guard case .fellBehind(let wanted, let oldest) = failure, state.tracker.move(to: oldest) else { throw failure }
+            state.skippedAhead = true
+            observer?(.skippedAhead(from: wanted, to: oldest))
+            return true
         }
     }
 
-    /// After the first playlist (the source placed the stream): the audio rendition's read
-    /// beside it, a stream with an end's timeline set, a live join reported.
-    private func position(_ positioned: ChunkSource.Positioned, state: inout Run, sections: StreamSections) async throws {
+    /// After the first playlist: the audio rendition's read beside it, a stream with an end
+    /// started at ``startTime`` and its timeline set, a live seek's segment moved to.
+    private func position(_ state: inout Run, sections: StreamSections) async throws {
         if let audio {
             state.audio = try await loadAudio(audio, video: state.tracker)
         }
-        switch positioned {
-        case .fromStart:
+        if state.tracker.isFinal {
+            let segments = state.tracker.segments
+            if let startTime, let held = Self.segment(holding: startTime, durations: segments.map(\.duration)) {
+                state.tracker.move(to: segments[held.index].sequence)
+            }
             sections.setTimeline(state.tracker.segments, start: state.tracker.cursor?.sequence)
-        case .joined(let sequence, let part):
+        } else if let sequence = liveStart?.sequence ?? nil, !state.tracker.move(to: sequence),
+                  let oldest = state.tracker.segments.first {
+            state.tracker.move(to: oldest.sequence)
+        } else if liveStart == nil {
             // Joined at the edge: the player decodes from where fetching starts and shows
             // from the target offset on.
             sections.joined(skip: state.tracker.joinSkip, at: now(), targetDuration: state.tracker.targetDuration,
                             target: state.tracker.joinHoldBack)
-            state.joinedAt = sequence.map { ($0, part) }
-        case .seeked:
-            break
+            state.joinedAt = state.tracker.cursor
         }
+    }
+
+    /// When and how to reload next: the tracker's choice, plain when blocking reloads were
+    /// given up or could be held past ``maximumBlockingWait``, and never at once after a
+    /// playlist that brought nothing new.
+    private func nextReload(_ state: Run, changed: Bool) -> LivePlaylistTracker.Reload {
+        var reload = state.tracker.nextReload()
+        let target = state.tracker.targetDuration
+        if reload.blockingSequence != nil, state.blockingGivenUp || target * 3 > maximumBlockingWait {
+            // The server may hold a blocking reload for three target durations, longer than
+            // a response may take here: reload plainly, after a target duration.
+            reload = LivePlaylistTracker.Reload(at: now() + (changed ? target : target / 2), skip: reload.skip)
+        }
+        // A plain reload waits; a blocking one goes at once but must not spin on a server
+        // that answers at once with nothing new: then it waits half a target duration.
+        if reload.blockingSequence != nil, !changed {
+            reload.at = max(reload.at, now() + target / 2)
+        }
+        return reload
     }
 
     /// Seconds of media played: the player's report, else (none yet, or sound alone) the
@@ -345,8 +380,9 @@ public struct LiveSegmentReader: Sendable {
     func waitForRoom(_ state: Run) async throws {
         guard playhead != nil else { return }
         while !Task.isCancelled {
-            guard let wait = state.source.roomWait(ahead: state.playhead.delivered - played(state.playhead)) else { return }
-            try await sleep(wait)
+            let ahead = state.playhead.delivered - played(state.playhead)
+            if ahead < maximumBuffer { return }
+            try await sleep(min(1, max(0.05, ahead - maximumBuffer)))
         }
     }
 
@@ -358,17 +394,10 @@ public struct LiveSegmentReader: Sendable {
         try await waitForRoom(state)
     }
 
-    /// Loads a playlist into `tracker`; whether it listed something new (a switch's variant).
+    /// Loads a playlist into `tracker`; whether it listed something new. `stored`: the first
+    /// read of a variant, tried through the cache (kept if it has an end, else read again from
+    /// the origin); later reloads go to the origin.
     func load(_ url: URL, into tracker: inout LivePlaylistTracker, stored: Bool) async throws -> Bool {
-        let changed = try tracker.received(try await readPlaylist(url, stored: stored), at: now())
-        observer?(.playlist(url: url, changed: changed, at: now()))
-        return changed
-    }
-
-    /// Reads and parses a media playlist. `stored`: the first read of a variant, tried through
-    /// the cache (kept if it has an end, else read again from the origin); later reloads go to
-    /// the origin.
-    func readPlaylist(_ url: URL, stored: Bool) async throws -> HLSMediaPlaylist {
         try Self.checkScheme(url)
         func parse(_ loader: any ResourceLoader) async throws -> HLSMediaPlaylist {
             let document = try await Self.read(url, range: .all, limit: maximumPlaylistBytes, what: "the playlist", loader: loader)
@@ -380,7 +409,22 @@ public struct LiveSegmentReader: Sendable {
         if stored, !parsed.isFinal, loader is any StoringResourceLoader {
             parsed = try await parse(loader.unstoredLoader)
         }
-        return parsed
+        let changed = try tracker.received(parsed, at: now())
+        observer?(.playlist(url: url, changed: changed, at: now()))
+        return changed
+    }
+
+    /// Which of consecutive segments of `durations` holds `seconds` from the first one's start
+    /// (the last for a time past the end), and where it starts.
+    static func segment(holding seconds: Double, durations: some Sequence<Double>) -> (index: Int, start: Double)? {
+        var start = 0.0
+        var last: (index: Int, start: Double)?
+        for (index, duration) in durations.enumerated() {
+            if seconds < start + duration { return (index, start) }
+            last = (index, start)
+            start += duration
+        }
+        return last
     }
 
     /// Reads `range` of `url` whole, refusing more than `limit` bytes.

@@ -198,7 +198,7 @@ public final class StreamSections: Sendable {
     /// ``ResourceSection/startsAt``); `nil` when none does (its timestamps are the item's).
     public func placement(ofSegmentHolding seconds: Double) -> Double? {
         state.withTrackedLock { state in
-            guard let held = ChunkSource.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)),
+            guard let held = LiveSegmentReader.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)),
                   state.timeline.prefix(held.index + 1).dropFirst().contains(where: \.discontinuity) else { return nil }
             return held.start
         }
@@ -210,7 +210,7 @@ public final class StreamSections: Sendable {
         if placement(ofSegmentHolding: seconds) != nil { return false }
         return state.withTrackedLock { state in
             guard state.count == 1, let start = state.startSequence,
-                  let held = ChunkSource.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)) else { return false }
+                  let held = LiveSegmentReader.segment(holding: seconds, durations: state.timeline.lazy.map(\.duration)) else { return false }
             return state.timeline[held.index].sequence == start
         }
     }
