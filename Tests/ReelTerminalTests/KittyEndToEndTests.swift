@@ -43,7 +43,7 @@ struct KittyEndToEndTests {
         let outer = "kitty --config NONE -o initial_window_width=400 -o initial_window_height=300 -o remember_window_size=no "
             + "sh -c \(VirtualScreen.quoted(inner)) & pid=$!; k=0; while kill -0 $pid 2>/dev/null && [ $k -lt 30 ]; do sleep 0.5; "
             + "import -window root \(VirtualScreen.quoted(directory.path))/shot-$k.png; k=$((k+1)); done; wait $pid"
-        let status = await VirtualScreen.run(outer, width: 800, height: 600, timeout: 300)
+        let status = await VirtualScreen.run(outer, width: 800, height: 600, timeout: 600)
         #expect(status == 0, "xvfb-run kitty failed (\(status))")
 
         let events = VirtualScreen.jsonLines(trace)

@@ -28,7 +28,7 @@ struct XtermSixelTests {
             + VirtualScreen.quoted(clip.path)
         let xterm = "xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256' -geometry 80x30 -l -lf \(VirtualScreen.quoted(log)) "
             + "-e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 90)
+        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 300)
         #expect(status == 0, "xvfb-run xterm failed (\(status))")
 
         let graphics = VirtualScreen.jsonLines(trace).first { $0["type"] as? String == "graphics" }
@@ -64,7 +64,7 @@ extension XtermSixelTests {
             + "\(VirtualScreen.quoted(directory.appendingPathComponent("feed").path)) --terminal "
             + "--cache-dir \(VirtualScreen.quoted(directory.appendingPathComponent("cache").path)) --trace \(VirtualScreen.quoted(trace))"
         let xterm = "xterm -ti vt340 -geometry 80x30 -l -lf \(VirtualScreen.quoted(log)) -e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 90)
+        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 300)
         #expect(status == 0, "xvfb-run xterm failed (\(status))")
         let graphics = VirtualScreen.jsonLines(trace).first { $0["type"] as? String == "graphics" }
         #expect(graphics?["output"] as? String == "sixel", "\(String(describing: graphics))")
@@ -89,7 +89,7 @@ extension XtermSixelTests {
         let inner = "SDL_AUDIODRIVER=dummy \(VirtualScreen.quoted(reel.path)) play --terminal --verbose --frames 12 "
             + VirtualScreen.quoted(clip.path) + "; sleep 1"
         let xterm = "xterm -ti vt340 -geometry 120x45 -l -lf \(VirtualScreen.quoted(log)) -e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1280, height: 1024, timeout: 90)
+        let status = await VirtualScreen.run(xterm, width: 1280, height: 1024, timeout: 300)
         #expect(status == 0, "xvfb-run xterm failed (\(status))")
         let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data())
         let text = String(decoding: bytes, as: UTF8.self)
