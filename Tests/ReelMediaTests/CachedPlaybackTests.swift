@@ -35,7 +35,7 @@ import Testing
         player.replaceCurrentItem(with: PlayerItem(url: url, loader: loader))
         player.play()
         // A watchdog, not a performance bound: a loaded machine may take minutes.
-        let deadline = Date().addingTimeInterval(300)
+        let deadline = Date().addingTimeInterval(900)
         while ended.value == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let statistics = player.statistics
         let state = "\(player.status), \(player.timeControlStatus), at \(player.currentTime.seconds) s, loaded \(player.loadedTimeRanges), \(statistics)"
