@@ -11,11 +11,14 @@ import Glibc
 /// bytes from its statistics, the picture from a screenshot of the virtual screen taken while
 /// it plays, and `/dev/shm` after it.
 enum Kitty {
-    static var isAvailable: Bool { VirtualScreen.isAvailable(with: ["/usr/bin/kitty", "/usr/bin/import", "/usr/bin/ffmpeg"]) }
+    static let tools = ["/usr/bin/kitty", "/usr/bin/xvfb-run", "/usr/bin/timeout", "/usr/bin/import", "/usr/bin/ffmpeg"]
+    static var isAvailable: Bool { tools.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) } }
 }
 
 @Suite("reel play in kitty", .enabled(if: Kitty.isAvailable), .serialized)
 struct KittyEndToEndTests {
+    private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
     /// The names in /dev/shm that another process than this one made with reel's prefix.
     private static func reelObjects() -> Set<String> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
@@ -38,15 +41,18 @@ struct KittyEndToEndTests {
         // half second from outside (a small window: kitty draws with software GL, and on one
         // core beside busy loops every shot costs): kitty may take seconds to draw
         // its first frame, and the last shots come after the picture is deleted.
-        let inner = "SDL_AUDIODRIVER=dummy \(VirtualScreen.quoted(reel.path)) play --terminal --frames 90 --trace \(VirtualScreen.quoted(trace)) "
-            + "--stats-out \(VirtualScreen.quoted(stats)) \(VirtualScreen.quoted(clip.path))"
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --frames 90 --trace \(Self.quoted(trace)) "
+            + "--stats-out \(Self.quoted(stats)) \(Self.quoted(clip.path))"
         let outer = "kitty --config NONE -o initial_window_width=400 -o initial_window_height=300 -o remember_window_size=no "
-            + "sh -c \(VirtualScreen.quoted(inner)) & pid=$!; k=0; while kill -0 $pid 2>/dev/null && [ $k -lt 30 ]; do sleep 0.5; "
-            + "import -window root \(VirtualScreen.quoted(directory.path))/shot-$k.png; k=$((k+1)); done; wait $pid"
-        let status = await VirtualScreen.run(outer, width: 800, height: 600, timeout: 600)
+            + "sh -c \(Self.quoted(inner)) & pid=$!; k=0; while kill -0 $pid 2>/dev/null && [ $k -lt 30 ]; do sleep 0.5; "
+            + "import -window root \(Self.quoted(directory.path))/shot-$k.png; k=$((k+1)); done; wait $pid"
+        let line = "timeout 600 xvfb-run -a -s '-screen 0 800x600x24' sh -c \(Self.quoted(outer)) </dev/null >/dev/null 2>&1"
+        let status = await Task.detached { system(line) }.value
         #expect(status == 0, "xvfb-run kitty failed (\(status))")
 
-        let events = VirtualScreen.jsonLines(trace)
+        let events = ((try? String(contentsOfFile: trace, encoding: .utf8))?.split(separator: "\n") ?? []).compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
         let graphics = try #require(events.first { $0["type"] as? String == "graphics" }, "no graphics event in the trace")
         #expect(graphics["output"] as? String == "kitty", "\(graphics)")
         #expect(graphics["transfer"] as? String == "shm", "\(graphics)")
@@ -62,12 +68,11 @@ struct KittyEndToEndTests {
 
         // The picture on kitty's screen while it played: its middle is the clip's colour.
         let shots = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("shot-") }
-        var middles: [(r: Int, g: Int, b: Int)] = []
-        for name in shots {
-            let raw = try await VirtualScreen.output("/usr/bin/ffmpeg", ["-v", "error", "-i", directory.appendingPathComponent(name).path,
-                                                                         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).data
-            guard raw.count == 800 * 600 * 3 else { continue }
-            middles.append(Self.mean(RGBImage(width: 800, height: 600, bytes: [UInt8](raw)), x: 170, y: 110, width: 60, height: 60))
+        let middles = try shots.map { name -> (r: Int, g: Int, b: Int) in
+            let raw = try Self.run("/usr/bin/ffmpeg", ["-v", "error", "-i", directory.appendingPathComponent(name).path,
+                                                       "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            guard raw.count == 800 * 600 * 3 else { return (0, 0, 0) }
+            return Self.mean(RGBImage(width: 800, height: 600, bytes: [UInt8](raw)), x: 170, y: 110, width: 60, height: 60)
         }
         let showing = middles.filter { abs($0.r - 0x30) <= 12 && abs($0.g - 0x60) <= 12 && abs($0.b - 0xC0) <= 12 }
         #expect(!showing.isEmpty, "\(middles)")
@@ -86,5 +91,18 @@ struct KittyEndToEndTests {
         }
         let n = width * height
         return (sum.0 / n, sum.1 / n, sum.2 / n)
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
     }
 }

@@ -10,7 +10,8 @@ import Glibc
 /// `reel play` in a real sixel terminal: xterm as a VT340 under a virtual X server, its
 /// output logged by xterm itself (`-l -lf`), the choice read from reel's trace.
 enum Xterm {
-    static var isAvailable: Bool { VirtualScreen.isAvailable(with: ["/usr/bin/xterm"]) }
+    static let tools = ["/usr/bin/xterm", "/usr/bin/xvfb-run", "/usr/bin/timeout"]
+    static var isAvailable: Bool { tools.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) } }
 }
 
 @Suite("reel play in xterm -ti vt340", .enabled(if: Xterm.isAvailable), .serialized)
@@ -24,14 +25,19 @@ struct XtermSixelTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("xterm.log").path
         let trace = directory.appendingPathComponent("trace.jsonl").path
-        let inner = "SDL_AUDIODRIVER=dummy \(VirtualScreen.quoted(reel.path)) play --terminal --frames 8 --trace \(VirtualScreen.quoted(trace)) "
-            + VirtualScreen.quoted(clip.path)
-        let xterm = "xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256' -geometry 80x30 -l -lf \(VirtualScreen.quoted(log)) "
-            + "-e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 300)
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --frames 8 --trace \(Self.quoted(trace)) "
+            + Self.quoted(clip.path)
+        // xvfb-run's server keeps what it inherits open (Foundation's Process would wait for
+        // it): system(3), bounded by timeout(1).
+        let line = "timeout 300 xvfb-run -a -s '-screen 0 1024x768x24' xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256' "
+            + "-geometry 80x30 -l -lf \(Self.quoted(log)) -e sh -c \(Self.quoted(inner)) </dev/null >/dev/null 2>&1"
+        let status = await Task.detached { system(line) }.value
         #expect(status == 0, "xvfb-run xterm failed (\(status))")
 
-        let graphics = VirtualScreen.jsonLines(trace).first { $0["type"] as? String == "graphics" }
+        let events = (try? String(contentsOfFile: trace, encoding: .utf8))?.split(separator: "\n") ?? []
+        let graphics = events.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }.first { $0["type"] as? String == "graphics" }
         #expect(graphics?["output"] as? String == "sixel", "\(String(describing: graphics))")
         #expect((graphics?["why"] as? String)?.contains("lists sixel") == true)
 
@@ -47,32 +53,6 @@ struct XtermSixelTests {
 }
 
 extension XtermSixelTests {
-    /// `reel feed` chooses as `reel play` does, and says so in its trace (ended by SIGTERM
-    /// after a few seconds: a feed plays until the user quits).
-    @Test func aFeedChoosesSixelAndTracesWhy() async throws {
-        let reel = try await ReelBinary.locate()
-        let clip = try Fixtures.clip(ClipSpec(width: 160, height: 120, frameRate: 30, duration: 2, audioCodec: nil,
-                                              videoSource: "color=c=0x3060C0:size=160x120:rate=30"))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-xterm-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("feed"), withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.copyItem(at: clip, to: directory.appendingPathComponent("feed/blue.mp4"))
-        let log = directory.appendingPathComponent("xterm.log").path
-        let trace = directory.appendingPathComponent("trace.jsonl").path
-        // --foreground: reel stays in the terminal's foreground group, so it reads the answers.
-        let inner = "SDL_AUDIODRIVER=dummy timeout --foreground -s TERM 4 \(VirtualScreen.quoted(reel.path)) feed "
-            + "\(VirtualScreen.quoted(directory.appendingPathComponent("feed").path)) --terminal "
-            + "--cache-dir \(VirtualScreen.quoted(directory.appendingPathComponent("cache").path)) --trace \(VirtualScreen.quoted(trace))"
-        let xterm = "xterm -ti vt340 -geometry 80x30 -l -lf \(VirtualScreen.quoted(log)) -e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1024, height: 768, timeout: 300)
-        #expect(status == 0, "xvfb-run xterm failed (\(status))")
-        let graphics = VirtualScreen.jsonLines(trace).first { $0["type"] as? String == "graphics" }
-        #expect(graphics?["output"] as? String == "sixel", "\(String(describing: graphics))")
-        #expect((graphics?["why"] as? String)?.contains("lists sixel") == true)
-        let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data())
-        #expect(String(decoding: bytes, as: UTF8.self).contains("\u{1B}P"), "no sixel image in xterm's log (\(bytes.count) bytes)")
-    }
-
     /// With `--verbose` the log (the output chosen, FFmpeg's own messages) would land on the
     /// screen mid-picture, and a line on the last row scroll it all up one row (the category
     /// row gone, the progress line twice, a stripe of the picture at the top): in xterm's own
@@ -86,10 +66,11 @@ extension XtermSixelTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("xterm.log").path
         // The shell stays a second after reel: xterm logs what it read before its child ended.
-        let inner = "SDL_AUDIODRIVER=dummy \(VirtualScreen.quoted(reel.path)) play --terminal --verbose --frames 12 "
-            + VirtualScreen.quoted(clip.path) + "; sleep 1"
-        let xterm = "xterm -ti vt340 -geometry 120x45 -l -lf \(VirtualScreen.quoted(log)) -e sh -c \(VirtualScreen.quoted(inner))"
-        let status = await VirtualScreen.run(xterm, width: 1280, height: 1024, timeout: 300)
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --verbose --frames 12 "
+            + Self.quoted(clip.path) + "; sleep 1"
+        let line = "timeout 300 xvfb-run -a -s '-screen 0 1280x1024x24' xterm -ti vt340 -geometry 120x45 "
+            + "-l -lf \(Self.quoted(log)) -e sh -c \(Self.quoted(inner)) </dev/null >/dev/null 2>&1"
+        let status = await Task.detached { system(line) }.value
         #expect(status == 0, "xvfb-run xterm failed (\(status))")
         let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data())
         let text = String(decoding: bytes, as: UTF8.self)
@@ -101,6 +82,8 @@ extension XtermSixelTests {
                 "\(onScreen.split(separator: "\n").dropFirst().first.map { String($0.prefix(200)) } ?? "")")
         #expect(text[leave.upperBound...].contains("terminal output: sixel"))
     }
+
+    fileprivate static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }
 
 /// Reel's sixel read by another implementation: libsixel's `sixel2png`, its PNG read back
@@ -109,13 +92,21 @@ extension XtermSixelTests {
     FileManager.default.isExecutableFile(atPath: $0)
 }))
 struct LibsixelReadsReelsSixel {
-    private func run(_ tool: String, _ arguments: [String]) async throws -> Data {
-        let (data, status) = try await VirtualScreen.output(tool, arguments)
-        #expect(status == 0, "\(tool) failed")
+    private func run(_ tool: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(tool) failed")
         return data
     }
 
-    @Test func libsixelSeesThePictureReelsReaderSees() async throws {
+    @Test func libsixelSeesThePictureReelsReaderSees() throws {
         let image = testPicture(width: 96, height: 60)
         var encoder = SixelEncoder(cellHeight: 12)
         // The image alone, without the cursor move (`ESC[1;1H`) in front of it.
@@ -128,8 +119,8 @@ struct LibsixelReadsReelsSixel {
         defer { try? FileManager.default.removeItem(at: directory) }
         let six = directory.appendingPathComponent("frame.six"), png = directory.appendingPathComponent("frame.png")
         try Data(sixel).write(to: six)
-        _ = try await run("/usr/bin/sixel2png", ["-i", six.path, "-o", png.path])
-        let raw = try await run("/usr/bin/ffmpeg", ["-v", "error", "-i", png.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        _ = try run("/usr/bin/sixel2png", ["-i", six.path, "-o", png.path])
+        let raw = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", png.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         try #require(raw.count == 96 * 60 * 3, "libsixel's picture is \(raw.count) bytes")
         let theirs = RGBImage(width: 96, height: 60, bytes: [UInt8](raw))
         var screen = SixelScreen(columns: 16, rows: 5, cellWidth: 6, cellHeight: 12)
