@@ -17,6 +17,17 @@ import Testing
     }
 
     /// A drag from `from` to `to` seconds over `duration` seconds, one pointer event per 1/60 s.
+    /// The clip loaded and playing in a harness on the manual clock, with FFmpeg's decode of
+    /// it (pts and md5 of every frame) to compare what is shown against.
+    static func playing() throws -> (harness: PlayerHarness, reference: [(pts: MediaTime, md5: String)]) {
+        let file = try Fixtures.clip(clip)
+        let reference = try referenceFrames(file)
+        let harness = PlayerHarness(data: try Data(contentsOf: file))
+        harness.load()
+        harness.player.play()
+        return (harness, reference)
+    }
+
     static func drag(_ harness: PlayerHarness, from: Double, to: Double, over duration: Double) async {
         let steps = Int(duration * 60)
         for i in 0...steps {
@@ -27,11 +38,7 @@ import Testing
     }
 
     @Test func aDragShowsOnlyExactFramesAndTheReleaseLandsExactly() async throws {
-        let file = try Fixtures.clip(Self.clip)
-        let reference = try referenceFrames(file)
-        let harness = PlayerHarness(data: try Data(contentsOf: file))
-        harness.load()
-        harness.player.play()
+        let (harness, reference) = try Self.playing()
         #expect(await harness.run(upTo: seconds(2)) { harness.player.currentTime > seconds(0.5) })
         harness.video.reset()
         harness.player.beginScrubbing()
@@ -77,10 +84,7 @@ import Testing
     }
 
     @Test func theAudioIsSilentWhileDragging() async throws {
-        let file = try Fixtures.clip(Self.clip)
-        let harness = PlayerHarness(data: try Data(contentsOf: file))
-        harness.load()
-        harness.player.play()
+        let (harness, _) = try Self.playing()
         #expect(await harness.run(upTo: seconds(2)) { harness.player.currentTime > seconds(1) })
         harness.player.beginScrubbing()
         // The stop's fade-out (5 ms) is written at the next step.
@@ -95,11 +99,7 @@ import Testing
     }
 
     @Test func aPausedPlayerStaysPausedAfterTheDrag() async throws {
-        let file = try Fixtures.clip(Self.clip)
-        let reference = try referenceFrames(file)
-        let harness = PlayerHarness(data: try Data(contentsOf: file))
-        harness.load()
-        harness.player.play()
+        let (harness, reference) = try Self.playing()
         #expect(await harness.run(upTo: seconds(1)) { harness.player.currentTime > seconds(0.3) })
         harness.player.pause()
         await harness.run(upTo: ms(20))
@@ -115,11 +115,7 @@ import Testing
         #expect(kinds.dropFirst().allSatisfy { $0 == .decodeOn }, "\(kinds)")
     }
     @Test func aReleaseAfterDecodingOnPlaysOnInStepWithNoFlushingSeek() async throws {
-        let file = try Fixtures.clip(Self.clip)
-        let reference = try referenceFrames(file)
-        let harness = PlayerHarness(data: try Data(contentsOf: file))
-        harness.load()
-        harness.player.play()
+        let (harness, reference) = try Self.playing()
         #expect(await harness.run(upTo: seconds(4)) { harness.player.currentTime > seconds(2.2) })
         harness.player.beginScrubbing()
         await harness.run(upTo: ms(50))
@@ -145,11 +141,7 @@ import Testing
         #expect(Array(expected) == after, "frames after the release: \(after.map(\.seconds))")
     }
     @Test func nearTheEndTheDragDecodesOnAndPlayingStillEnds() async throws {
-        let file = try Fixtures.clip(Self.clip)
-        let reference = try referenceFrames(file)
-        let harness = PlayerHarness(data: try Data(contentsOf: file))
-        harness.load()
-        harness.player.play()
+        let (harness, reference) = try Self.playing()
         // In the last GOP (4-6 s) the demuxer has read the input's end long since.
         #expect(await harness.run(upTo: seconds(6)) { harness.player.currentTime > seconds(4.2) })
         harness.player.beginScrubbing()
