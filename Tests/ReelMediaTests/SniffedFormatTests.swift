@@ -264,10 +264,13 @@ import Testing
     }
 
     /// Runs `body` on a thread of its own; a hang is caught by the watchdog, not waited out.
+    /// The watchdog is three times the usual: the body decodes a whole clip, and on one core
+    /// beside the whole suite a thread of its own gets a few percent of it (one run had not
+    /// finished in 300 s).
     static func outcome<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
         let box = ResultBox<Result<T, any Error>>()
         Thread.detachNewThread { box.set(Result { try body() }) }
-        guard await eventually(timeout: hangWatchdog, { box.value != nil }), let result = box.value else {
+        guard await eventually(timeout: hangWatchdog * 3, { box.value != nil }), let result = box.value else {
             return .failure(MediaError.encoding("still running after the watchdog"))
         }
         return result

@@ -100,8 +100,12 @@ import Testing
         let sideBySide = await eventually() {
             fake.requests.contains { $0.url == firstSegment } && fake.stalledURLs.contains(initSegment)
         }
+        // The stall is lifted for good before the stalled read goes on: on a starved core the
+        // init segment may be asked for only after this point, and must not stall then.
+        let seen = "asked for \(fake.requests.map(\.url.lastPathComponent)), stalled \(fake.stalledURLs.map(\.lastPathComponent))"
+        fake.setScript(.init(latency: ms(30)), for: initSegment)
         fake.resumeStalls()
-        #expect(sideBySide, "the first segment was asked for while the init segment was still arriving")
+        #expect(sideBySide, "the first segment was asked for while the init segment was still arriving: \(seen)")
         await preloader.waitUntilIdle()
         #expect(preloader.statistics.completed == [master])
         let warmed: Set<URL> = Set(["master.m3u8", "\(chosen)/index.m3u8", "\(chosen)/init.mp4", "\(chosen)/seg-0.m4s"]
