@@ -31,7 +31,9 @@ struct CacheDiskOrderTests {
                     _ = cache.statistics
                     done.signal()
                 }
-                answered.set(done.wait(timeout: .now() + 5) == .success)
+                // A watchdog: a lock held across the write would hold this thread until the
+                // wait gave up; a new thread on a starved core may take seconds to run.
+                answered.set(done.wait(timeout: .now() + .seconds(Int(hangWatchdog.components.seconds))) == .success)
                 return nil
             })
         }

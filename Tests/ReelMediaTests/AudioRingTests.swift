@@ -145,7 +145,9 @@ import Testing
             done.leave()
         }.start()
         let finished = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: done.wait(timeout: .now() + 120) == .success) }
+            // Blocks a queue of its own: a global queue's thread is one of the concurrency
+            // pool's on Linux (on one core, the only one).
+            DispatchQueue(label: "reel.tests.wait").async { continuation.resume(returning: done.wait(timeout: .now() + 120) == .success) }
         }
         #expect(finished)
         #expect(received.withTrackedLock { $0.count } == total)

@@ -97,7 +97,9 @@ import Testing
         let firstSegment = Self.base.appendingPathComponent("\(chosen)/seg-0.m4s")
         fake.setScript(.init(latency: ms(30), fault: .stallAtOffset(0)), for: initSegment)
         preloader.setPreloadQueue([.seconds(2, of: master)])
-        let sideBySide = await eventually() {
+        // Three watchdogs: on one core beside the whole suite, the preloader had asked for the
+        // master and the variant's playlist only, 300 s in (and went on to finish after).
+        let sideBySide = await eventually(timeout: hangWatchdog * 3) {
             fake.requests.contains { $0.url == firstSegment } && fake.stalledURLs.contains(initSegment)
         }
         // The stall is lifted for good before the stalled read goes on: on a starved core the
