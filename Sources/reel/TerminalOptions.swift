@@ -32,6 +32,9 @@ struct TerminalOptions: ParsableArguments {
     @Option(help: "Terminal output: auto (kitty graphics or sixel where the terminal answers for them, else cells), cells, sixel or kitty.")
     var graphics: TerminalGraphicsRequest = .auto
 
+    @Option(name: .customLong("graphics-timeout"), help: "Seconds the terminal has to answer the graphics queries (auto) before cells are chosen; more for a terminal at the end of a slow link.")
+    var graphicsTimeout: Double = TerminalApp.defaultGraphicsTimeout
+
     @Option(help: "Truecolor: how far (0-255 a channel) a cell's colour may drift before it is redrawn; 0 is exact, 2 is invisible and saves 15-35% of the bytes.")
     var tolerance: Int = 2
 
@@ -40,6 +43,10 @@ struct TerminalOptions: ParsableArguments {
 
     @Option(name: .customLong("stats-out"), help: ArgumentHelp("Write the renderer's byte counts as JSON here on exit.", visibility: .hidden))
     var statsOut: String?
+
+    func validate() throws {
+        guard graphicsTimeout > 0, graphicsTimeout <= 60 else { throw ValidationError("--graphics-timeout must be seconds in (0, 60]") }
+    }
 
     /// Whether the terminal renderer is the output when nothing else was asked for.
     static var isDefaultOutput: Bool {
@@ -64,7 +71,8 @@ struct TerminalOptions: ParsableArguments {
     /// The app's configuration; the graphics chosen (and why) go to the log (`--verbose`)
     /// and, as a `graphics` event, to `trace`.
     func appConfiguration(trace: TraceWriter?) -> TerminalApp.Configuration {
-        TerminalApp.Configuration(renderer: rendererConfiguration, hud: hud, statsOut: statsOut, graphics: graphics) { choice in
+        TerminalApp.Configuration(renderer: rendererConfiguration, hud: hud, statsOut: statsOut, graphics: graphics,
+                                  graphicsTimeout: graphicsTimeout) { choice in
             Logger(label: "reel.terminal").info("terminal output: \(choice)")
             var event: [String: Any] = ["type": "graphics", "output": choice.output.rawValue, "why": choice.reason]
             if choice.output != .cells { event["cell"] = [choice.cellWidth, choice.cellHeight] }

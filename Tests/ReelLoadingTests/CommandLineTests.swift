@@ -141,6 +141,8 @@ struct CommandLineTests {
             ["serve", "/nonexistent-reel-directory"],
             ["serve", "/tmp", "--fault", "no-such-fault"],
             ["serve", "/tmp", "--kbps", "0"],
+            ["play", "--terminal", "--graphics-timeout", "0", "/tmp/a.mp4"],
+            ["feed", "/tmp/none.json", "--terminal", "--graphics-timeout", "61"],
         ] {
             let result = try await run(reel, arguments)
             #expect(result.status == 2, "\(arguments): \(result.output)")

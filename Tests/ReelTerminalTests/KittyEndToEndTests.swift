@@ -19,10 +19,17 @@ enum Kitty {
 struct KittyEndToEndTests {
     private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
-    /// The names in /dev/shm that another process than this one made with reel's prefix.
+    /// The names in /dev/shm with reel's prefix whose maker is gone: what a process left
+    /// behind. A running process's objects are its own business (another suite's reel in
+    /// kitty, on the same machine, is one), and so are this process's.
     private static func reelObjects() -> Set<String> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
-        return Set(names.filter { $0.hasPrefix("reel-kitty-") && !$0.hasPrefix("reel-kitty-\(getpid())-") })
+        return Set(names.filter { name in
+            guard name.hasPrefix("reel-kitty-"), let pid = Int32(name.dropFirst("reel-kitty-".count).prefix { $0 != "-" }) else {
+                return false
+            }
+            return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+        })
     }
 
     @Test func autoChoosesKittyThroughSharedMemoryDrawsThePictureAndLeavesNoObject() async throws {
@@ -41,7 +48,9 @@ struct KittyEndToEndTests {
         // half second from outside (a small window: kitty draws with software GL, and on one
         // core beside busy loops every shot costs): kitty may take seconds to draw
         // its first frame, and the last shots come after the picture is deleted.
-        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --frames 90 --trace \(Self.quoted(trace)) "
+        // A minute for kitty's answers (the default half second is for a quiet machine).
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal "
+            + "--graphics-timeout 60 --frames 90 --trace \(Self.quoted(trace)) "
             + "--stats-out \(Self.quoted(stats)) \(Self.quoted(clip.path))"
         let outer = "kitty --config NONE -o initial_window_width=400 -o initial_window_height=300 -o remember_window_size=no "
             + "sh -c \(Self.quoted(inner)) & pid=$!; k=0; while kill -0 $pid 2>/dev/null && [ $k -lt 30 ]; do sleep 0.5; "

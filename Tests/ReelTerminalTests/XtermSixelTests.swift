@@ -25,7 +25,11 @@ struct XtermSixelTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("xterm.log").path
         let trace = directory.appendingPathComponent("trace.jsonl").path
-        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal --frames 8 --trace \(Self.quoted(trace)) "
+        // xterm answers at once on a quiet machine; on one core beside the whole suite its
+        // answer once took longer than the default half second (reel chose cells), so the
+        // test gives it a minute: what is tested is the choice from the answers.
+        let inner = "SDL_AUDIODRIVER=dummy \(Self.quoted(reel.path)) play --terminal "
+            + "--graphics-timeout 60 --frames 8 --trace \(Self.quoted(trace)) "
             + Self.quoted(clip.path)
         // xvfb-run's server keeps what it inherits open (Foundation's Process would wait for
         // it): system(3), bounded by timeout(1).

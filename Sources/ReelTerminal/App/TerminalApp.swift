@@ -17,28 +17,6 @@ import Glibc
 /// calls it starts, and they share the UI state only under `state`, never calling out
 /// (the player, the renderer, the content) with it held.
 public final class TerminalApp: Sendable {
-    /// What `--colors`, `--cells`, `--tolerance`, `--hud` and `--stats-out` chose.
-    public struct Configuration: Sendable {
-        public var renderer: TerminalRenderer.Configuration
-        /// The status line shows fps, drops and bytes per frame.
-        public var hud: Bool
-        /// Where the renderer's byte counts go as JSON on exit.
-        public var statsOut: String?
-        /// `--graphics`: cells, sixel or kitty, or what the terminal answers (auto).
-        public var graphics: TerminalGraphicsRequest
-        /// Told the output chosen and why, before the first frame (for `--verbose`, the trace).
-        public var onGraphics: (@Sendable (TerminalGraphics) -> Void)?
-
-        public init(renderer: TerminalRenderer.Configuration, hud: Bool = false, statsOut: String? = nil,
-                    graphics: TerminalGraphicsRequest = .auto, onGraphics: (@Sendable (TerminalGraphics) -> Void)? = nil) {
-            self.renderer = renderer
-            self.hud = hud
-            self.statsOut = statsOut
-            self.graphics = graphics
-            self.onGraphics = onGraphics
-        }
-    }
-
     // Immutable after init.
     private let configuration: Configuration
     private let session = TerminalSession()
@@ -106,7 +84,7 @@ public final class TerminalApp: Sendable {
         let detection = GraphicsDetection(TerminalGraphicsDetector(
             request: configuration.graphics, environment: ProcessInfo.processInfo.environment, window: session.window))
         state.withTrackedLock { $0.detection = detection }
-        let graphics = await detection.run(write: { session.write($0) }, timeout: 0.5, queue: timerQueue)
+        let graphics = await detection.run(write: { session.write($0) }, timeout: configuration.graphicsTimeout, queue: timerQueue)
         renderer.graphics = graphics
         configuration.onGraphics?(graphics)
         relayout()
