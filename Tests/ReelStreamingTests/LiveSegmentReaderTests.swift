@@ -41,9 +41,14 @@ import Testing
         let port = try await server.start()
         let http = HTTPLoader()
         let events = Mutex<[LiveSegmentReader.Event]>([])
-        let reader = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http) { event in
+        var reader = LiveSegmentReader(playlist: URL(string: "http://127.0.0.1:\(port)/live.m3u8")!, loader: http) { event in
             events.withTrackedLock { $0.append(event) }
         }
+        // The watchdogs wait the hang watchdog, not the stream's 4 s: on one starved core the
+        // reader counted 13 reloads, as it would if a blocking reload were given up at 4 s of
+        // wall time (no playlist event; the origin's time has moved on for it, so the next
+        // reload sees two new segments). The deadlines have tests of their own.
+        reader.watchdog = { _ in try await Task.sleep(for: hangWatchdog) }
         let media = reader.stream()
         let bytes = try await media.collect()
         await http.shutdown()
