@@ -1,4 +1,5 @@
 import Foundation
+import ReelTestSupport
 import Synchronization
 import Testing
 @testable import ReelMedia
@@ -144,11 +145,9 @@ import Testing
             received.withTrackedLock { $0 = (expected, errors) }
             done.leave()
         }.start()
-        let finished = await withCheckedContinuation { continuation in
-            // Blocks a queue of its own: a global queue's thread is one of the concurrency
-            // pool's on Linux (on one core, the only one).
-            DispatchQueue(label: "reel.tests.wait").async { continuation.resume(returning: done.wait(timeout: .now() + 120) == .success) }
-        }
+        // On a thread of its own: a global queue's thread is one of the concurrency pool's on
+        // Linux (on one core, the only one).
+        let finished = await offThePool { done.wait(timeout: .now() + 120) == .success }
         #expect(finished)
         #expect(received.withTrackedLock { $0.count } == total)
         #expect(received.withTrackedLock { $0.errors } == 0)

@@ -24,12 +24,10 @@ import Testing
         return group
     }
 
-    /// Whether `group` finished within the watchdog. The wait blocks a queue of its own: a
-    /// global queue's thread is one of the concurrency pool's on Linux (on one core, the only one).
+    /// Whether `group` finished within the watchdog, waited for on a thread of its own (a
+    /// global queue's thread is one of the concurrency pool's on Linux).
     static func finished(_ group: DispatchGroup) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue(label: "reel.tests.wait").async { continuation.resume(returning: group.wait(timeout: .now() + .seconds(Int(hangWatchdog.components.seconds))) == .success) }
-        }
+        await offThePool { group.wait(timeout: .now() + .seconds(Int(hangWatchdog.components.seconds))) == .success }
     }
 
     @Test func aChangeWakesOnlyTheWorkerWhoseConditionHolds() async {
